@@ -1,0 +1,45 @@
+"""Exceptions raised by autotile.
+
+Every error names the rule that was broken and the offending value, e.g.
+``"BLOCK_M must be a power of two, got BLOCK_M=48"``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AutotileError",
+    "InvalidConfigError",
+    "ScheduleError",
+    "LangError",
+    "OutOfBoundsError",
+    "MeasureError",
+    "NotFittedError",
+]
+
+
+class AutotileError(Exception):
+    """Base class of every error autotile raises on purpose."""
+
+
+class InvalidConfigError(AutotileError, ValueError):
+    """A config names an unknown knob, misses a knob, or has a value outside its knob."""
+
+
+class ScheduleError(AutotileError, ValueError):
+    """An illegal schedule: bad split factor, axis used twice, axis of another stage."""
+
+
+class LangError(AutotileError, TypeError):
+    """A tile-language kernel misuses a builtin (bad shape, dtype or argument)."""
+
+
+class OutOfBoundsError(LangError, IndexError):
+    """An unmasked ``load``/``store`` touched memory outside its buffer."""
+
+
+class MeasureError(AutotileError, RuntimeError):
+    """A measurement could not be made (bad input to a measurer or simulator)."""
+
+
+class NotFittedError(AutotileError, ValueError):
+    """A cost model was used before ``fit``."""
