@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -112,8 +113,8 @@ def _evaluate(
     storage: dict[str, npt.NDArray[np.generic]],
     axis_col: dict[int, int],
     load_col: dict[int, int],
-    dtype: np.dtype,
-) -> npt.NDArray[np.generic] | float | int:
+    dtype: np.dtype[Any],
+) -> Any:
     if isinstance(expr, Const):
         return expr.value
     if isinstance(expr, IterVar):
@@ -125,10 +126,10 @@ def _evaluate(
         a = _evaluate(expr.a, vals, offsets, storage, axis_col, load_col, dtype)
         b = _evaluate(expr.b, vals, offsets, storage, axis_col, load_col, dtype)
         if expr.op == "+":
-            return a + b
+            return np.add(a, b)
         if expr.op == "-":
-            return a - b
-        return a * b
+            return np.subtract(a, b)
+        return np.multiply(a, b)
     raise LangError(f"cannot evaluate {expr!r}")
 
 

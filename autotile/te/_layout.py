@@ -36,7 +36,9 @@ def _row_major(shape: tuple[int, ...], idx: list[npt.NDArray[np.int64]]) -> npt.
     return off
 
 
-def _as_index(shape: tuple[int, ...], index_arrays: tuple[object, ...]) -> list:
+def _as_index(
+    shape: tuple[int, ...], index_arrays: tuple[object, ...]
+) -> list[npt.NDArray[np.int64]]:
     if len(index_arrays) != len(shape):
         raise ScheduleError(
             f"element_offset needs {len(shape)} index arrays for shape {shape}, "
@@ -180,7 +182,8 @@ class PackedLayout:
         t = self.tile
         inner = _row_major(shape[:-1], idx[:-1])
         n_rows = math.prod(shape[:-1])
-        return (idx[-1] // t) * (n_rows * t) + inner * t + idx[-1] % t
+        out = (idx[-1] // t) * (n_rows * t) + inner * t + idx[-1] % t
+        return np.asarray(out, dtype=np.int64)
 
     def describe(self, index_text: tuple[str, ...]) -> str:
         """Return a one-line description for printed loop nests."""
