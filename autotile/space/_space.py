@@ -60,6 +60,7 @@ class Space:
 
     Examples
     --------
+    >>> from autotile.space import Boolean, Divisors
     >>> space = Space([Divisors("i_factor", 64), Boolean("unroll")])
     >>> len(space), space.config_at(3)
     (14, Config(i_factor=2, unroll=True))
