@@ -126,7 +126,7 @@ def gemm_schedule(config: Mapping[str, Any], n: int = 64) -> tuple[Any, tuple[An
     B = te.placeholder((n, n), dtype="float32", name="B")
     k = te.reduce_axis((0, n), name="k")
     C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
+    s = te.create_schedule(C)
     i_ax, j_ax = s[C].op.axis
     (k_ax,) = s[C].op.reduce_axis
     loops: dict[str, Any] = {}

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -98,8 +98,9 @@ def as_int(value: Any) -> int | None:
 
 
 def _all_subclasses(cls: type) -> list[type]:
-    out = []
-    for sub in cls.__subclasses__():
+    out: list[type] = []
+    subs: list[type] = cls.__subclasses__()
+    for sub in subs:
         out.append(sub)
         out.extend(_all_subclasses(sub))
     return out
@@ -144,9 +145,13 @@ class Knob:
             )
 
     # -- to be provided by subclasses -------------------------------------------------
-    # ``values`` (a tuple, property or field) is provided by every subclass; it is not
-    # declared here because ``Choice`` stores it as a dataclass field.
-    values: ClassVar[Any]
+    # ``values`` (a tuple, property or field) is provided by every subclass; it is only
+    # declared for type checkers because ``Choice`` stores it as a dataclass field.
+    if TYPE_CHECKING:
+
+        @property
+        def values(self) -> tuple[Any, ...]:
+            """All values, in enumeration order."""
 
     def check(self, value: Any) -> str | None:  # pragma: no cover - overridden
         """Return ``None`` if ``value`` is in the knob, else an error message."""

@@ -141,7 +141,7 @@ class PowerOfTwo(_IntKnob):
             )
 
     @cached_property
-    def values(self) -> tuple[int, ...]:  # type: ignore[override]
+    def values(self) -> tuple[int, ...]:
         """Powers of two ``low, 2*low, ..., high``."""
         lo, hi = self.low.bit_length() - 1, self.high.bit_length() - 1
         return tuple(1 << e for e in range(lo, hi + 1))
@@ -210,7 +210,7 @@ class Divisors(_IntKnob):
         object.__setattr__(self, "n", v)
 
     @cached_property
-    def values(self) -> tuple[int, ...]:  # type: ignore[override]
+    def values(self) -> tuple[int, ...]:
         """Divisors of ``n``, ascending."""
         return divisors(self.n)
 
@@ -279,7 +279,7 @@ class IntRange(_IntKnob):
             )
 
     @property
-    def values(self) -> tuple[int, ...]:  # type: ignore[override]
+    def values(self) -> tuple[int, ...]:
         """``tuple(range(low, high + 1, step))``."""
         return tuple(range(self.low, self.high + 1, self.step))
 

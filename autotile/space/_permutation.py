@@ -102,7 +102,7 @@ class Permutation(Knob):
         return {it: k for k, it in enumerate(self.items)}
 
     @cached_property
-    def values(self) -> tuple[tuple[str, ...], ...]:  # type: ignore[override]
+    def values(self) -> tuple[tuple[str, ...], ...]:
         """All ``len(items)!`` orderings in ``itertools.permutations`` order."""
         return tuple(itertools.permutations(self.items))
 

@@ -360,7 +360,7 @@ class Space:
             If the text is malformed or the config invalid.
         """
         parts: list[str] = []
-        depth, cur = 0, []
+        depth, cur = 0, list[str]()
         for ch in text:
             if ch == "(":
                 depth += 1
