@@ -1,1 +1,187 @@
-"""autotile.lang."""
+"""``autotile.lang``: a NumPy interpreter for Triton-style tile kernels.
+
+Kernels use Triton's names and signatures, so the same source runs under
+``triton.jit`` when ``tl`` is ``triton.language``::
+
+    import autotile.lang as tl
+    from autotile.lang import jit
+
+    @jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+        pid = tl.program_id(axis=0)
+        offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
+
+    add_kernel[(tl.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)
+    add_kernel.last_record.summary()      # per-buffer elements/bytes, programs
+
+Arguments: NumPy arrays become pointers to their element 0 (strides are in
+elements: pass ``a.strides[0] // a.itemsize``); Python ints become int32
+(int64 if large) scalars, floats float32 scalars; ``tl.constexpr``
+parameters arrive as plain Python values.  bfloat16 buffers are
+:class:`BFloat16Array` (uint16 bits; see :func:`bf16_array`).
+
+Recording: every launch leaves a :class:`LaunchRecord` on
+``kernel.last_record``; ``with tl.recording(trace="line") as rec:`` also
+collects records with an :class:`AccessTrace`.  ``kernel.trace(...,
+grid=...)`` (or :func:`ir_listing`) lists the block-level ops of program 0.
+"""
+
+from __future__ import annotations
+
+from autotile.lang import _core as _core_mod
+from autotile.lang._coalesce import (
+    CoalesceReport,
+    ThreadLayout,
+    coalesce,
+    layout_coalesced_scalar,
+    layout_coalesced_vector,
+    layout_contiguous_per_thread,
+)
+from autotile.lang._core import (
+    PropagateNan,
+    abs,
+    arange,
+    argmax,
+    argmin,
+    associative_scan,
+    assume,
+    broadcast,
+    broadcast_to,
+    cast,
+    cat,
+    cdiv,
+    ceil,
+    clamp,
+    cos,
+    cumprod,
+    cumsum,
+    debug_barrier,
+    device_assert,
+    device_print,
+    div_rn,
+    dot,
+    erf,
+    exp,
+    exp2,
+    expand_dims,
+    fdiv,
+    flip,
+    floor,
+    fma,
+    full,
+    join,
+    log,
+    log2,
+    max,
+    max_constancy,
+    max_contiguous,
+    maximum,
+    min,
+    minimum,
+    multiple_of,
+    next_power_of_2,
+    num_programs,
+    permute,
+    program_id,
+    range,
+    ravel,
+    reduce,
+    reshape,
+    rsqrt,
+    sigmoid,
+    sin,
+    softmax,
+    split,
+    sqrt,
+    sqrt_rn,
+    static_assert,
+    static_print,
+    static_range,
+    sum,
+    trans,
+    view,
+    where,
+    xor_sum,
+    zeros,
+    zeros_like,
+)
+from autotile.lang._descriptor import (
+    TensorDescriptor,
+    advance,
+    load_tensor_descriptor,
+    make_block_ptr,
+    make_tensor_descriptor,
+    store_tensor_descriptor,
+)
+from autotile.lang._dtypes import (
+    BFloat16Array,
+    bf16_array,
+    bf16_to_float32,
+    bfloat16,
+    dtype,
+    float16,
+    float32,
+    float64,
+    int1,
+    int8,
+    int16,
+    int32,
+    int64,
+    pointer_type,
+    round_to_bf16,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from autotile.lang._jit import IRListing, JITFunction, ir_listing, jit
+from autotile.lang._memory import (
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
+    load,
+    store,
+)
+from autotile.lang._record import AccessTrace, LaunchRecord, Recorder, recording
+from autotile.lang._tensor import constexpr, tensor
+
+del _core_mod
+block_type = tensor
+
+__all__ = [
+    # kernels and launch
+    "jit", "JITFunction", "constexpr", "tensor", "IRListing", "ir_listing",
+    # recording
+    "LaunchRecord", "AccessTrace", "Recorder", "recording",
+    # dtypes
+    "dtype", "pointer_type", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
+    "BFloat16Array", "bf16_array", "bf16_to_float32", "round_to_bf16",
+    # builtins
+    "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "cast", "where",
+    "maximum", "minimum", "clamp", "PropagateNan", "exp", "exp2", "log", "log2", "sqrt",
+    "sqrt_rn", "rsqrt", "abs", "sigmoid", "cos", "sin", "fma", "floor", "ceil", "erf", "fdiv",
+    "div_rn", "sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "cumsum",
+    "cumprod", "associative_scan", "dot", "reshape", "view", "trans", "permute",
+    "broadcast_to", "broadcast", "expand_dims", "ravel", "join", "split", "cat", "flip",
+    "softmax", "static_range", "range", "multiple_of", "max_contiguous", "max_constancy",
+    "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
+    "assume", "cdiv", "next_power_of_2",
+    "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
+    "atomic_and", "atomic_or", "atomic_xor",
+    # descriptors and block pointers
+    "make_tensor_descriptor", "TensorDescriptor", "load_tensor_descriptor",
+    "store_tensor_descriptor", "make_block_ptr", "advance",
+    # coalescing model
+    "ThreadLayout", "CoalesceReport", "coalesce", "layout_contiguous_per_thread",
+    "layout_coalesced_vector", "layout_coalesced_scalar",
+]

@@ -1,0 +1,311 @@
+"""Data types of the tile language and the bfloat16 representation.
+
+Every ``tl`` dtype has a *compute* NumPy dtype (how values live inside a
+kernel) and a *storage* NumPy dtype (how they sit in a buffer).  They agree
+for every type except ``bfloat16``:
+
+* inside a kernel a bfloat16 block is a ``float32`` array whose values are
+  exactly representable in bfloat16 (every cast, arithmetic result, load and
+  store is rounded to bfloat16 with round-to-nearest-even);
+* in memory a bfloat16 buffer is a :class:`BFloat16Array`, a ``uint16``
+  NumPy array (subclass) holding the raw bfloat16 bits.  Create one with
+  :func:`bf16_array` and read it back with :func:`bf16_to_float32`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "dtype",
+    "pointer_type",
+    "BFloat16Array",
+    "bf16_array",
+    "bf16_to_float32",
+    "round_to_bf16",
+]
+
+_KIND_BOOL, _KIND_UINT, _KIND_INT, _KIND_FLOAT = 0, 1, 2, 3
+
+
+class dtype:  # noqa: N801 - Triton's name
+    """A scalar element type (``tl.float32``, ``tl.int32``, ...).
+
+    Parameters
+    ----------
+    name : str
+        Triton's name, e.g. ``"float16"`` or ``"int1"``.
+    compute : numpy dtype
+        NumPy dtype of values inside a kernel.
+    storage : numpy dtype
+        NumPy dtype of a buffer holding this type.
+    kind : int
+        0 bool, 1 unsigned, 2 signed int, 3 float (Triton's promotion order).
+    bits : int
+        Bit width of one element in memory.
+    """
+
+    __slots__ = ("name", "np", "storage", "kind", "bits", "short", "__weakref__")
+
+    def __init__(self, name: str, compute: Any, storage: Any, kind: int, bits: int, short: str):
+        self.name = name
+        self.np = np.dtype(compute)
+        self.storage = np.dtype(storage)
+        self.kind = kind
+        self.bits = bits
+        self.short = short
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        """Bit width of one element."""
+        return self.bits
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes of one element in memory."""
+        return max(1, self.bits // 8)
+
+    @property
+    def scalar(self) -> dtype:
+        """The element type itself (Triton compatibility)."""
+        return self
+
+    def is_floating(self) -> bool:
+        """Whether this is a floating-point type."""
+        return self.kind == _KIND_FLOAT
+
+    def is_int(self) -> bool:
+        """Whether this is an integer type (including ``int1``)."""
+        return self.kind != _KIND_FLOAT
+
+    def is_int_signed(self) -> bool:
+        """Whether this is a signed integer type."""
+        return self.kind == _KIND_INT
+
+    def is_int_unsigned(self) -> bool:
+        """Whether this is an unsigned integer type."""
+        return self.kind == _KIND_UINT
+
+    def is_bool(self) -> bool:
+        """Whether this is ``int1``."""
+        return self.kind == _KIND_BOOL
+
+    def is_fp16(self) -> bool:
+        """Whether this is ``float16``."""
+        return self.name == "float16"
+
+    def is_bf16(self) -> bool:
+        """Whether this is ``bfloat16``."""
+        return self.name == "bfloat16"
+
+    def is_fp32(self) -> bool:
+        """Whether this is ``float32``."""
+        return self.name == "float32"
+
+    def is_fp64(self) -> bool:
+        """Whether this is ``float64``."""
+        return self.name == "float64"
+
+    def is_ptr(self) -> bool:
+        """Whether this is a pointer type (never, for a scalar dtype)."""
+        return False
+
+    def to_compute(self, raw: Any) -> Any:
+        """Convert raw storage values (from a buffer) to compute values."""
+        if self.name == "bfloat16":
+            return bf16_to_float32(raw)
+        return raw
+
+    def to_storage(self, vals: Any) -> Any:
+        """Convert compute values to storage values (for a buffer)."""
+        if self.name == "bfloat16":
+            return _f32_to_bf16_bits(np.asarray(vals, dtype=np.float32))
+        return np.asarray(vals).astype(self.storage, copy=False)
+
+    def cast(self, vals: Any) -> Any:
+        """Cast NumPy values of any dtype to this type's compute representation."""
+        if self.name == "bfloat16":
+            return round_to_bf16(vals)
+        if self.kind == _KIND_BOOL:
+            return np.asarray(vals) != 0
+        return np.asarray(vals).astype(self.np, copy=False)
+
+
+class pointer_type:  # noqa: N801 - Triton's name
+    """Type of a pointer (or a block of pointers) to ``element_ty``.
+
+    Parameters
+    ----------
+    element_ty : dtype
+        Type of the pointed-to elements.
+    """
+
+    __slots__ = ("element_ty",)
+
+    def __init__(self, element_ty: dtype):
+        self.element_ty = element_ty
+
+    def __repr__(self) -> str:
+        return f"pointer<{self.element_ty.name}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, pointer_type) and other.element_ty is self.element_ty
+
+    def __hash__(self) -> int:
+        return hash(("ptr", self.element_ty.name))
+
+    @property
+    def scalar(self) -> pointer_type:
+        """The pointer type itself (Triton compatibility)."""
+        return self
+
+    def is_ptr(self) -> bool:
+        """Whether this is a pointer type (always)."""
+        return True
+
+    def is_floating(self) -> bool:
+        """Pointers are not floats."""
+        return False
+
+    def is_int(self) -> bool:
+        """Pointers are not integers."""
+        return False
+
+
+int1 = dtype("int1", np.bool_, np.bool_, _KIND_BOOL, 8, "i1")
+int8 = dtype("int8", np.int8, np.int8, _KIND_INT, 8, "i8")
+int16 = dtype("int16", np.int16, np.int16, _KIND_INT, 16, "i16")
+int32 = dtype("int32", np.int32, np.int32, _KIND_INT, 32, "i32")
+int64 = dtype("int64", np.int64, np.int64, _KIND_INT, 64, "i64")
+uint8 = dtype("uint8", np.uint8, np.uint8, _KIND_UINT, 8, "u8")
+uint16 = dtype("uint16", np.uint16, np.uint16, _KIND_UINT, 16, "u16")
+uint32 = dtype("uint32", np.uint32, np.uint32, _KIND_UINT, 32, "u32")
+uint64 = dtype("uint64", np.uint64, np.uint64, _KIND_UINT, 64, "u64")
+float16 = dtype("float16", np.float16, np.float16, _KIND_FLOAT, 16, "float16")
+bfloat16 = dtype("bfloat16", np.float32, np.uint16, _KIND_FLOAT, 16, "bfloat16")
+float32 = dtype("float32", np.float32, np.float32, _KIND_FLOAT, 32, "float32")
+float64 = dtype("float64", np.float64, np.float64, _KIND_FLOAT, 64, "float64")
+
+ALL_DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+              float16, bfloat16, float32, float64)
+
+_FROM_NUMPY = {
+    np.dtype(np.bool_): int1,
+    np.dtype(np.int8): int8,
+    np.dtype(np.int16): int16,
+    np.dtype(np.int32): int32,
+    np.dtype(np.int64): int64,
+    np.dtype(np.uint8): uint8,
+    np.dtype(np.uint16): uint16,
+    np.dtype(np.uint32): uint32,
+    np.dtype(np.uint64): uint64,
+    np.dtype(np.float16): float16,
+    np.dtype(np.float32): float32,
+    np.dtype(np.float64): float64,
+}
+
+
+def from_numpy(np_dtype: Any) -> dtype | None:
+    """Return the ``tl`` dtype of a NumPy dtype, or None if unsupported."""
+    return _FROM_NUMPY.get(np.dtype(np_dtype))
+
+
+class BFloat16Array(np.ndarray):  # type: ignore[type-arg]
+    """A ``uint16`` NumPy array whose elements are raw bfloat16 bits.
+
+    Passing one to a kernel gives a pointer to ``tl.bfloat16``.  Build it with
+    :func:`bf16_array`; convert back with :func:`bf16_to_float32`.
+    """
+
+
+def _f32_to_bf16_bits(x: npt.NDArray[np.float32]) -> npt.NDArray[np.uint16]:
+    b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    bias = ((b >> np.uint32(16)) & np.uint32(1)) + np.uint32(0x7FFF)
+    r = ((b + bias) >> np.uint32(16)).astype(np.uint16)
+    nan = np.isnan(x)
+    if nan.any():
+        r = np.where(nan, ((b >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16), r)
+    return r
+
+
+def round_to_bf16(x: Any) -> Any:
+    """Round values to the nearest bfloat16 (ties to even), returned as float32.
+
+    Parameters
+    ----------
+    x : array-like
+        Values of any float or int dtype.  float64 inputs are first rounded
+        to float32 (a double rounding that can differ from a direct
+        float64->bfloat16 conversion only on exact float32 ties).
+
+    Returns
+    -------
+    ndarray of float32
+        Same shape, every value exactly representable in bfloat16.
+    """
+    a = np.asarray(x, dtype=np.float32)
+    bits = _f32_to_bf16_bits(a).astype(np.uint32) << np.uint32(16)
+    return bits.view(np.float32).reshape(a.shape)
+
+
+def bf16_to_float32(a: Any) -> npt.NDArray[np.float32]:
+    """Decode raw bfloat16 bits (uint16) to float32 values (exact).
+
+    Parameters
+    ----------
+    a : ndarray of uint16
+        Raw bits, e.g. a :class:`BFloat16Array`.
+
+    Returns
+    -------
+    ndarray of float32
+        Same shape.
+    """
+    raw = np.asarray(a).view(np.uint16) if np.asarray(a).dtype == np.uint16 else np.asarray(a)
+    out = (raw.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return out.reshape(np.shape(a))
+
+
+def bf16_array(x: Any) -> BFloat16Array:
+    """Make a bfloat16 buffer from values (rounded to nearest even).
+
+    Parameters
+    ----------
+    x : array-like
+        Values of any real dtype and shape.
+
+    Returns
+    -------
+    BFloat16Array
+        Same shape, dtype uint16 holding bfloat16 bits, C-contiguous.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = bf16_array(np.array([1.0, 1.00390625]))
+    >>> bf16_to_float32(a).tolist()
+    [1.0, 1.0]
+    """
+    a = np.asarray(x, dtype=np.float32)
+    return np.ascontiguousarray(_f32_to_bf16_bits(a).reshape(a.shape)).view(BFloat16Array)
+
+
+def py_scalar_dtype(v: Any) -> dtype:
+    """Type Triton gives a Python scalar: int1, int32/int64/uint64 or float32."""
+    if isinstance(v, bool):
+        return int1
+    if isinstance(v, int):
+        if -(2**31) <= v < 2**31:
+            return int32
+        if -(2**63) <= v < 2**63:
+            return int64
+        return uint64
+    return float32

@@ -1,0 +1,331 @@
+"""``@jit`` kernels and their launch: ``kernel[grid](*args, **meta)``.
+
+A launch runs every program of the grid one after another (axis 0 fastest)
+as plain Python calling NumPy, then stores a :class:`LaunchRecord` on
+``kernel.last_record`` (and in the active :func:`recording` block).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import LangError
+from autotile.lang import _dtypes as D
+from autotile.lang._record import RECORDER, LaunchRecord, build_trace
+from autotile.lang._state import CURRENT, Buffer, Launch, np_errstate
+from autotile.lang._tensor import constexpr, tensor
+
+__all__ = ["JITFunction", "jit", "IRListing"]
+
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
+                   "launch_cooperative_grid", "debug", "warmup", "stream", "device")
+
+
+class IRListing:
+    """Triton-IR-like listing of the block-level ops program 0 executed.
+
+    Attributes
+    ----------
+    lines : tuple of str
+        ``%i = op ...`` lines, numbered from 0.
+    """
+
+    def __init__(self, lines: tuple[str, ...]):
+        self.lines = lines
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+    def __repr__(self) -> str:
+        return f"IRListing({len(self.lines)} ops)"
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Any:
+        return iter(self.lines)
+
+
+def _array_buffer(index: int, name: str, a: np.ndarray) -> tuple[Buffer, int]:
+    """Flat view of ``a``'s memory span and the element offset of ``a[0, ..., 0]``."""
+    if isinstance(a, D.BFloat16Array):
+        dt = D.bfloat16
+        a = a.view(np.ndarray)
+    else:
+        dt = D.from_numpy(a.dtype)  # type: ignore[assignment]
+        if dt is None:
+            raise LangError(f"argument {name!r} has unsupported dtype {a.dtype}")
+    isz = a.itemsize
+    if a.size == 0:
+        flat = a.reshape(-1)
+        return Buffer(index, name, flat, dt, (0, 0)), 0
+    if a.flags.c_contiguous:
+        flat = a.reshape(-1)
+        first = 0
+    else:
+        for s in a.strides:
+            if s % isz:
+                raise LangError(f"argument {name!r} has strides {a.strides} that are not "
+                                f"multiples of its itemsize {isz}")
+        lo = sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s < 0)
+        hi = sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s > 0)
+        span = (hi - lo) // isz + 1
+        corner = a[tuple(slice(n - 1, n) if st < 0 else slice(0, 1)
+                         for st, n in zip(a.strides, a.shape))]
+        flat = np.lib.stride_tricks.as_strided(corner, shape=(span,), strides=(isz,))
+        first = -lo // isz
+    key = (flat.__array_interface__["data"][0], flat.size * isz)
+    return Buffer(index, name, flat, dt, key), first
+
+
+class JITFunction:
+    """A kernel: ``kernel[grid](*args, **kwargs)`` runs it on NumPy arrays.
+
+    Parameters
+    ----------
+    fn : callable
+        The Python kernel function.
+
+    Attributes
+    ----------
+    fn : callable
+        The wrapped function.
+    arg_names : list of str
+        Parameter names.
+    constexprs : list of int
+        Indices of parameters annotated ``tl.constexpr``.
+    last_record : LaunchRecord or None
+        Record of the most recent launch.
+    """
+
+    def __init__(self, fn: Callable[..., Any], **kwargs: Any):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        sig = inspect.signature(fn)
+        self.signature = sig
+        self.arg_names = list(sig.parameters)
+        self.params = list(sig.parameters.values())
+        self._defaults = {p.name: p.default for p in self.params
+                          if p.default is not inspect.Parameter.empty}
+        self._constexpr = [self._is_constexpr(p.annotation) for p in self.params]
+        self.constexprs = [i for i, c in enumerate(self._constexpr) if c]
+        self.jit_kwargs = kwargs
+        self.last_record: LaunchRecord | None = None
+
+    @staticmethod
+    def _is_constexpr(ann: Any) -> bool:
+        if ann is constexpr:
+            return True
+        if isinstance(ann, str):
+            return ann.split(".")[-1] == "constexpr"
+        return False
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.fn.__module__}:{self.fn.__qualname__})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call as a device function from inside another kernel."""
+        return self.fn(*args, **kwargs)
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        def launcher(*args: Any, **kwargs: Any) -> None:
+            self.run(*args, grid=grid, **kwargs)
+
+        return launcher
+
+    # -- binding -------------------------------------------------------------
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any],
+                                                                            dict[str, Any]]:
+        names = self.arg_names
+        if len(args) > len(names):
+            raise LangError(f"kernel {self.__name__!r} takes {len(names)} arguments "
+                            f"({', '.join(names)}), got {len(args)} positional")
+        vals = list(args)
+        options = {}
+        for k in kwargs:
+            if k not in names:
+                if k in _LAUNCH_OPTIONS:
+                    options[k] = kwargs[k]
+                    continue
+                raise LangError(f"kernel {self.__name__!r} got an unexpected keyword argument "
+                                f"{k!r}; parameters are {names}")
+        for i in range(len(args), len(names)):
+            nm = names[i]
+            if nm in kwargs:
+                vals.append(kwargs[nm])
+            elif nm in self._defaults:
+                vals.append(self._defaults[nm])
+            else:
+                raise LangError(f"kernel {self.__name__!r} is missing argument {nm!r}")
+        for i in range(len(args)):
+            if names[i] in kwargs:
+                raise LangError(f"kernel {self.__name__!r} got multiple values for {names[i]!r}")
+        return vals, options
+
+    def _grid(self, grid: Any, vals: list[Any], options: dict[str, Any]) -> tuple[int, int, int]:
+        if callable(grid):
+            meta = dict(zip(self.arg_names, vals))
+            meta.update(options)
+            grid = grid(meta)
+        if isinstance(grid, (int, np.integer)):
+            grid = (grid,)
+        try:
+            g = tuple(int(x) for x in grid)
+        except TypeError:
+            raise LangError(f"grid must be a tuple of 1 to 3 ints or a callable returning one, "
+                            f"got {grid!r}") from None
+        if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
+            raise LangError(f"grid must have 1 to 3 non-negative entries, got grid={g}")
+        return (g + (1, 1))[:3]  # type: ignore[return-value]
+
+    def _convert(self, vals: list[Any]) -> tuple[list[Any], list[Buffer]]:
+        out: list[Any] = []
+        buffers: list[Buffer] = []
+        for i, (nm, v) in enumerate(zip(self.arg_names, vals)):
+            if self._constexpr[i]:
+                out.append(v.value if isinstance(v, constexpr) else v)
+            elif isinstance(v, np.ndarray):
+                buf, first = _array_buffer(len(buffers), nm, v)
+                buffers.append(buf)
+                out.append(tensor(np.int64(first), D.pointer_type(buf.dtype), buf, nm))
+            elif isinstance(v, (bool, int, float)):
+                dt = D.py_scalar_dtype(v)
+                out.append(tensor(np.array(v, dtype=dt.np)[()], dt, None, nm))
+            elif isinstance(v, np.generic) and D.from_numpy(v.dtype) is not None:
+                out.append(tensor(v, D.from_numpy(v.dtype), None, nm))
+            elif hasattr(v, "_device_descriptor"):
+                desc, nb = v._device_descriptor(len(buffers), nm)
+                buffers.extend(nb)
+                out.append(desc)
+            else:
+                out.append(v)
+        # virtual base addresses: 4 KiB aligned, shared for arguments with the same memory
+        bases: dict[Any, int] = {}
+        nxt = 1 << 20
+        for b in buffers:
+            if b.key not in bases:
+                bases[b.key] = nxt
+                nxt += ((b.n * b.itemsize + 4095) // 4096 + 1) * 4096
+            b.base_addr = bases[b.key]
+        return out, buffers
+
+    # -- execution -----------------------------------------------------------
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> None:
+        """Launch on ``grid`` (what ``kernel[grid](*args, **kwargs)`` calls)."""
+        self._launch(args, kwargs, grid, ir=False)
+
+    def _launch(self, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
+                ir: bool, only_first: bool = False) -> Launch:
+        vals, options = self._bind(args, kwargs)
+        g = self._grid(grid, vals, options)
+        call_args, buffers = self._convert(vals)
+        rec = RECORDER.get()
+        trace = rec.trace if rec is not None else None
+        st = Launch(self.__name__, g, buffers, trace, ir)
+        n_prog = g[0] * g[1] * g[2]
+        if only_first:
+            n_prog = min(n_prog, 1)
+        nb = len(buffers)
+        counts = np.zeros((n_prog, 2 * nb), dtype=np.int64)
+        masked = np.zeros(n_prog, dtype=np.int64)
+        lanes = np.zeros(n_prog, dtype=np.int64)
+        pids = np.zeros((n_prog, 3), dtype=np.int64)
+        fn = self.fn
+        token = CURRENT.set(st)
+        i32 = D.int32
+        try:
+            with np_errstate():
+                i = 0
+                for z in range(g[2]):
+                    tz = tensor(np.int32(z), i32)
+                    for y in range(g[1]):
+                        ty = tensor(np.int32(y), i32)
+                        for x in range(g[0]):
+                            if i >= n_prog:
+                                break
+                            st.pid = (x, y, z)
+                            st.pid_tensors = [tensor(np.int32(x), i32), ty, tz]
+                            st.linear = i
+                            st.op = 0
+                            fn(*call_args)
+                            if nb:
+                                counts[i] = st.counts
+                                st.counts = [0] * (2 * nb)
+                            masked[i] = st.masked
+                            lanes[i] = st.lanes
+                            st.masked = st.lanes = 0
+                            pids[i] = (x, y, z)
+                            i += 1
+        finally:
+            CURRENT.reset(token)
+        names = tuple(b.name for b in buffers)
+        itemsizes = [b.itemsize for b in buffers]
+        tr = None
+        if trace is not None:
+            tr = build_trace(trace, st.chunks, itemsizes, names,
+                             tuple(b.base_addr for b in buffers))
+        meta = {k: v for k, v in kwargs.items() if k not in _LAUNCH_OPTIONS}
+        record = LaunchRecord(
+            kernel_name=self.__name__, grid=g, buffer_names=names,
+            itemsize_bytes=tuple(itemsizes), program_ids=pids,
+            elems_read=counts[:, 0::2], elems_written=counts[:, 1::2],
+            masked_lanes=masked, total_lanes=lanes,
+            num_warps=int(options.get("num_warps", 4)),
+            num_stages=int(options.get("num_stages", 3)), meta=meta, trace=tr)
+        self.last_record = record
+        if rec is not None:
+            rec.records.append(record)
+        return st
+
+    def trace(self, *args: Any, grid: Any, include_arith: bool = False,
+              **kwargs: Any) -> IRListing:
+        """Run program 0 of the grid and list the block-level ops it executed.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Kernel arguments, as for a launch.  Program 0's stores do happen.
+        grid : tuple or callable
+            Launch grid.
+        include_arith : bool, default=False
+            Also list ``arith.*``/``tt.addptr`` ops (scalar and block).
+
+        Returns
+        -------
+        IRListing
+            Lines such as ``%1 = tt.make_range {start=0, end=1024} : tensor<1024xi32>``.
+        """
+        st = self._launch(args, kwargs, grid, ir=True, only_first=True)
+        ops = [t for t, a in (st.ir or []) if include_arith or not a]
+        return IRListing(tuple(f"%{i} = {t}" for i, t in enumerate(ops)))
+
+
+def jit(fn: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
+    """Make a kernel from a Python function (``@jit`` or ``@jit(...)``).
+
+    Triton's options (``do_not_specialize``, ``debug``, ...) are accepted and
+    ignored.
+
+    Returns
+    -------
+    JITFunction
+        Launch it with ``kernel[grid](*args, **meta)``.
+    """
+    if fn is None:
+        return lambda f: JITFunction(f, **kwargs)
+    return JITFunction(fn, **kwargs)
+
+
+def ir_listing(kernel: JITFunction, *args: Any, grid: Any, include_arith: bool = False,
+               **kwargs: Any) -> IRListing:
+    """Same as ``kernel.trace(*args, grid=grid, **kwargs)``."""
+    return kernel.trace(*args, grid=grid, include_arith=include_arith, **kwargs)
+
+
+__all__ += ["ir_listing"]

@@ -1,0 +1,181 @@
+"""Argument checks and type promotion of the tile language (Triton's rules).
+
+Promotion follows ``triton/language/semantic.py``:
+
+* a Python scalar of a lower or equal kind (bool < uint < int < float) than
+  the tensor it meets takes the tensor's type (``x_fp16 * 2.0`` is float16);
+* float64 > float32 > float16 > bfloat16; mixing float16 and bfloat16 gives
+  float32; ``/`` and ``%`` on float16/bfloat16 compute in float32;
+* integers of equal signedness promote to the wider one; ``/`` on integers
+  is a float32 division; ``//`` is defined for integers only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autotile.errors import LangError
+from autotile.lang import _dtypes as D
+
+__all__ = [
+    "computation_type",
+    "integer_promote",
+    "check_power_of_two_range",
+    "check_constexpr_shape",
+    "check_dot_shapes",
+    "check_axis",
+]
+
+_PROMOTE_CACHE: dict[tuple[Any, ...], D.dtype] = {}
+
+
+def integer_promote(a: D.dtype, b: D.dtype) -> D.dtype:
+    """Promote two integer types (Triton's ``integer_promote_impl``)."""
+    if a is b:
+        return a
+    if a.kind == b.kind or D.int1 in (a, b):
+        if a.kind == 0:
+            return b
+        if b.kind == 0:
+            return a
+        return a if a.bits >= b.bits else b
+    u, s = (a, b) if a.kind == 1 else (b, a)
+    return u if u.bits >= s.bits else s
+
+
+def computation_type(a: D.dtype, a_scalar: bool, b: D.dtype, b_scalar: bool,
+                     div_or_mod: bool = False) -> D.dtype:
+    """Return the type an arithmetic op computes in.
+
+    Parameters
+    ----------
+    a, b : dtype
+        Operand types.
+    a_scalar, b_scalar : bool
+        Whether the operand is a Python scalar (not a tensor).
+    div_or_mod : bool, default=False
+        Whether the op is ``/``, ``//`` or ``%``.
+
+    Returns
+    -------
+    dtype
+        The common type.
+    """
+    key = (a, a_scalar, b, b_scalar, div_or_mod)
+    r = _PROMOTE_CACHE.get(key)
+    if r is None:
+        r = _computation_type(a, a_scalar, b, b_scalar, div_or_mod)
+        _PROMOTE_CACHE[key] = r
+    return r
+
+
+def _computation_type(a: D.dtype, a_scalar: bool, b: D.dtype, b_scalar: bool,
+                      div_or_mod: bool) -> D.dtype:
+    if a_scalar != b_scalar:
+        s, t = (a, b) if a_scalar else (b, a)
+        if s.kind <= t.kind:
+            if div_or_mod and t in (D.float16, D.bfloat16):
+                return D.float32
+            return t
+    if D.float64 in (a, b):
+        return D.float64
+    if D.float32 in (a, b):
+        return D.float32
+    if D.float16 in (a, b):
+        if D.bfloat16 in (a, b):
+            return D.float32
+        return D.float32 if div_or_mod else D.float16
+    if D.bfloat16 in (a, b):
+        if a is b and not div_or_mod:
+            return D.bfloat16
+        return D.float32
+    if div_or_mod and a.kind != b.kind and a.kind and b.kind:
+        raise LangError(
+            f"cannot use / // or % between {a} and {b}: the operands' signedness differs")
+    return integer_promote(a, b)
+
+
+def check_power_of_two_range(start: Any, end: Any) -> None:
+    """Check ``arange(start, end)``: constexpr ints, ``end - start`` a power of two.
+
+    Raises
+    ------
+    LangError
+        If ``start``/``end`` is not a constexpr int or the length is not a
+        power of two.
+    """
+    for nm, v in (("start", start), ("end", end)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise LangError(f"arange {nm} must be a constexpr int, got {nm}={_describe(v)}")
+    n = end - start
+    if n <= 0 or n & (n - 1):
+        raise LangError(
+            f"arange's range must be a power of two, got end - start = {end} - {start} = {n}")
+
+
+def check_constexpr_shape(shape: Any, what: str) -> tuple[int, ...]:
+    """Check that a block shape is a tuple of positive constexpr ints and return it.
+
+    Raises
+    ------
+    LangError
+        If an entry is a runtime tensor or not a positive int.
+    """
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise LangError(f"{what} shape must be a tuple of constexpr ints, got {_describe(shape)}")
+    out = []
+    for d in dims:
+        if hasattr(d, "value") and not hasattr(d, "v"):
+            d = d.value
+        if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
+            raise LangError(
+                f"{what} shape must be positive constexpr ints, got {_describe(d)} in {dims!r}")
+        out.append(int(d))
+    return tuple(out)
+
+
+def check_dot_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    """Check ``dot`` operand shapes: rank 2 or 3 and matching inner dimension.
+
+    Raises
+    ------
+    LangError
+        If the ranks differ, are not 2 or 3, or ``a.shape[-1] != b.shape[-2]``.
+    """
+    if len(a_shape) not in (2, 3) or len(a_shape) != len(b_shape):
+        raise LangError(
+            f"dot operands must both be 2-D or 3-D, got shapes {a_shape} and {b_shape}")
+    if a_shape[-1] != b_shape[-2]:
+        raise LangError(
+            f"dot inner dimensions must match, got a.shape={a_shape} (K={a_shape[-1]}) "
+            f"and b.shape={b_shape} (K={b_shape[-2]})")
+    if len(a_shape) == 3 and a_shape[0] != b_shape[0]:
+        raise LangError(f"dot batch dimensions must match, got {a_shape} and {b_shape}")
+
+
+def check_axis(axis: Any, ndim: int) -> int:
+    """Normalise a reduction axis; negative axes count from the end.
+
+    Raises
+    ------
+    LangError
+        If ``axis`` is out of ``[-ndim, ndim)``.
+    """
+    if hasattr(axis, "value") and not hasattr(axis, "v"):
+        axis = axis.value
+    if not isinstance(axis, int) or not -ndim <= axis < max(ndim, 1):
+        raise LangError(f"axis must be in [{-ndim}, {ndim}) for a {ndim}-D tensor, got axis={axis}")
+    return axis % max(ndim, 1)
+
+
+def _describe(v: Any) -> str:
+    name = getattr(v, "name", None)
+    if name is not None and hasattr(v, "v"):
+        return f"runtime argument {name!r} (declare it tl.constexpr)"
+    if hasattr(v, "v"):
+        return f"a runtime tensor of shape {tuple(v.shape)}"
+    return repr(v)

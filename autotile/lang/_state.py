@@ -1,0 +1,130 @@
+"""Per-launch interpreter state: the current program, buffers and counters.
+
+The interpreter needs to know, inside builtins like ``tl.program_id`` or
+``tl.load``, which launch and which program it is executing.  That state
+lives in one :class:`contextvars.ContextVar` (``CURRENT``), set for the
+duration of a launch -- the interpreter's equivalent of Triton's builder,
+and the only process-wide state in ``autotile.lang``.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import LangError
+
+__all__ = ["Buffer", "Launch", "CURRENT", "current", "shape_str"]
+
+
+class Buffer:
+    """One kernel argument array seen as flat memory.
+
+    Attributes
+    ----------
+    index : int
+        Buffer id within the launch (order of the kernel's array arguments).
+    name : str
+        The kernel parameter name.
+    flat : ndarray
+        1-D view of the array's memory span (storage dtype).
+    n : int
+        Number of elements in ``flat``.
+    dtype : dtype
+        Element type.
+    itemsize : int
+        Bytes per element.
+    base_addr : int
+        Virtual byte address of element 0 of ``flat`` (for traces).
+    """
+
+    __slots__ = ("index", "name", "flat", "n", "dtype", "itemsize", "base_addr", "key")
+
+    def __init__(self, index: int, name: str, flat: Any, dtype: Any, key: Any):
+        self.index = index
+        self.name = name
+        self.flat = flat
+        self.n = int(flat.size)
+        self.dtype = dtype
+        self.itemsize = dtype.itemsize
+        self.base_addr = 0
+        self.key = key
+
+
+class Launch:
+    """Mutable state of one kernel launch (one per ``kernel[grid](...)`` call)."""
+
+    __slots__ = (
+        "kernel_name", "grid", "pid", "pid_tensors", "buffers", "counts", "masked",
+        "lanes", "op", "trace", "chunks", "ir", "arange_cache", "linear",
+    )
+
+    def __init__(self, kernel_name: str, grid: tuple[int, int, int], buffers: list[Buffer],
+                 trace: str | None, ir: bool):
+        self.kernel_name = kernel_name
+        self.grid = grid
+        self.pid: tuple[int, ...] = (0, 0, 0)
+        self.pid_tensors: list[Any] = []
+        self.buffers = buffers
+        self.counts = [0] * (2 * len(buffers))
+        self.masked = 0
+        self.lanes = 0
+        self.op = 0
+        self.trace = trace
+        self.chunks: list[tuple[int, Any, bool, int, int]] = []
+        self.ir: list[tuple[str, bool]] | None = [] if ir else None
+        self.arange_cache: dict[tuple[int, int], Any] = {}
+        self.linear = 0
+
+    def where(self) -> str:
+        """Describe the current program for error messages."""
+        return f"kernel {self.kernel_name!r}, program_id={self.pid_tuple()}"
+
+    def pid_tuple(self) -> tuple[int, ...]:
+        """Program id as a tuple with one entry per grid dimension."""
+        nd = 3
+        while nd > 1 and self.grid[nd - 1] == 1:
+            nd -= 1
+        return tuple(self.pid[:nd])
+
+    def emit(self, text: str, arith: bool = False) -> None:
+        """Append one line to the IR listing (when listing is on)."""
+        if self.ir is not None:
+            self.ir.append((text, arith))
+
+
+CURRENT: ContextVar[Launch | None] = ContextVar("autotile_lang_launch", default=None)
+
+
+def current(what: str) -> Launch:
+    """Return the running launch, or raise if called outside a kernel.
+
+    Raises
+    ------
+    LangError
+        If no kernel is executing.
+    """
+    st = CURRENT.get()
+    if st is None:
+        raise LangError(f"tl.{what} can only be called inside a @jit kernel being launched")
+    return st
+
+
+def shape_str(shape: tuple[int, ...]) -> str:
+    """Format a block shape as in the IR listing: ``1024``, ``64x64`` or ``scalar``."""
+    return "x".join(str(d) for d in shape) if shape else "scalar"
+
+
+def type_str(shape: tuple[int, ...], dt: Any) -> str:
+    """Format a block type: ``tensor<1024xi32>``, ``tensor<64x64xfloat32>`` or ``i32``."""
+    name = dt.short if hasattr(dt, "short") else repr(dt)
+    if not shape:
+        return name
+    return "tensor<" + "x".join(str(d) for d in shape) + "x" + name + ">"
+
+
+def np_errstate() -> Any:
+    """The floating-point error state kernels run under (IEEE, no warnings)."""
+    return np.errstate(all="ignore")

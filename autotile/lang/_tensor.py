@@ -1,0 +1,419 @@
+"""The block value of the tile language and its operators.
+
+A :class:`tensor` is a thin wrapper around a NumPy array ``v`` (0-d for a
+scalar) and a ``tl`` dtype.  A pointer tensor additionally carries the
+:class:`~autotile.lang._state.Buffer` it points into, and ``v`` holds int64
+*element* offsets into that buffer.  Index arithmetic keeps Triton's types
+(``arange`` is int32 and int32 products wrap like on the GPU); pointer
+offsets themselves are kept in int64.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import LangError
+from autotile.lang import _dtypes as D
+from autotile.lang._semantic import computation_type
+from autotile.lang._state import CURRENT, shape_str
+
+__all__ = ["tensor", "constexpr", "to_tensor", "unwrap"]
+
+
+class constexpr:  # noqa: N801 - Triton's name
+    """Marks a kernel parameter as a compile-time constant (annotation).
+
+    Used as ``BLOCK: tl.constexpr``; such arguments reach the kernel as plain
+    Python values.  ``tl.constexpr(v)`` also wraps a value.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any = None):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self) -> int:
+        return int(self.value)
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self.value == unwrap(other))
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.value, name)
+
+
+def unwrap(v: Any) -> Any:
+    """Return ``v.value`` for a constexpr, else ``v``."""
+    return v.value if isinstance(v, constexpr) else v
+
+
+_NP_SCALARS = (np.generic,)
+
+
+def to_tensor(v: Any) -> tensor:
+    """Wrap a Python/NumPy scalar (or return a tensor unchanged).
+
+    Raises
+    ------
+    LangError
+        If ``v`` cannot be a kernel value.
+    """
+    if isinstance(v, tensor):
+        return v
+    v = unwrap(v)
+    if isinstance(v, (bool, int, float)):
+        dt = D.py_scalar_dtype(v)
+        return tensor(np.array(v, dtype=dt.np)[()], dt)
+    if isinstance(v, np.generic):
+        dt = D.from_numpy(v.dtype)
+        if dt is not None:
+            return tensor(v, dt)
+    raise LangError(f"expected a tensor or a number, got {type(v).__name__}: {v!r}")
+
+
+def _scalar_value(b: Any, dt: D.dtype) -> Any:
+    """A Python scalar as a NumPy scalar of ``dt``'s compute type."""
+    if dt is D.bfloat16:
+        return D.round_to_bf16(np.float32(b))[()]
+    try:
+        return dt.np.type(b)
+    except OverflowError:
+        return np.array(b).astype(dt.np)[()]
+
+
+def _operand(b: Any) -> tuple[Any, D.dtype | D.pointer_type, bool] | None:
+    if isinstance(b, tensor):
+        return b.v, b.dtype, False
+    if isinstance(b, constexpr):
+        b = b.value
+    if isinstance(b, (bool, int, float)):
+        return b, D.py_scalar_dtype(b), True
+    if isinstance(b, np.generic):
+        dt = D.from_numpy(b.dtype)
+        if dt is not None:
+            return b, dt, False
+    return None
+
+
+def _trunc_div(a: Any, b: Any) -> Any:
+    r = np.fmod(a, b)
+    return (a - r) // b
+
+
+def _shift_right(a: Any, b: Any) -> Any:
+    return np.right_shift(a, b)
+
+
+# name -> (numpy function, div_or_mod, result is bool, int-only, MLIR int name, MLIR float name)
+_OPS: dict[str, tuple[Any, bool, bool, bool, str, str]] = {
+    "add": (np.add, False, False, False, "arith.addi", "arith.addf"),
+    "sub": (np.subtract, False, False, False, "arith.subi", "arith.subf"),
+    "mul": (np.multiply, False, False, False, "arith.muli", "arith.mulf"),
+    "truediv": (np.true_divide, True, False, False, "arith.divf", "arith.divf"),
+    "floordiv": (_trunc_div, True, False, True, "arith.divsi", "arith.divsi"),
+    "mod": (np.fmod, True, False, False, "arith.remsi", "arith.remf"),
+    "lt": (np.less, False, True, False, "arith.cmpi slt", "arith.cmpf olt"),
+    "le": (np.less_equal, False, True, False, "arith.cmpi sle", "arith.cmpf ole"),
+    "gt": (np.greater, False, True, False, "arith.cmpi sgt", "arith.cmpf ogt"),
+    "ge": (np.greater_equal, False, True, False, "arith.cmpi sge", "arith.cmpf oge"),
+    "eq": (np.equal, False, True, False, "arith.cmpi eq", "arith.cmpf oeq"),
+    "ne": (np.not_equal, False, True, False, "arith.cmpi ne", "arith.cmpf une"),
+    "and": (np.bitwise_and, False, False, True, "arith.andi", "arith.andi"),
+    "or": (np.bitwise_or, False, False, True, "arith.ori", "arith.ori"),
+    "xor": (np.bitwise_xor, False, False, True, "arith.xori", "arith.xori"),
+    "lshift": (np.left_shift, False, False, True, "arith.shli", "arith.shli"),
+    "rshift": (_shift_right, False, False, True, "arith.shrsi", "arith.shrsi"),
+}
+
+
+def _shape_of(v: Any) -> tuple[int, ...]:
+    return np.shape(v)
+
+
+def binary(a: Any, b: Any, op: str) -> tensor:
+    """Apply a binary operator with Triton's promotion and broadcasting.
+
+    Raises
+    ------
+    LangError
+        On incompatible shapes or operand types.
+    """
+    pa = _operand(a)
+    pb = _operand(b)
+    if pa is None or pb is None:
+        bad = a if pa is None else b
+        raise LangError(f"unsupported operand for {op}: {type(bad).__name__} {bad!r}")
+    av, ta, sa = pa
+    bv, tb, sb = pb
+    fn, div, is_cmp, int_only, iname, fname = _OPS[op]
+    if isinstance(ta, D.pointer_type) or isinstance(tb, D.pointer_type):
+        return _pointer_binary(a, b, av, ta, bv, tb, op)
+    ct = computation_type(ta, sa, tb, sb, div)  # type: ignore[arg-type]
+    if op == "truediv" and ct.kind != 3:
+        ct = D.float32
+    if int_only and ct.kind == 3:
+        raise LangError(f"operator {op} requires integer operands, got {ta} and {tb}")
+    if sa:
+        av = _scalar_value(av, ct)
+    elif ta is not ct:
+        av = ct.cast(av)
+    if sb:
+        bv = _scalar_value(bv, ct)
+    elif tb is not ct:
+        bv = ct.cast(bv)
+    try:
+        r = fn(av, bv)
+    except ValueError:
+        raise LangError(
+            f"incompatible shapes for {op}: {_describe(a)} and {_describe(b)}") from None
+    if is_cmp:
+        rt = D.int1
+    else:
+        rt = ct
+        if ct is D.bfloat16:
+            r = D.round_to_bf16(r)
+            if r.ndim == 0:
+                r = r[()]
+    st = CURRENT.get()
+    if st is not None and st.ir is not None:
+        st.emit(f"{fname if ct.kind == 3 else iname} : {shape_str(np.shape(r))}", True)
+    return tensor(r, rt)
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, tensor):
+        nm = f"{x.name!r} " if x.name else ""
+        return f"{nm}tensor<{shape_str(x.shape)}x{x.dtype}>"
+    return repr(x)
+
+
+def _pointer_binary(a: Any, b: Any, av: Any, ta: Any, bv: Any, tb: Any, op: str) -> tensor:
+    if isinstance(ta, D.pointer_type) and isinstance(tb, D.pointer_type):
+        if op in ("lt", "le", "gt", "ge", "eq", "ne", "sub"):
+            if a.buf is not b.buf:
+                raise LangError(f"cannot {op} pointers into different buffers "
+                                f"{a.buf.name!r} and {b.buf.name!r}")
+            r = _OPS[op][0](av, bv)
+            return tensor(r, D.int1 if op != "sub" else D.int64)
+        raise LangError(f"operator {op} is not defined between two pointers")
+    if op not in ("add", "sub"):
+        raise LangError(
+            f"operator {op} is not defined on pointers ({_describe(a)}, {_describe(b)})")
+    if isinstance(tb, D.pointer_type):
+        if op == "sub":
+            raise LangError("cannot subtract a pointer from an integer")
+        a, b, av, ta, bv, tb = b, a, bv, tb, av, ta
+    if tb.kind == 3:
+        raise LangError(f"pointer offsets must be integers, got {tb} in {op} with {_describe(a)}")
+    try:
+        if op == "add":
+            r = np.add(av, bv, dtype=np.int64)
+        else:
+            r = np.subtract(av, bv, dtype=np.int64)
+    except ValueError:
+        raise LangError(
+            f"incompatible shapes for pointer {op}: {_describe(a)} and {_describe(b)}") from None
+    st = CURRENT.get()
+    if st is not None and st.ir is not None:
+        st.emit(f"tt.addptr : {shape_str(np.shape(r))}", True)
+    return tensor(r, ta, a.buf)
+
+
+class tensor:  # noqa: N801 - Triton's name
+    """A block (or 0-d scalar) value inside a kernel.
+
+    Attributes
+    ----------
+    v : ndarray or numpy scalar
+        Values in the dtype's compute representation; for pointers, int64
+        element offsets into ``buf``.
+    dtype : dtype or pointer_type
+        Element type.
+    buf : Buffer or None
+        Buffer a pointer points into.
+    name : str or None
+        Kernel parameter name, for kernel arguments (used in messages).
+    """
+
+    __slots__ = ("v", "dtype", "buf", "name")
+    __array_priority__ = 1000.0
+
+    def __init__(self, v: Any, dtype: Any, buf: Any = None, name: str | None = None):
+        self.v = v
+        self.dtype = dtype
+        self.buf = buf
+        self.name = name
+
+    # -- shape ---------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Block shape (``()`` for a scalar)."""
+        return np.shape(self.v)
+
+    @property
+    def type(self) -> Any:
+        """Element type (Triton's ``tensor.type.scalar``)."""
+        return self.dtype
+
+    @property
+    def numel(self) -> int:
+        """Number of elements."""
+        return int(np.size(self.v))
+
+    @property
+    def T(self) -> tensor:  # noqa: N802 - Triton's name
+        """Transpose of a 2-D tensor."""
+        return tensor(np.swapaxes(self.v, -1, -2), self.dtype, self.buf)
+
+    def __repr__(self) -> str:
+        return f"tensor({self.v!r}, dtype={self.dtype})"
+
+    # -- Python protocol -----------------------------------------------------
+    def __bool__(self) -> bool:
+        if np.size(self.v) != 1:
+            raise LangError(f"the truth value of a block of shape {self.shape} is ambiguous; "
+                            "use tl.where or reduce it first")
+        return bool(np.asarray(self.v).reshape(-1)[0])
+
+    def __index__(self) -> int:
+        if np.ndim(self.v) != 0 or isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 3:
+            raise LangError(
+                f"only integer scalars can be used as Python ints, got {_describe(self)}")
+        return int(self.v)
+
+    __int__ = __index__
+
+    def __float__(self) -> float:
+        return float(self.v)
+
+    __hash__ = object.__hash__
+
+    def __getitem__(self, idx: Any) -> tensor:
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        for i in idx:
+            if i is not None and not (isinstance(i, slice) and i == slice(None)):
+                raise LangError(f"tensor indices must be None or ':', got {i!r}")
+        n_full = sum(1 for i in idx if i is not None)
+        if n_full not in (0, np.ndim(self.v)):
+            if n_full > np.ndim(self.v):
+                raise LangError(f"too many ':' in index {idx!r} for shape {self.shape}")
+        r = np.asarray(self.v)[idx]
+        st = CURRENT.get()
+        if st is not None and st.ir is not None:
+            st.emit(f"tt.expand_dims : {shape_str(self.shape)} -> {shape_str(r.shape)}")
+        return tensor(r, self.dtype, self.buf)
+
+    # -- arithmetic ----------------------------------------------------------
+    def __add__(self, o: Any) -> tensor:
+        return binary(self, o, "add")
+
+    def __radd__(self, o: Any) -> tensor:
+        return binary(o, self, "add")
+
+    def __sub__(self, o: Any) -> tensor:
+        return binary(self, o, "sub")
+
+    def __rsub__(self, o: Any) -> tensor:
+        return binary(o, self, "sub")
+
+    def __mul__(self, o: Any) -> tensor:
+        return binary(self, o, "mul")
+
+    def __rmul__(self, o: Any) -> tensor:
+        return binary(o, self, "mul")
+
+    def __truediv__(self, o: Any) -> tensor:
+        return binary(self, o, "truediv")
+
+    def __rtruediv__(self, o: Any) -> tensor:
+        return binary(o, self, "truediv")
+
+    def __floordiv__(self, o: Any) -> tensor:
+        return binary(self, o, "floordiv")
+
+    def __rfloordiv__(self, o: Any) -> tensor:
+        return binary(o, self, "floordiv")
+
+    def __mod__(self, o: Any) -> tensor:
+        return binary(self, o, "mod")
+
+    def __rmod__(self, o: Any) -> tensor:
+        return binary(o, self, "mod")
+
+    def __lt__(self, o: Any) -> tensor:
+        return binary(self, o, "lt")
+
+    def __le__(self, o: Any) -> tensor:
+        return binary(self, o, "le")
+
+    def __gt__(self, o: Any) -> tensor:
+        return binary(self, o, "gt")
+
+    def __ge__(self, o: Any) -> tensor:
+        return binary(self, o, "ge")
+
+    def __eq__(self, o: Any) -> tensor:  # type: ignore[override]
+        return binary(self, o, "eq")
+
+    def __ne__(self, o: Any) -> tensor:  # type: ignore[override]
+        return binary(self, o, "ne")
+
+    def __and__(self, o: Any) -> tensor:
+        return binary(self, o, "and")
+
+    def __rand__(self, o: Any) -> tensor:
+        return binary(o, self, "and")
+
+    def __or__(self, o: Any) -> tensor:
+        return binary(self, o, "or")
+
+    def __ror__(self, o: Any) -> tensor:
+        return binary(o, self, "or")
+
+    def __xor__(self, o: Any) -> tensor:
+        return binary(self, o, "xor")
+
+    def __rxor__(self, o: Any) -> tensor:
+        return binary(o, self, "xor")
+
+    def __lshift__(self, o: Any) -> tensor:
+        return binary(self, o, "lshift")
+
+    def __rlshift__(self, o: Any) -> tensor:
+        return binary(o, self, "lshift")
+
+    def __rshift__(self, o: Any) -> tensor:
+        return binary(self, o, "rshift")
+
+    def __rrshift__(self, o: Any) -> tensor:
+        return binary(o, self, "rshift")
+
+    def __neg__(self) -> tensor:
+        if isinstance(self.dtype, D.pointer_type):
+            raise LangError("cannot negate a pointer")
+        if self.dtype.kind == 0:
+            raise LangError("cannot negate an int1 tensor")
+        return tensor(np.negative(self.v), self.dtype)
+
+    def __pos__(self) -> tensor:
+        return self
+
+    def __invert__(self) -> tensor:
+        if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 3:
+            raise LangError(f"~ requires an integer or int1 tensor, got {self.dtype}")
+        return tensor(np.invert(self.v), self.dtype)
+
+    def __abs__(self) -> tensor:
+        return tensor(np.abs(self.v), self.dtype)
