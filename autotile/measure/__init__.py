@@ -18,6 +18,7 @@ from autotile.measure._cache import (
 )
 from autotile.measure._cpu import CpuCostModel
 from autotile.measure._nestsim import AffineAccess, AffineNest, simulate_nest
+from autotile.measure._replay import ReplayMeasurer
 from autotile.measure._result import STATUSES, Measurer, MeasureResult
 from autotile.measure._schedule_measurer import SCHEDULE_METRICS, ScheduleMeasurer
 from autotile.measure._sweep import GroundTruth, sweep
@@ -39,5 +40,6 @@ __all__ = [
     "ScheduleMeasurer",
     "SCHEDULE_METRICS",
     "GroundTruth",
+    "ReplayMeasurer",
     "sweep",
 ]

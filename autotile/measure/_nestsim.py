@@ -137,6 +137,29 @@ class AffineNest:
                    tuple(tuple(int(x) for x in row) for row in coefs),
                    tuple(accs), int(total))
 
+    def simplified(self) -> AffineNest:
+        """The same iteration order with fewer loops.
+
+        Loops of extent 1 are dropped, and an outer loop directly followed by
+        an inner loop with ``coef_outer == extent_inner * coef_inner`` (the two
+        halves of a split, adjacent) is merged into one loop of extent
+        ``extent_outer * extent_inner``. The sequence of root-axis values, and
+        so the trace, is unchanged: ``v_o * coef_o + v_i * coef_i ==
+        (v_o * extent_i + v_i) * coef_i`` and the merged counter runs in order.
+        """
+        ext: list[int] = []
+        coef: list[tuple[int, ...]] = []
+        for e, c in zip(self.extents, self.coefficients):
+            if e == 1:
+                continue
+            if coef and coef[-1] == tuple(x * e for x in c):
+                ext[-1] *= e
+                coef[-1] = c
+                continue
+            ext.append(e)
+            coef.append(c)
+        return AffineNest(tuple(ext), tuple(coef), self.accesses, self.total_bytes)
+
     def _arrays(self) -> tuple[npt.NDArray[np.int64], ...]:
         n_axes = len(self.coefficients[0]) if self.coefficients else 0
         p = len(self.accesses)

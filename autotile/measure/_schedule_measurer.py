@@ -71,6 +71,12 @@ class ScheduleMeasurer(Measurer):
 
     Notes
     -----
+    ``est_cycles`` charges loop steps of the simplified nest
+    (:meth:`AffineNest.simplified`: extent-1 loops removed, adjacent halves of
+    a split merged), as a compiler's loop simplification would emit it; so
+    every metric depends only on the trace and
+    :func:`autotile.space.gemm_canonical_key` groups configs exactly.
+
     ``MeasureResult.metrics`` holds every name in :data:`SCHEDULE_METRICS`:
     counts of accesses, misses and lines, and ``est_cycles`` in cycles. An
     invalid config (unknown knob, bad factor, non-permutation order) is a
@@ -104,12 +110,13 @@ class ScheduleMeasurer(Measurer):
         from autotile.space import gemm_schedule
 
         cfg = self.space.validate(config)
-        return AffineNest.from_loop_nest(te.lower(gemm_schedule(cfg, n=self.n)))
+        sched, _ = gemm_schedule(cfg, n=self.n)
+        return AffineNest.from_loop_nest(te.lower(sched))
 
     def _measure(self, config: Any) -> MeasureResult:
         t0 = time.perf_counter()
         cfg = self.space.validate(config)
-        nest = self.nest(cfg)
+        nest = self.nest(cfg).simplified()
         mb = simulate_nest(nest, self.cache)
         return MeasureResult(str(cfg), "ok", breakdown_metrics(mb, nest.extents, self.cost),
                              time.perf_counter() - t0)

@@ -189,3 +189,18 @@ def test_geometry_properties():
     fa = c.as_fully_associative()
     assert (fa.ways, fa.n_sets, fa.fully_associative) == (128, 1, True)
     assert CacheConfig(**c.to_json()) == c
+
+
+@settings(max_examples=25, deadline=None)
+@given(fi=st.sampled_from([1, 2, 4, 8, 16]), fj=st.sampled_from([1, 2, 4, 8, 16]),
+       fk=st.sampled_from([1, 2, 4, 8, 16]), perm=st.permutations(range(6)))
+def test_simplified_nest_has_the_same_trace(gemm, fi, fj, fk, perm):
+    def steps(s, C):
+        i, j = s[C].op.axis
+        (k,) = s[C].op.reduce_axis
+        loops = [*s[C].split(i, factor=fi), *s[C].split(j, factor=fj), *s[C].split(k, factor=fk)]
+        s[C].reorder(*[loops[p] for p in perm])
+    full = AffineNest.from_loop_nest(te.lower(gemm(16, steps)))
+    simple = full.simplified()
+    assert simple.n_iters == full.n_iters and all(e > 1 for e in simple.extents)
+    assert simulate_nest(simple, CacheConfig(512, 2, 32)) == simulate_nest(full, CacheConfig(512, 2, 32))

@@ -1,0 +1,382 @@
+"""Import Kernel Tuner cache files (and T4 result files) as replayable recorded spaces."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from autotile.errors import MeasureError
+from autotile.measure._replay import ReplayMeasurer
+from autotile.measure._sweep import GroundTruth
+
+__all__ = ["RecordedSpace", "load_kernel_tuner", "FAILED_TIME_MS"]
+
+#: Kernel Tuner's old failure marker: a ``time`` at or above this is a failed config.
+FAILED_TIME_MS = 1e20
+
+_GZIP_MAGIC = b"\x1f\x8b"
+# T4 ``times`` fields -> the Kernel Tuner record fields holding the same overheads (ms).
+_T4_TIME_FIELDS = {
+    "compilation": "compile_time",
+    "compilation_time": "compile_time",
+    "framework": "framework_time",
+    "search_algorithm": "strategy_time",
+    "validation": "verification_time",
+    "benchmark": "benchmark_time",
+}
+# Kernel Tuner record fields that are neither knobs nor per-config metrics.
+_SKIP_FIELDS = {"times", "timestamp"}
+
+
+@dataclass(frozen=True)
+class RecordedSpace:
+    """A brute-forced space recorded by another tuner, ready to replay.
+
+    Attributes
+    ----------
+    space : autotile.space.Space
+        An explicit space (:meth:`Space.from_configs`): one :class:`Choice`
+        knob per tuning parameter, in the file's knob order (parameters with
+        a single value are kept, so that :meth:`key` can rebuild the file's
+        config keys); the valid configs are exactly the configs in the file.
+    truth : GroundTruth
+        Row ``i`` is ``space.config_at(i)``. Metric ``"time"`` is the mean
+        kernel run time in ms; the other columns are the file's other
+        numeric per-config fields (``"GFLOP/s"``, ``"GB/s"``,
+        ``"compile_time"`` in ms, ...). Failed configs (compile or launch
+        failure) have status 1 (``"failed"``) and NaN metrics.
+    meta : dict
+        ``format`` (``"kernel_tuner"`` or ``"t4"``), ``source`` (the path),
+        ``device_name``, ``kernel_name``, ``problem_size`` (``None`` when the
+        file does not say), ``objective``, ``time_unit`` (``"ms"``),
+        ``tune_params_keys``, ``tune_params``, ``n_configs``, ``n_valid``,
+        ``n_failed`` and ``failures`` (count per failure reason).
+    """
+
+    space: Any
+    truth: GroundTruth
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def objective(self) -> str:
+        """The metric minimised by default (the file's ``objective``, usually ``"time"``)."""
+        return str(self.meta.get("objective", "time"))
+
+    @property
+    def name(self) -> str:
+        """A label: ``"<kernel_name> on <device_name>"``, or the file name."""
+        kernel, device = self.meta.get("kernel_name"), self.meta.get("device_name")
+        if kernel and device:
+            return f"{kernel} on {device}"
+        return Path(str(self.meta.get("source", "recorded"))).name
+
+    def __len__(self) -> int:
+        return len(self.truth)
+
+    def measurer(self, objective: str | None = None) -> ReplayMeasurer:
+        """Return a replay measurer over the recorded table.
+
+        Parameters
+        ----------
+        objective : str, optional
+            Metric to minimise; default :attr:`objective`.
+
+        Returns
+        -------
+        ReplayMeasurer
+            Looks configs up instead of running the kernel (Kernel Tuner's
+            simulation mode).
+
+        Raises
+        ------
+        ValueError
+            If ``objective`` is not a metric of the table.
+        """
+        return ReplayMeasurer(self.space, self.truth, objective or self.objective)
+
+    def key(self, config: Mapping[str, Any]) -> str:
+        """Return the Kernel Tuner cache key of a config.
+
+        Parameters
+        ----------
+        config : Mapping
+            A config of :attr:`space`.
+
+        Returns
+        -------
+        str
+            The values in knob order, each formatted with ``str()``, joined by
+            commas without spaces, e.g. ``"32,4,1,3,1,0,1,1,15,15"``.
+        """
+        cfg = self.space.validate(config)
+        return ",".join(str(cfg[n]) for n in self.space.names)
+
+
+def _read_json(path: Path) -> Any:
+    """Read JSON text from ``path``, gunzipping it if it starts with the gzip magic bytes."""
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    opener: Any = gzip.open if head == _GZIP_MAGIC else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        try:
+            return json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise MeasureError(f"{path} is not valid JSON: {exc}") from None
+
+
+def _as_number(value: Any) -> float | None:
+    """Return ``value`` as a float if it is a real number (not a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _is_valid_time(value: Any) -> bool:
+    """Whether a recorded objective is a usable number (finite and below the 1e20 marker)."""
+    x = _as_number(value)
+    return x is not None and math.isfinite(x) and x < FAILED_TIME_MS
+
+
+def _failure_reason(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return "InvalidTime" if value is None else f"time={value!r}"
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    """Order numbers numerically, then everything else by its text."""
+    x = _as_number(value)
+    return (0, x) if x is not None else (1, str(value))
+
+
+def _match_value(name: str, value: Any, domain: Sequence[Any]) -> Any:
+    """Return the member of ``domain`` equal to ``value`` (same type first, then same text)."""
+    for v in domain:
+        if type(v) is type(value) and v == value:
+            return v
+    for v in domain:
+        if str(v) == str(value):
+            return v
+    raise MeasureError(f"value {name}={value!r} is not one of tune_params[{name!r}]={list(domain)}")
+
+
+def _build(
+    names: Sequence[str],
+    domains: Mapping[str, Sequence[Any]],
+    configs: list[dict[str, Any]],
+    valid: list[bool],
+    metrics: list[dict[str, float]],
+    meta: dict[str, Any],
+    objective: str | None,
+) -> RecordedSpace:
+    from autotile.space import Choice, Space
+
+    knobs = [Choice(n, tuple(domains[n])) for n in names]
+    space = Space.from_configs(knobs, configs, name=meta.get("kernel_name") or None)
+    n = len(space)
+    if n != len(configs):
+        raise MeasureError(f"the file lists {len(configs) - n} configs more than once")
+    rows = np.fromiter((space.index_of(c) for c in configs), dtype=np.int64, count=n)
+    status = np.ones(n, dtype=np.int8)
+    status[rows[np.asarray(valid, dtype=bool)]] = 0
+    columns: list[str] = []
+    for m in metrics:
+        for k in m:
+            if k not in columns:
+                columns.append(k)
+    columns.sort(key=lambda k: (k != "time", columns.index(k)))
+    values: dict[str, npt.NDArray[np.float64]] = {}
+    for col in columns:
+        arr = np.full(n, np.nan)
+        for r, ok, m in zip(rows.tolist(), valid, metrics):
+            if ok and col in m:
+                arr[r] = m[col]
+        values[col] = arr
+    objective = objective or str(meta.get("objective") or "time")
+    if objective not in values:
+        raise ValueError(f"objective must be one of the file's metrics {columns}, "
+                         f"got objective={objective!r}")
+    meta["objective"] = objective
+    meta["n_configs"] = n
+    meta["n_valid"] = int(np.count_nonzero(status == 0))
+    meta["n_failed"] = n - meta["n_valid"]
+    meta["metrics"] = columns
+    return RecordedSpace(space, GroundTruth(values, status, meta), meta)
+
+
+def _load_kt(data: Mapping[str, Any], meta: dict[str, Any],
+             objective: str | None) -> RecordedSpace:
+    tune_params = data["tune_params"]
+    names = list(data.get("tune_params_keys") or tune_params)
+    missing = [n for n in names if n not in tune_params]
+    if missing:
+        raise MeasureError(f"tune_params_keys names {missing} that tune_params lacks")
+    domains = {n: list(tune_params[n]) for n in names}
+    file_objective = str(data.get("objective") or "time")
+    meta.update(format="kernel_tuner", device_name=data.get("device_name"),
+                kernel_name=data.get("kernel_name"), problem_size=data.get("problem_size"),
+                objective=file_objective, schema_version=data.get("schema_version"),
+                tune_params_keys=names, tune_params=domains)
+    configs: list[dict[str, Any]] = []
+    valid: list[bool] = []
+    metrics: list[dict[str, float]] = []
+    failures: dict[str, int] = {}
+    for key, rec in data["cache"].items():
+        if all(n in rec for n in names):
+            raw = [rec[n] for n in names]
+        else:
+            raw = str(key).split(",")
+            if len(raw) != len(names):
+                raise MeasureError(f"cache key {key!r} has {len(raw)} values, expected "
+                                   f"{len(names)} ({','.join(names)})")
+        configs.append({n: _match_value(n, v, domains[n]) for n, v in zip(names, raw)})
+        t = rec.get(file_objective)
+        ok = _is_valid_time(t)
+        valid.append(ok)
+        if not ok:
+            reason = _failure_reason(t)
+            failures[reason] = failures.get(reason, 0) + 1
+        m: dict[str, float] = {}
+        for k, v in rec.items():
+            if k in names or k in _SKIP_FIELDS:
+                continue
+            x = _as_number(v)
+            if x is not None and math.isfinite(x):
+                m[k] = x
+        metrics.append(m)
+    meta["failures"] = failures
+    return _build(names, domains, configs, valid, metrics, meta, objective)
+
+
+def _load_t4(data: Mapping[str, Any], meta: dict[str, Any],
+             objective: str | None) -> RecordedSpace:
+    results = data["results"]
+    if not results:
+        raise MeasureError("the T4 file has no results")
+    names = list(results[0]["configuration"])
+    domains_raw: dict[str, list[Any]] = {n: [] for n in names}
+    configs: list[dict[str, Any]] = []
+    valid: list[bool] = []
+    metrics: list[dict[str, float]] = []
+    failures: dict[str, int] = {}
+    objectives: list[str] = []
+    for res in results:
+        conf = res["configuration"]
+        if list(conf) != names and set(conf) != set(names):
+            raise MeasureError(f"T4 configurations name different knobs: {sorted(conf)} "
+                               f"vs {sorted(names)}")
+        for n in names:
+            v = conf[n]
+            if not any(type(v) is type(u) and v == u for u in domains_raw[n]):
+                domains_raw[n].append(v)
+        configs.append(dict(conf))
+        if not objectives:
+            objectives = list(res.get("objectives") or ["time"])
+        m: dict[str, float] = {}
+        raw_meas: dict[str, Any] = {}
+        for entry in res.get("measurements", []):
+            raw_meas[str(entry["name"])] = entry.get("value")
+            x = _as_number(entry.get("value"))
+            if x is not None and math.isfinite(x):
+                m[str(entry["name"])] = x
+        for k, v in (res.get("times") or {}).items():
+            x = _as_number(v)
+            if k in _T4_TIME_FIELDS and x is not None and math.isfinite(x):
+                m[_T4_TIME_FIELDS[k]] = x
+        obj = objectives[0]
+        invalidity = res.get("invalidity", "correct")
+        ok = invalidity == "correct" and _is_valid_time(raw_meas.get(obj))
+        valid.append(ok)
+        if not ok:
+            reason = str(invalidity) if invalidity != "correct" else _failure_reason(
+                raw_meas.get(obj))
+            failures[reason] = failures.get(reason, 0) + 1
+        metrics.append(m)
+    domains = {n: sorted(vs, key=_sort_key) for n, vs in domains_raw.items()}
+    md = data.get("metadata") or {}
+    meta.update(format="t4", device_name=md.get("device_name") or md.get("device"),
+                kernel_name=md.get("kernel_name") or md.get("kernel"),
+                problem_size=md.get("problem_size"),
+                objective=objectives[0] if objectives else "time",
+                schema_version=data.get("schema_version"), time_unit_in_file=md.get("timeunit"),
+                tune_params_keys=names, tune_params=domains, failures=failures)
+    configs = [{n: _match_value(n, c[n], domains[n]) for n in names} for c in configs]
+    return _build(names, domains, configs, valid, metrics, meta, objective)
+
+
+def load_kernel_tuner(path: str | os.PathLike[str], objective: str | None = None) -> RecordedSpace:
+    """Load a Kernel Tuner cache file or a T4 results file as a recorded space.
+
+    Both formats may be gzip-compressed or plain JSON; the gzip magic bytes
+    decide. A Kernel Tuner cache is an object with ``tune_params_keys``,
+    ``tune_params`` and ``cache`` (config key -> record); the knobs are
+    ``tune_params`` in ``tune_params_keys`` order. A T4 file is an object
+    with a ``results`` list; the knobs and their value domains (sorted) come
+    from the ``configuration`` objects. In both, the valid configs of the
+    space are exactly the configs present in the file: a config the file
+    lacks violated the tuner's constraints and was never run.
+
+    A config is failed when its objective is not a number (Kernel Tuner's
+    ``"CompilationFailedConfig"``, ``"RuntimeFailedConfig"``,
+    ``"InvalidConfig"``), is not finite, or is at least ``1e20`` (the old
+    failure marker), or when a T4 ``invalidity`` is not ``"correct"``.
+
+    Parameters
+    ----------
+    path : path-like
+        The ``.json`` or ``.json.gz`` file.
+    objective : str, optional
+        Metric to minimise by default; default the file's ``objective``
+        (``"time"``, in ms).
+
+    Returns
+    -------
+    RecordedSpace
+        ``space``, ``truth`` (metrics in the file's units: ms for times),
+        ``meta``, and :meth:`RecordedSpace.measurer` for replay.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    MeasureError
+        If the file is not JSON, or is neither format, or a record names a
+        value outside its parameter's ``tune_params``.
+    ValueError
+        If ``objective`` is not one of the file's numeric fields.
+
+    References
+    ----------
+    van Werkhoven, "Kernel Tuner: A search-optimizing GPU code
+    auto-tuner", FGCS 90 (2019), cache files in its simulation mode.
+    Tørring et al., "FAIR Sharing of Data in Autotuning Research" (the T4
+    format), ICPE 2024 companion, doi:10.1145/3629527.3651429.
+
+    Examples
+    --------
+    >>> rec = load_kernel_tuner("tests/data/pnpoly__RTX_3090.json.gz")  # doctest: +SKIP
+    >>> len(rec.space), rec.meta["n_valid"], round(rec.truth.optimum("time"), 4)
+    (4092, 3774, 8.7142)
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no such Kernel Tuner cache file: {p}")
+    data = _read_json(p)
+    meta: dict[str, Any] = {"source": str(p), "time_unit": "ms"}
+    if isinstance(data, Mapping) and "cache" in data and "tune_params" in data:
+        return _load_kt(data, meta, objective)
+    if isinstance(data, Mapping) and isinstance(data.get("results"), list):
+        return _load_t4(data, meta, objective)
+    keys = sorted(data) if isinstance(data, Mapping) else type(data).__name__
+    raise MeasureError(
+        f"{p} is neither a Kernel Tuner cache (needs 'tune_params' and 'cache') nor a T4 "
+        f"file (needs a 'results' list); got top-level {keys}")

@@ -1,0 +1,63 @@
+"""Replay measurement: look configs up in a ground-truth table (Kernel Tuner's simulation mode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autotile.errors import InvalidConfigError
+from autotile.measure._result import MeasureResult, Measurer
+from autotile.measure._sweep import GroundTruth
+
+__all__ = ["ReplayMeasurer"]
+
+
+class ReplayMeasurer(Measurer):
+    """Score configs by looking them up in a :class:`GroundTruth` table.
+
+    Like Kernel Tuner's simulation mode, a replay costs microseconds, so
+    searcher comparisons over a brute-forced space run in seconds and every
+    curve can be scored against the true optimum.
+
+    Parameters
+    ----------
+    space : autotile.space.Space
+        The space the table was swept over; row ``i`` is ``space.config_at(i)``.
+    truth : GroundTruth
+        The table (``len(truth) == len(space)``).
+    objective : str, optional
+        Default metric to minimise; default the table's first metric.
+
+    Raises
+    ------
+    ValueError
+        If the table's length differs from the space's size, or ``objective``
+        is not one of its metrics.
+
+    Notes
+    -----
+    A config outside the space is an ``"infeasible"`` result naming the
+    violated rule; a config recorded as failed replays as ``"failed"``.
+    """
+
+    def __init__(self, space: Any, truth: GroundTruth, objective: str | None = None) -> None:
+        if len(truth) != len(space):
+            raise ValueError(
+                f"ground truth has {len(truth)} rows but the space has {len(space)} configs")
+        objective = objective or truth.metrics[0]
+        if objective not in truth.metrics:
+            raise ValueError(f"objective must be one of {truth.metrics}, got {objective!r}")
+        self.space = space
+        self.truth = truth
+        self.objective = objective
+        self.metrics = tuple(truth.metrics)
+
+    def _measure(self, config: Any) -> MeasureResult:
+        try:
+            cfg = self.space.validate(config)
+        except InvalidConfigError as exc:
+            return MeasureResult(str(config), "infeasible", {}, 0.0, str(exc))
+        return self.truth.result(self.space.index_of(cfg), str(cfg))
+
+    def optimum(self, metric: str | None = None) -> float:
+        """The best (minimum) value of ``metric`` (default: the objective) in the table."""
+        return self.truth.optimum(metric or self.objective)

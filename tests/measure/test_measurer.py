@@ -1,0 +1,133 @@
+"""ScheduleMeasurer, the CPU cost model, the sweep and replay."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from autotile.errors import MeasureError
+from autotile.measure import (
+    CpuCostModel,
+    GroundTruth,
+    MeasureResult,
+    ReplayMeasurer,
+    ScheduleMeasurer,
+    sweep,
+)
+from autotile.space import gemm_canonical_key, gemm_space
+
+DEFAULT_ORDER = ("io", "ii", "jo", "ji", "ko", "ki")
+
+
+@pytest.fixture(scope="module")
+def space64():
+    return gemm_space(64)
+
+
+def test_default_schedule_metrics(space64):
+    m = ScheduleMeasurer(space64)
+    res = m.measure({"i_factor": 64, "j_factor": 64, "k_factor": 64, "order": DEFAULT_ORDER})
+    assert res.status == "ok" and res.error is None
+    assert res.metrics["misses"] == 266_760
+    assert res.metrics["fa_misses"] == 16_896
+    assert res.metrics["compulsory_misses"] == 768 == res.metrics["lines"]
+    assert res.metrics["conflict_misses"] == 266_760 - 16_896
+    assert res.metrics["capacity_misses"] == 16_896 - 768
+    assert res.metrics["accesses"] == 3 * 64**3
+    assert res.metrics["hits"] + res.metrics["misses"] == 3 * 64**3
+    # est_cycles = iters + loop steps + (misses - compulsory) * 14 + compulsory * 200;
+    # the six loops io(1) ii(64) jo(1) ji(64) ko(1) ki(64) simplify to i, j, k of 64
+    steps = 64 + 64**2 + 64**3
+    assert res.metrics["est_cycles"] == 64**3 + steps + (266_760 - 768) * 14 + 768 * 200
+    assert res.wall_time_s > 0
+    assert res.value("misses") == 266_760
+
+
+def test_invalid_config_is_a_failed_result(space64):
+    m = ScheduleMeasurer(space64)
+    res = m.measure({"i_factor": 5, "j_factor": 64, "k_factor": 64, "order": DEFAULT_ORDER})
+    assert res.status == "failed"
+    assert "i_factor=5" in res.error
+    assert math.isinf(res.value("misses"))
+    res = m.measure({"i_factor": 4, "j_factor": 4, "k_factor": 4,
+                     "order": ("io", "io", "jo", "ji", "ko", "ki")})
+    assert res.status == "failed" and "permutation" in res.error
+    res = m.measure({"i_factor": 4, "j_factor": 4, "k_factor": 4, "order": DEFAULT_ORDER,
+                     "bogus": 1})
+    assert res.status == "failed" and "bogus" in res.error
+
+
+def test_unknown_objective(space64):
+    with pytest.raises(ValueError, match="objective"):
+        ScheduleMeasurer(space64, objective="speed")
+
+
+def test_cost_model_validation():
+    with pytest.raises(ValueError, match="l2_cycles=-1"):
+        CpuCostModel(l2_cycles=-1)
+    assert CpuCostModel.n_loop_steps((4, 16)) == 4 + 64
+
+
+def test_measure_result_json_roundtrip():
+    r = MeasureResult("a=1", "ok", {"misses": 3.0}, 0.5)
+    assert MeasureResult.from_json(r.to_json()) == r
+    assert hash(r) == hash(MeasureResult.from_json(r.to_json()))
+    with pytest.raises(ValueError, match="status"):
+        MeasureResult("a=1", "great")
+
+
+class CountingMeasurer(ScheduleMeasurer):
+    calls = 0
+
+    def _measure(self, config):
+        CountingMeasurer.calls += 1
+        return super()._measure(config)
+
+
+def test_sweep_dedup_resume_and_replay(tmp_path):
+    space = gemm_space(4)
+    key = lambda c: gemm_canonical_key(c, 4)  # noqa: E731
+    m = CountingMeasurer(space)
+    out = tmp_path / "truth.npz"
+    CountingMeasurer.calls = 0
+    truth = sweep(space, m, out, key=key, n_jobs=1, chunk_size=7, progress=False, limit=3000)
+    n_unique = truth.meta["n_unique"]
+    assert CountingMeasurer.calls == n_unique < 3000
+    # every config's row equals a direct measurement (dedup is exact), on a sample
+    rng = np.random.default_rng(0)
+    for i in rng.choice(3000, 40, replace=False):
+        direct = m.measure(space.config_at(int(i)))
+        for metric in ("misses", "fa_misses", "est_cycles"):
+            assert truth.column(metric)[i] == direct.metrics[metric]
+    # resume: delete two chunks, only they are re-measured
+    parts = tmp_path / "truth.npz.parts"
+    chunks = sorted(parts.glob("chunk_*.npz"))
+    chunks[0].unlink()
+    chunks[3].unlink()
+    CountingMeasurer.calls = 0
+    again = sweep(space, m, out, key=key, n_jobs=1, chunk_size=7, progress=False, limit=3000)
+    assert CountingMeasurer.calls == 14
+    np.testing.assert_array_equal(again.column("misses"), truth.column("misses"))
+    loaded = GroundTruth.load(out)
+    np.testing.assert_array_equal(loaded.column("est_cycles"), truth.column("est_cycles"))
+    # a different sweep into the same parts folder is refused
+    with pytest.raises(MeasureError, match="different sweep"):
+        sweep(space, m, out, key=key, n_jobs=1, chunk_size=5, progress=False, limit=3000)
+
+
+def test_replay_agrees_with_live_measurement(tmp_path):
+    space = gemm_space(4)
+    truth = sweep(space, ScheduleMeasurer(space), tmp_path / "t.npz",
+                  key=lambda c: gemm_canonical_key(c, 4), n_jobs=1, progress=False)
+    live = ScheduleMeasurer(space)
+    replay = ReplayMeasurer(space, truth, objective="misses")
+    rng = np.random.default_rng(1)
+    for cfg in space.sample(rng, 30):
+        assert replay.measure(cfg).metrics == live.measure(cfg).metrics
+    bad = replay.measure({"i_factor": 3, "j_factor": 1, "k_factor": 1, "order": DEFAULT_ORDER})
+    assert bad.status == "infeasible" and "i_factor=3" in bad.error
+    assert replay.optimum() == truth.column("misses").min()
+    with pytest.raises(ValueError, match="rows"):
+        ReplayMeasurer(gemm_space(8), truth)
