@@ -193,7 +193,9 @@ def _build(
         for k in m:
             if k not in columns:
                 columns.append(k)
-    columns.sort(key=lambda k: (k != "time", columns.index(k)))
+    first = str(meta.get("objective") or "time")
+    order = list(columns)
+    columns = sorted(order, key=lambda k: (k != first, order.index(k)))
     values: dict[str, npt.NDArray[np.float64]] = {}
     for col in columns:
         arr = np.full(n, np.nan)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from autotile.errors import InvalidConfigError
-from autotile.measure._result import MeasureResult, Measurer
+from autotile.measure._result import Measurer, MeasureResult
 from autotile.measure._sweep import GroundTruth
 
 __all__ = ["ReplayMeasurer"]

@@ -203,4 +203,5 @@ def test_simplified_nest_has_the_same_trace(gemm, fi, fj, fk, perm):
     full = AffineNest.from_loop_nest(te.lower(gemm(16, steps)))
     simple = full.simplified()
     assert simple.n_iters == full.n_iters and all(e > 1 for e in simple.extents)
-    assert simulate_nest(simple, CacheConfig(512, 2, 32)) == simulate_nest(full, CacheConfig(512, 2, 32))
+    small = CacheConfig(512, 2, 32)
+    assert simulate_nest(simple, small) == simulate_nest(full, small)
