@@ -1,1 +1,113 @@
-"""autotile.kernels."""
+"""The kernel library: Triton-valid kernels with NumPy references, launchers and knobs.
+
+Every kernel is written against ``autotile.lang`` with Triton's API (``import
+autotile.lang as tl``), so the same source runs under ``triton.jit``. Each
+comes with a host-side launcher, a NumPy reference and a :class:`KernelKnobs`
+declaring its tunable knobs; :data:`KERNELS` lists them all by name.
+"""
+
+from autotile.kernels._flash_attention import (
+    FLASH_KNOBS,
+    attention_reference,
+    attn_fwd_kernel,
+    default_block_n,
+    flash_attention,
+    io_flash,
+    onchip_flash_bytes,
+)
+from autotile.kernels._knobs import Constraint, KernelInfo, KernelKnobs
+from autotile.kernels._l2_norm import L2_NORM_KNOBS, l2_norm, l2_norm_kernel, l2_norm_reference
+from autotile.kernels._layer_norm import (
+    LAYER_NORM_KNOBS,
+    layer_norm,
+    layer_norm_fwd_kernel,
+    layer_norm_reference,
+)
+from autotile.kernels._matmul import (
+    MATMUL_KNOBS,
+    PID_ORDERS,
+    matmul,
+    matmul_kernel,
+    matmul_reference,
+    tile_of_pid,
+)
+from autotile.kernels._persistent_matmul import (
+    MATMUL_PERSISTENT_KNOBS,
+    matmul_descriptor_persistent,
+    matmul_descriptor_persistent_kernel,
+    matmul_persistent,
+    matmul_persistent_kernel,
+)
+from autotile.kernels._registry import KERNELS
+from autotile.kernels._softmax import (
+    SOFTMAX_FUSED_KNOBS,
+    SOFTMAX_NAIVE_KNOBS,
+    div_row_kernel,
+    exp_kernel,
+    io_fused_softmax,
+    io_naive_softmax,
+    row_max_kernel,
+    row_sum_kernel,
+    softmax_fused,
+    softmax_kernel,
+    softmax_naive,
+    softmax_reference,
+    sub_row_kernel,
+)
+from autotile.kernels._vector_add import ADD_KNOBS, add, add_kernel, add_reference
+
+__all__ = [
+    # knobs and registry
+    "Constraint",
+    "KernelKnobs",
+    "KernelInfo",
+    "KERNELS",
+    # vector add
+    "add_kernel",
+    "add",
+    "add_reference",
+    "ADD_KNOBS",
+    # softmax
+    "row_max_kernel",
+    "sub_row_kernel",
+    "exp_kernel",
+    "row_sum_kernel",
+    "div_row_kernel",
+    "softmax_kernel",
+    "softmax_naive",
+    "softmax_fused",
+    "softmax_reference",
+    "io_naive_softmax",
+    "io_fused_softmax",
+    "SOFTMAX_NAIVE_KNOBS",
+    "SOFTMAX_FUSED_KNOBS",
+    # matmul
+    "matmul_kernel",
+    "matmul",
+    "matmul_reference",
+    "tile_of_pid",
+    "PID_ORDERS",
+    "MATMUL_KNOBS",
+    "matmul_persistent_kernel",
+    "matmul_descriptor_persistent_kernel",
+    "matmul_persistent",
+    "matmul_descriptor_persistent",
+    "MATMUL_PERSISTENT_KNOBS",
+    # attention
+    "attn_fwd_kernel",
+    "flash_attention",
+    "attention_reference",
+    "io_flash",
+    "onchip_flash_bytes",
+    "default_block_n",
+    "FLASH_KNOBS",
+    # normalisation
+    "layer_norm_fwd_kernel",
+    "layer_norm",
+    "layer_norm_reference",
+    "LAYER_NORM_KNOBS",
+    "l2_norm_kernel",
+    "l2_norm",
+    "l2_norm_reference",
+    "L2_NORM_KNOBS",
+]

@@ -1,0 +1,71 @@
+"""Row-wise L2 norm (seed exercise 1): one program per row, masked lanes are 0."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+import autotile.lang as tl
+from autotile.kernels._host import is_power_of_2, next_power_of_2
+from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.lang import jit
+
+__all__ = ["l2_norm_kernel", "l2_norm", "l2_norm_reference", "L2_NORM_KNOBS"]
+
+
+@jit
+def l2_norm_kernel(ptr, out, stride, N, BLOCK: tl.constexpr):
+    """``out[row] = sqrt(sum(x[row, :] ** 2))``; ``BLOCK >= N``, masked lanes load 0."""
+    row = tl.program_id(0)
+    col = tl.arange(0, BLOCK)
+    x = tl.load(ptr + row * stride + col, mask=col < N, other=0.0)
+    tl.store(out + row, tl.sqrt(tl.sum(x * x, axis=0)))
+
+
+def l2_norm(x: npt.NDArray[np.floating], *, BLOCK: int | None = None
+            ) -> npt.NDArray[np.floating]:
+    """Launch :func:`l2_norm_kernel` on one program per row.
+
+    Parameters
+    ----------
+    x : ndarray of shape (M, N)
+        Input with unit column stride (any row stride).
+    BLOCK : int, optional
+        Lanes per program, a power of two ``>= N``; default ``next_power_of_2(N)``.
+
+    Returns
+    -------
+    ndarray of shape (M,), dtype of ``x``
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not 2-D with unit column stride or ``BLOCK`` is too small.
+    """
+    if x.ndim != 2 or x.strides[1] != x.itemsize:
+        raise ValueError(
+            f"x must be 2-D with unit column stride, got shape={x.shape}, strides={x.strides}"
+        )
+    m, n = x.shape
+    block = next_power_of_2(n) if BLOCK is None else int(BLOCK)
+    if not is_power_of_2(block) or block < n:
+        raise ValueError(f"BLOCK must be a power of two >= N, got BLOCK={block}, N={n}")
+    out = np.empty(m, x.dtype)
+    l2_norm_kernel[(m,)](x, out, x.strides[0] // x.itemsize, n, BLOCK=block)
+    return out
+
+
+def l2_norm_reference(x: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
+    """Float64 reference: ``sqrt(sum(x ** 2, axis=1))``."""
+    x64 = np.asarray(x, np.float64)
+    return np.sqrt((x64 * x64).sum(axis=1))
+
+
+L2_NORM_KNOBS = KernelKnobs(
+    kernel=l2_norm_kernel,
+    knobs={"BLOCK": tuple(2**i for i in range(4, 17)), "num_warps": (1, 2, 4, 8)},
+    constraints=(
+        Constraint("block_covers_row", lambda c, s: c["BLOCK"] >= s["N"], "BLOCK >= N"),
+    ),
+    shape_names=("M", "N"),
+)

@@ -1,0 +1,259 @@
+"""Row softmax: the naive five-kernel version and the fused one (Triton tutorial 02, seed §3).
+
+The naive version is five real kernels, one per NumPy op, each reading its
+inputs from and writing its output to memory::
+
+    x_max = x.max(1)            # read MN,     write M
+    z = x - x_max[:, None]      # read MN + M, write MN
+    num = exp(z)                # read MN,     write MN
+    den = num.sum(1)            # read MN,     write M
+    out = num / den[:, None]    # read MN + M, write MN
+
+so it reads ``5MN + 2M`` and writes ``3MN + 2M`` elements (:func:`io_naive_softmax`).
+The fused kernel gives one program a whole row and reads and writes ``MN``
+each (:func:`io_fused_softmax`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+import autotile.lang as tl
+from autotile.kernels._host import is_power_of_2, next_power_of_2
+from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.lang import jit
+
+__all__ = [
+    "row_max_kernel",
+    "sub_row_kernel",
+    "exp_kernel",
+    "row_sum_kernel",
+    "div_row_kernel",
+    "softmax_kernel",
+    "softmax_naive",
+    "softmax_fused",
+    "softmax_reference",
+    "io_naive_softmax",
+    "io_fused_softmax",
+    "SOFTMAX_NAIVE_KNOBS",
+    "SOFTMAX_FUSED_KNOBS",
+]
+
+
+# --------------------------------------------------------------------------- naive: 5 kernels
+@jit
+def row_max_kernel(x_ptr, max_ptr, stride_x, n_cols, BLOCK_SIZE: tl.constexpr):
+    """``max[row] = max(x[row, :])``; one program per row, columns in chunks."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    acc = tl.full([BLOCK_SIZE], float("-inf"), dtype=tl.float32)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        x = tl.load(x_ptr + row * stride_x + off + cols, mask=off + cols < n_cols,
+                    other=float("-inf"))
+        acc = tl.maximum(acc, x)
+    tl.store(max_ptr + row, tl.max(acc, axis=0))
+
+
+@jit
+def sub_row_kernel(x_ptr, m_ptr, z_ptr, stride_x, stride_z, n_cols,
+                   BLOCK_SIZE: tl.constexpr):
+    """``z[row, :] = x[row, :] - m[row]``; the row scalar is read once per row."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    m = tl.load(m_ptr + row)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        mask = off + cols < n_cols
+        x = tl.load(x_ptr + row * stride_x + off + cols, mask=mask)
+        tl.store(z_ptr + row * stride_z + off + cols, x - m, mask=mask)
+
+
+@jit
+def exp_kernel(z_ptr, e_ptr, stride_z, stride_e, n_cols, BLOCK_SIZE: tl.constexpr):
+    """``e[row, :] = exp(z[row, :])``."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        mask = off + cols < n_cols
+        z = tl.load(z_ptr + row * stride_z + off + cols, mask=mask)
+        tl.store(e_ptr + row * stride_e + off + cols, tl.exp(z), mask=mask)
+
+
+@jit
+def row_sum_kernel(x_ptr, sum_ptr, stride_x, n_cols, BLOCK_SIZE: tl.constexpr):
+    """``sum[row] = sum(x[row, :])``."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        x = tl.load(x_ptr + row * stride_x + off + cols, mask=off + cols < n_cols, other=0.0)
+        acc += x
+    tl.store(sum_ptr + row, tl.sum(acc, axis=0))
+
+
+@jit
+def div_row_kernel(x_ptr, d_ptr, y_ptr, stride_x, stride_y, n_cols,
+                   BLOCK_SIZE: tl.constexpr):
+    """``y[row, :] = x[row, :] / d[row]``; the row scalar is read once per row."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    d = tl.load(d_ptr + row)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        mask = off + cols < n_cols
+        x = tl.load(x_ptr + row * stride_x + off + cols, mask=mask)
+        tl.store(y_ptr + row * stride_y + off + cols, x / d, mask=mask)
+
+
+# --------------------------------------------------------------------------- fused
+@jit
+def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols,
+                   BLOCK_SIZE: tl.constexpr):
+    """Fused row softmax, one program per row; ``BLOCK_SIZE >= n_cols``, lanes past it are -inf."""
+    row_idx = tl.program_id(0)
+    row_start_ptr = input_ptr + row_idx * input_row_stride
+    col_offsets = tl.arange(0, BLOCK_SIZE)
+    input_ptrs = row_start_ptr + col_offsets
+    mask = col_offsets < n_cols
+    row = tl.load(input_ptrs, mask=mask, other=-float("inf"))
+    row_minus_max = row - tl.max(row, axis=0)
+    numerator = tl.exp(row_minus_max)
+    denominator = tl.sum(numerator, axis=0)
+    softmax_output = numerator / denominator
+    output_row_start_ptr = output_ptr + row_idx * output_row_stride
+    output_ptrs = output_row_start_ptr + col_offsets
+    tl.store(output_ptrs, softmax_output, mask=mask)
+
+
+# --------------------------------------------------------------------------- host side
+def _check_2d(x: npt.NDArray[np.floating]) -> tuple[int, int]:
+    if x.ndim != 2:
+        raise ValueError(f"x must be 2-D of shape (n_rows, n_cols), got x.shape={x.shape}")
+    if x.strides[1] != x.itemsize:
+        raise ValueError(
+            f"x must be contiguous along its rows (unit column stride), got strides={x.strides}"
+        )
+    return int(x.shape[0]), int(x.shape[1])
+
+
+def softmax_naive(x: npt.NDArray[np.floating], *, BLOCK_SIZE: int = 1024
+                  ) -> npt.NDArray[np.floating]:
+    """Row softmax as five separate launches (max, subtract, exp, sum, divide).
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_rows, n_cols), dtype float32
+        Input with unit column stride (any row stride).
+    BLOCK_SIZE : int, default=1024
+        Columns per chunk of every kernel's column loop, a power of two.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_cols), dtype float32
+        ``softmax(x, axis=1)``. The intermediates ``x_max``, ``z``, ``num``
+        and ``den`` are separate buffers, as in the five NumPy ops.
+    """
+    m, n = _check_2d(x)
+    x_max = np.empty(m, np.float32)
+    z = np.empty((m, n), np.float32)
+    num = np.empty((m, n), np.float32)
+    den = np.empty(m, np.float32)
+    out = np.empty((m, n), np.float32)
+    sx = x.strides[0] // x.itemsize
+    grid = (m,)
+    row_max_kernel[grid](x, x_max, sx, n, BLOCK_SIZE=BLOCK_SIZE)
+    sub_row_kernel[grid](x, x_max, z, sx, n, n, BLOCK_SIZE=BLOCK_SIZE)
+    exp_kernel[grid](z, num, n, n, n, BLOCK_SIZE=BLOCK_SIZE)
+    row_sum_kernel[grid](num, den, n, n, BLOCK_SIZE=BLOCK_SIZE)
+    div_row_kernel[grid](num, den, out, n, n, n, BLOCK_SIZE=BLOCK_SIZE)
+    return out
+
+
+def softmax_fused(x: npt.NDArray[np.floating], *, BLOCK_SIZE: int | None = None
+                  ) -> npt.NDArray[np.floating]:
+    """Fused row softmax: one launch of :func:`softmax_kernel`, one program per row.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_rows, n_cols), dtype float32
+        Input with unit column stride (any row stride).
+    BLOCK_SIZE : int, optional
+        Lanes per program; defaults to ``next_power_of_2(n_cols)``. Must be a
+        power of two ``>= n_cols``.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_cols), dtype float32
+
+    Raises
+    ------
+    ValueError
+        If ``BLOCK_SIZE`` is not a power of two or is smaller than ``n_cols``.
+    """
+    m, n = _check_2d(x)
+    block = next_power_of_2(n) if BLOCK_SIZE is None else int(BLOCK_SIZE)
+    if not is_power_of_2(block) or block < n:
+        raise ValueError(
+            f"BLOCK_SIZE must be a power of two >= n_cols, got BLOCK_SIZE={block}, n_cols={n}"
+        )
+    out = np.empty((m, n), np.float32)
+    softmax_kernel[(m,)](out, x, x.strides[0] // x.itemsize, n, n, BLOCK_SIZE=block)
+    return out
+
+
+def softmax_reference(x: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
+    """NumPy reference: the five ops of the naive version, in float32."""
+    x = np.asarray(x, np.float32)
+    z = x - x.max(axis=1)[:, None]
+    num = np.exp(z)
+    return num / num.sum(axis=1)[:, None]
+
+
+def io_naive_softmax(M: int, N: int) -> tuple[int, int]:
+    """Elements read and written by the naive five-op softmax of an ``M x N`` matrix.
+
+    Returns
+    -------
+    n_read_elems, n_written_elems : int
+        ``5MN + 2M`` and ``3MN + 2M``.
+    """
+    return 5 * M * N + 2 * M, 3 * M * N + 2 * M
+
+
+def io_fused_softmax(M: int, N: int) -> tuple[int, int]:
+    """Elements read and written by the fused softmax: ``MN`` each."""
+    return M * N, M * N
+
+
+SOFTMAX_NAIVE_KNOBS = KernelKnobs(
+    kernel=row_max_kernel,
+    knobs={"BLOCK_SIZE": (128, 256, 512, 1024, 2048, 4096), "num_warps": (1, 2, 4, 8)},
+    constraints=(
+        Constraint(
+            "threads_le_block",
+            lambda c, s: 32 * c["num_warps"] <= c["BLOCK_SIZE"],
+            "32 * num_warps <= BLOCK_SIZE",
+        ),
+    ),
+    shape_names=("M", "N"),
+)
+
+SOFTMAX_FUSED_KNOBS = KernelKnobs(
+    kernel=softmax_kernel,
+    knobs={
+        "BLOCK_SIZE": tuple(2**i for i in range(4, 17)),
+        "num_warps": (1, 2, 4, 8, 16, 32),
+    },
+    constraints=(
+        Constraint(
+            "block_covers_row",
+            lambda c, s: c["BLOCK_SIZE"] >= s["N"],
+            "BLOCK_SIZE >= n_cols (one program holds a whole row)",
+        ),
+        Constraint(
+            "block_is_next_pow2",
+            lambda c, s: c["BLOCK_SIZE"] == next_power_of_2(s["N"]),
+            "BLOCK_SIZE == next_power_of_2(n_cols) (larger blocks only add masked lanes)",
+        ),
+    ),
+    shape_names=("M", "N"),
+)

@@ -1,0 +1,84 @@
+"""Vector addition, Triton tutorial 01 (seed §2.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+import autotile.lang as tl
+from autotile.kernels._host import cdiv
+from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.lang import jit
+
+__all__ = ["add_kernel", "add", "add_reference", "ADD_KNOBS"]
+
+
+@jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    """``out[i] = x[i] + y[i]``; program ``pid`` owns ``BLOCK_SIZE`` elements, masked at the end."""
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def add(
+    x: npt.NDArray[np.generic],
+    y: npt.NDArray[np.generic],
+    *,
+    BLOCK_SIZE: int = 1024,
+    out: npt.NDArray[np.generic] | None = None,
+) -> npt.NDArray[np.generic]:
+    """Launch :func:`add_kernel` on ``cdiv(n, BLOCK_SIZE)`` programs.
+
+    Parameters
+    ----------
+    x, y : ndarray of shape (n,)
+        Contiguous inputs of one dtype.
+    BLOCK_SIZE : int, default=1024
+        Elements per program, a power of two.
+    out : ndarray of shape (n,), optional
+        Output buffer; allocated like ``x`` when omitted.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``x + y``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ or the inputs are not 1-D.
+    """
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(
+            f"x and y must be 1-D of one shape, got x.shape={x.shape}, y.shape={y.shape}"
+        )
+    if out is None:
+        out = np.empty_like(x)
+    n = x.shape[0]
+    add_kernel[(cdiv(n, BLOCK_SIZE),)](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)
+    return out
+
+
+def add_reference(
+    x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]
+) -> npt.NDArray[np.generic]:
+    """NumPy reference of :func:`add`."""
+    return x + y
+
+
+ADD_KNOBS = KernelKnobs(
+    kernel=add_kernel,
+    knobs={"BLOCK_SIZE": (128, 256, 512, 1024, 2048, 4096), "num_warps": (1, 2, 4, 8)},
+    constraints=(
+        Constraint(
+            "threads_le_block",
+            lambda c, s: 32 * c["num_warps"] <= c["BLOCK_SIZE"],
+            "32 * num_warps <= BLOCK_SIZE (every thread owns at least one element)",
+        ),
+    ),
+    shape_names=("n",),
+)
