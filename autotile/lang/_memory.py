@@ -237,6 +237,8 @@ def _atomic(kind: str, pointer: Any, val: Any, mask: Any, cmp: Any = None) -> te
         m = None
     act = access(st, buf, off, m, False)
     st.counts[2 * buf.index + 1] += act.size
+    if st.trace is not None:
+        st.chunks.append((buf.index, act, True, st.linear, st.op - 1))
     vals = np.ravel(vv) if m is None else np.asarray(vv)[m]
     cv = None
     if cmp is not None:
