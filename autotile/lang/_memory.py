@@ -25,14 +25,17 @@ def _check(st: Launch, buf: Any, act: Any, kind: str) -> None:
     """Raise OutOfBoundsError if any active offset is outside ``buf``."""
     if act.size == 0:
         return
-    lo = act.min()
-    hi = act.max()
-    if lo < 0 or hi >= buf.n:
-        bad = act[(act < 0) | (act >= buf.n)][:5]
-        raise OutOfBoundsError(
-            f"out-of-bounds {kind} in {st.where()}: buffer {buf.name!r} has {buf.n} elements "
-            f"(valid offsets 0..{buf.n - 1}), first offending element offsets "
-            f"{[int(x) for x in bad]}")
+    # one reduction: negative offsets become huge as unsigned
+    if act.dtype == np.int64 and act.flags.c_contiguous:
+        if act.view(np.uint64).max() < buf.n:
+            return
+    elif act.min() >= 0 and act.max() < buf.n:
+        return
+    bad = act[(act < 0) | (act >= buf.n)][:5]
+    raise OutOfBoundsError(
+        f"out-of-bounds {kind} in {st.where()}: buffer {buf.name!r} has {buf.n} elements "
+        f"(valid offsets 0..{buf.n - 1}), first offending element offsets "
+        f"{[int(x) for x in bad]}")
 
 
 def access(st: Launch, buf: Any, off: Any, m: Any, is_write: bool) -> Any:
@@ -85,6 +88,8 @@ def _mask(mask: Any, shape: tuple[int, ...], what: str) -> Any:
         mv = np.asarray(mask)
     if mv.dtype != np.bool_:
         mv = mv != 0
+    if np.shape(mv) == shape:
+        return mv
     try:
         return np.broadcast_to(mv, shape)
     except ValueError:

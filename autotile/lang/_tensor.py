@@ -137,6 +137,26 @@ _OPS: dict[str, tuple[Any, bool, bool, bool, str, str]] = {
 }
 
 
+def _fast_table() -> dict[tuple[str, D.dtype], tuple[Any, D.dtype, str]]:
+    """(op, dtype) -> (function, result dtype, IR name) for same-dtype operands."""
+    table = {}
+    for dt in D.ALL_DTYPES:
+        if dt is D.bfloat16:
+            continue
+        for op, (fn, div, is_cmp, int_only, iname, fname) in _OPS.items():
+            if int_only and dt.kind == 3:
+                continue
+            if div and (dt.kind != 3 or dt is D.float16):
+                continue
+            if dt.kind == 0 and not (is_cmp or int_only):
+                continue
+            table[(op, dt)] = (fn, D.int1 if is_cmp else dt, fname if dt.kind == 3 else iname)
+    return table
+
+
+_FAST = _fast_table()
+
+
 def _shape_of(v: Any) -> tuple[int, ...]:
     return np.shape(v)
 
@@ -149,6 +169,20 @@ def binary(a: Any, b: Any, op: str) -> tensor:
     LangError
         On incompatible shapes or operand types.
     """
+    if type(a) is tensor and type(b) is tensor:
+        ta = a.dtype
+        if ta is b.dtype and type(ta) is D.dtype and ta is not D.bfloat16:
+            spec = _FAST.get((op, ta))
+            if spec is not None:
+                try:
+                    r = spec[0](a.v, b.v)
+                except ValueError:
+                    pass
+                else:
+                    st = CURRENT.get()
+                    if st is not None and st.ir is not None:
+                        st.emit(f"{spec[2]} : {shape_str(np.shape(r))}", True)
+                    return tensor(r, spec[1])
     pa = _operand(a)
     pb = _operand(b)
     if pa is None or pb is None:
