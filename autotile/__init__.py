@@ -8,8 +8,21 @@ definitions) -> ``space`` (knobs, spaces, templates) -> ``measure``
 
 from __future__ import annotations
 
+from typing import Any
+
 from autotile import errors
 
-__all__ = ["errors", "__version__"]
+__all__ = ["errors", "__version__", "create_study", "tune"]
+
+_LAZY = {"create_study": "autotile.search", "tune": "autotile.search"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``create_study`` and ``tune`` from :mod:`autotile.search` on first use."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'autotile' has no attribute {name!r}")
 
 __version__ = "0.1.0"

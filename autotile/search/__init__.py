@@ -1,1 +1,46 @@
-"""autotile.search."""
+"""autotile.search: searchers, tuning studies and convergence reports.
+
+Searchers are Optuna samplers over an autotile :class:`~autotile.space.Space`
+(:class:`SpaceSearcher` documents the contract): :class:`GridSearcher`,
+:class:`RandomSearcher`, :class:`ModelGuidedSearcher` (AutoTVM-style cost
+model + simulated annealing) and :class:`EvolutionarySearcher`
+(Ansor-style). :func:`make_searcher` builds them, or Optuna's own samplers,
+by name. An objective gets its config with :func:`suggest_config`.
+:func:`create_study` and :func:`tune` run a resumable :class:`Study`
+(Optuna storage, parallel measurement, progress bar).
+"""
+
+from __future__ import annotations
+
+from autotile.search._base import History, SpaceSearcher
+from autotile.search._factory import SEARCHERS, encoding_for, make_searcher
+from autotile.search._grid import GridSearcher
+from autotile.search._params import (
+    ENCODINGS,
+    config_from_params,
+    knob_distribution,
+    space_distributions,
+    suggest_config,
+)
+from autotile.search._random import RandomSearcher
+from autotile.search._study import DEFAULT_STORAGE, Study, TrialRecord, create_study, tune
+
+__all__ = [
+    "SpaceSearcher",
+    "History",
+    "GridSearcher",
+    "RandomSearcher",
+    "make_searcher",
+    "SEARCHERS",
+    "encoding_for",
+    "suggest_config",
+    "knob_distribution",
+    "space_distributions",
+    "config_from_params",
+    "ENCODINGS",
+    "Study",
+    "TrialRecord",
+    "create_study",
+    "tune",
+    "DEFAULT_STORAGE",
+]

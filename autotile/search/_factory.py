@@ -1,0 +1,133 @@
+"""``make_searcher``: build a searcher (autotile's or Optuna's) by name."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import optuna
+from optuna.samplers import BaseSampler
+
+from autotile.search._params import Encoding
+from autotile.space import Space
+
+__all__ = ["SEARCHERS", "make_searcher", "encoding_for"]
+
+#: Searcher names accepted by :func:`make_searcher` (aliases: ``"xgb"`` for
+#: ``"model"``, ``"evo"`` for ``"evolutionary"``).
+SEARCHERS: tuple[str, ...] = (
+    "grid", "random", "model", "evolutionary", "tpe", "cmaes", "gp", "nsga2", "qmc",
+)
+_ALIASES = {"xgb": "model", "evo": "evolutionary", "nsgaii": "nsga2", "cma": "cmaes"}
+_NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}
+
+
+def _require(name: str) -> None:
+    missing = [m for m in _NEEDS.get(name, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ImportError(
+            f"searcher {name!r} needs the package(s) {', '.join(missing)}, which cannot be "
+            f"imported; install with `pip install {' '.join(missing)}`"
+        )
+
+
+def make_searcher(
+    name: str, space: Space, seed: int | None = None, **kwargs: Any
+) -> BaseSampler:
+    """Return a seeded searcher by name.
+
+    Parameters
+    ----------
+    name : str
+        ``"grid"``, ``"random"``, ``"model"`` (alias ``"xgb"``),
+        ``"evolutionary"`` (alias ``"evo"``): autotile's searchers over
+        ``space``. ``"tpe"``, ``"cmaes"``, ``"gp"``, ``"nsga2"``, ``"qmc"``:
+        Optuna's ``TPESampler``, ``CmaEsSampler``, ``GPSampler``,
+        ``NSGAIISampler`` and ``QMCSampler``; they sample one knob at a time
+        (see :func:`encoding_for`), may propose a config the constraints
+        forbid (the study records a failed trial) and may propose a config
+        twice (the study reuses the first measurement).
+    space : Space
+        The space.
+    seed : int, optional
+        Seed of the searcher.
+    **kwargs
+        Passed to the searcher's constructor (e.g. ``plan_size`` for
+        ``"model"``, ``n_startup_trials`` for ``"tpe"``).
+
+    Returns
+    -------
+    optuna.samplers.BaseSampler
+        The searcher.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown.
+    ImportError
+        If an Optuna sampler's optional dependency is missing (``cmaes`` for
+        CMA-ES; ``torch`` and ``scipy`` for GP), naming the package.
+
+    Examples
+    --------
+    >>> from autotile.space import gemm_space
+    >>> make_searcher("random", gemm_space(64), seed=0)
+    <autotile.search._random.RandomSearcher object at ...>
+    """
+    key = _ALIASES.get(name.lower(), name.lower()) if isinstance(name, str) else name
+    if key not in SEARCHERS:
+        raise ValueError(
+            f"searcher must be one of {SEARCHERS} (or an alias: {sorted(_ALIASES)}), "
+            f"got {name!r}"
+        )
+    _require(key)
+    if key == "grid":
+        from autotile.search._grid import GridSearcher
+
+        return GridSearcher(space, seed=seed, **kwargs)
+    if key == "random":
+        from autotile.search._random import RandomSearcher
+
+        return RandomSearcher(space, seed=seed, **kwargs)
+    if key == "model":
+        from autotile.search._model_guided import ModelGuidedSearcher
+
+        return ModelGuidedSearcher(space, seed=seed, **kwargs)
+    if key == "evolutionary":
+        from autotile.search._evolutionary import EvolutionarySearcher
+
+        return EvolutionarySearcher(space, seed=seed, **kwargs)
+    samplers = optuna.samplers
+    if key == "tpe":
+        return samplers.TPESampler(seed=seed, **kwargs)
+    if key == "cmaes":
+        return samplers.CmaEsSampler(seed=seed, **kwargs)
+    if key == "gp":
+        return samplers.GPSampler(seed=seed, **kwargs)
+    if key == "nsga2":
+        return samplers.NSGAIISampler(seed=seed, **kwargs)
+    kwargs.setdefault("scramble", seed is not None)
+    return samplers.QMCSampler(seed=seed, **kwargs)
+
+
+def encoding_for(sampler: BaseSampler) -> Encoding:
+    """Return how a study suggests knobs to ``sampler`` (see :func:`suggest_config`).
+
+    CMA-ES and QMC only model numbers: Optuna would sample their categorical
+    parameters independently at random. They get ``"index"``: every knob is
+    an integer parameter over the position of its value (split factors in
+    increasing order, permutations by lexicographic rank). Every other
+    sampler gets ``"categorical"``.
+
+    Parameters
+    ----------
+    sampler : optuna.samplers.BaseSampler
+        The sampler.
+
+    Returns
+    -------
+    {"categorical", "index"}
+        The encoding.
+    """
+    numeric_only = (optuna.samplers.CmaEsSampler, optuna.samplers.QMCSampler)
+    return "index" if isinstance(sampler, numeric_only) else "categorical"
