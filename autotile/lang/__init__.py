@@ -28,6 +28,23 @@ Recording: every launch leaves a :class:`LaunchRecord` on
 ``kernel.last_record``; ``with tl.recording(trace="line") as rec:`` also
 collects records with an :class:`AccessTrace`.  ``kernel.trace(...,
 grid=...)`` (or :func:`ir_listing`) lists the block-level ops of program 0.
+
+Semantics notes (where the interpreter fixes what Triton leaves open):
+
+* programs run sequentially, axis 0 fastest, each as plain Python (``for``
+  and ``if`` on scalars are ordinary Python control flow);
+* index arithmetic keeps Triton's types (``program_id``/``arange`` are
+  int32, int32 products wrap like on the GPU); pointer offsets are int64;
+* ``//`` and ``%`` on integers truncate toward zero (C), ``%`` on floats is
+  ``fmod``, ``//`` on floats is a :class:`~autotile.errors.LangError`;
+* masked-off lanes of ``load`` give ``other`` or 0, never touch memory and
+  are not counted; an active lane outside its buffer raises
+  :class:`~autotile.errors.OutOfBoundsError` (kernel, program id, buffer,
+  first 5 offsets) before anything is read or written;
+* ``dot`` multiplies fp16/bf16/fp32 in float32 (no TF32 rounding);
+  ``max``/``min``/``maximum`` ignore a NaN operand like ``max.f32``;
+* bfloat16 values are float32 arrays rounded to bfloat16 (nearest even)
+  after every op, cast, load and store.
 """
 
 from __future__ import annotations

@@ -157,6 +157,38 @@ def _fast_table() -> dict[tuple[str, D.dtype], tuple[Any, D.dtype, str]]:
 _FAST = _fast_table()
 
 
+_SCALAR_FAST_DTYPES = {D.int32: 0, D.int64: 0, D.float32: 1, D.float64: 1}
+
+
+def _scalar_fast(a: Any, b: Any, op: str) -> tensor | None:
+    """Fast path for an int32/int64/float32/float64 tensor with a Python scalar."""
+    if type(a) is tensor:
+        t, s, t_first = a, b, True
+    elif type(b) is tensor:
+        t, s, t_first = b, a, False
+    else:
+        return None
+    dt = t.dtype
+    kind = _SCALAR_FAST_DTYPES.get(dt)
+    ts = type(s)
+    if kind is None or not (ts is int or (ts is float and kind == 1)):
+        return None
+    if ts is int and not -(2**31) <= s < 2**31:
+        return None
+    spec = _FAST.get((op, dt))
+    if spec is None:
+        return None
+    sv = dt.np.type(s)
+    try:
+        r = spec[0](t.v, sv) if t_first else spec[0](sv, t.v)
+    except ValueError:
+        return None
+    st = CURRENT.get()
+    if st is not None and st.ir is not None:
+        st.emit(f"{spec[2]} : {shape_str(np.shape(r))}", True)
+    return tensor(r, spec[1])
+
+
 def _shape_of(v: Any) -> tuple[int, ...]:
     return np.shape(v)
 
@@ -183,6 +215,10 @@ def binary(a: Any, b: Any, op: str) -> tensor:
                     if st is not None and st.ir is not None:
                         st.emit(f"{spec[2]} : {shape_str(np.shape(r))}", True)
                     return tensor(r, spec[1])
+    else:
+        r = _scalar_fast(a, b, op)
+        if r is not None:
+            return r
     pa = _operand(a)
     pb = _operand(b)
     if pa is None or pb is None:
