@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 import autotile.kernels as K
 
-SETTINGS = settings(max_examples=12, deadline=None,
+SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 pow2 = st.sampled_from
 
