@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 
 import autotile.lang as tl
-from autotile.lang import jit
 from tests.lang._kernels import add_kernel, matmul_kernel, softmax_kernel
 
 
