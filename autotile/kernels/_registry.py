@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 from autotile.kernels._flash_attention import FLASH_KNOBS, attention_reference, flash_attention
-from autotile.kernels._knobs import KernelInfo
+from autotile.kernels._knobs import KernelInfo, KernelKnobs
 from autotile.kernels._l2_norm import L2_NORM_KNOBS, l2_norm, l2_norm_reference
 from autotile.kernels._layer_norm import LAYER_NORM_KNOBS, layer_norm, layer_norm_reference
 from autotile.kernels._matmul import MATMUL_KNOBS, matmul, matmul_reference
@@ -28,7 +29,8 @@ from autotile.kernels._vector_add import ADD_KNOBS, add, add_reference
 __all__ = ["KERNELS"]
 
 
-def _info(name: str, launcher, reference, knobs, doc: str, kernel=None) -> KernelInfo:  # type: ignore[no-untyped-def]
+def _info(name: str, launcher: Callable[..., Any], reference: Callable[..., Any],
+          knobs: KernelKnobs, doc: str, kernel: Any = None) -> KernelInfo:
     return KernelInfo(name=name, kernel=knobs.kernel if kernel is None else kernel,
                       launcher=launcher, reference=reference, knobs=knobs, doc=doc)
 
