@@ -46,7 +46,7 @@ def program_id(axis: int) -> tensor:
     if axis not in (0, 1, 2):
         raise LangError(f"program_id axis must be 0, 1, or 2 but got {axis}")
     st.emit(f"tt.get_program_id axis={axis}")
-    return st.pid_tensors[axis]
+    return st.pid_tensors[axis]  # type: ignore[no-any-return]
 
 
 def num_programs(axis: int) -> tensor:
@@ -455,12 +455,12 @@ def _argext(input: Any, axis: Any, tie_break_left: bool, keep_dims: bool, is_max
 
 def argmax(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> tensor:
     """Index (int32) of the maximum along ``axis``; ties go to the lowest index."""
-    return _argext(input, axis, tie_break_left, keep_dims, True)
+    return _argext(input, axis, tie_break_left, keep_dims, True)  # type: ignore[no-any-return]
 
 
 def argmin(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> tensor:
     """Index (int32) of the minimum along ``axis``; ties go to the lowest index."""
-    return _argext(input, axis, tie_break_left, keep_dims, False)
+    return _argext(input, axis, tie_break_left, keep_dims, False)  # type: ignore[no-any-return]
 
 
 def _call(fn: Any, *args: Any) -> Any:
@@ -552,6 +552,7 @@ def dot(input: Any, other: Any, acc: Any = None, input_precision: Any = None,
     S.check_dot_shapes(a.shape, b.shape)
     if a.dtype is not b.dtype:
         raise LangError(f"dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
+    cdt: Any
     if a.dtype is D.float64:
         rt, cdt = D.float64, np.float64
     elif a.dtype.kind != 3:

@@ -176,7 +176,7 @@ def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any
 
 def load_tensor_descriptor(desc: Any, offsets: Any) -> tensor:
     """Same as ``desc.load(offsets)``."""
-    return desc.load(offsets)
+    return desc.load(offsets)  # type: ignore[no-any-return]
 
 
 def store_tensor_descriptor(desc: Any, offsets: Any, value: Any) -> None:

@@ -218,7 +218,7 @@ def from_numpy(np_dtype: Any) -> dtype | None:
     return _FROM_NUMPY.get(np.dtype(np_dtype))
 
 
-class BFloat16Array(np.ndarray):  # type: ignore[type-arg]
+class BFloat16Array(np.ndarray):
     """A ``uint16`` NumPy array whose elements are raw bfloat16 bits.
 
     Passing one to a kernel gives a pointer to ``tl.bfloat16``.  Build it with

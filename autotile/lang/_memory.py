@@ -128,7 +128,7 @@ def load(pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any 
     """
     st = current("load")
     if hasattr(pointer, "_block_load"):
-        return pointer._block_load(st, boundary_check, padding_option)
+        return pointer._block_load(st, boundary_check, padding_option)  # type: ignore[no-any-return]
     p = _pointer(pointer, "load")
     buf = p.buf
     et = p.dtype.element_ty
@@ -251,8 +251,9 @@ def _atomic(kind: str, pointer: Any, val: Any, mask: Any, cmp: Any = None) -> te
         cv = np.ravel(c) if m is None else np.asarray(c)[m]
     old = np.zeros(act.size, dtype=et.np)
     flat = buf.flat
-    fns = {"add": np.add, "max": np.maximum, "min": np.minimum, "xchg": lambda o, v: v,
-           "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+    fns: dict[str, Any] = {"add": np.add, "max": np.maximum, "min": np.minimum,
+                           "xchg": lambda o, v: v, "and": np.bitwise_and,
+                           "or": np.bitwise_or, "xor": np.bitwise_xor}
     if act.size and np.unique(act).size == act.size:
         o = et.to_compute(flat[act])
         old[:] = o

@@ -30,6 +30,7 @@ class constexpr:  # noqa: N801 - Triton's name
     """
 
     __slots__ = ("value",)
+    value: Any
 
     def __init__(self, value: Any = None):
         self.value = value.value if isinstance(value, constexpr) else value
@@ -76,9 +77,9 @@ def to_tensor(v: Any) -> tensor:
         dt = D.py_scalar_dtype(v)
         return tensor(np.array(v, dtype=dt.np)[()], dt)
     if isinstance(v, np.generic):
-        dt = D.from_numpy(v.dtype)
-        if dt is not None:
-            return tensor(v, dt)
+        ndt = D.from_numpy(v.dtype)
+        if ndt is not None:
+            return tensor(v, ndt)
     raise LangError(f"expected a tensor or a number, got {type(v).__name__}: {v!r}")
 
 
@@ -229,7 +230,7 @@ def binary(a: Any, b: Any, op: str) -> tensor:
     fn, div, is_cmp, int_only, iname, fname = _OPS[op]
     if isinstance(ta, D.pointer_type) or isinstance(tb, D.pointer_type):
         return _pointer_binary(a, b, av, ta, bv, tb, op)
-    ct = computation_type(ta, sa, tb, sb, div)  # type: ignore[arg-type]
+    ct = computation_type(ta, sa, tb, sb, div)
     if op == "truediv" and ct.kind != 3:
         ct = D.float32
     if int_only and ct.kind == 3:
