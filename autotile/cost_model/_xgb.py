@@ -151,7 +151,7 @@ class XGBCostModel(BaseCostModel):
             params["nthread"] = int(self.n_jobs)
         if self.objective == "rank":
             params.update(objective="rank:pairwise", lambdarank_pair_method="mean",
-                          lambdarank_num_pair_per_sample=8)
+                          lambdarank_num_pair_per_sample=32)
             dtrain = xgb.DMatrix(X, label=float(y.min()) / y, qid=np.zeros(len(y), np.int64))
         else:
             params["objective"] = "reg:squarederror"
