@@ -205,7 +205,7 @@ class LoopFeaturizer(KnobFeaturizer):
     def _n(self) -> int:
         if self.n is not None:
             return int(self.n)
-        return int(self.space["i_factor"].n)
+        return int(getattr(self.space["i_factor"], "n"))
 
     def _lower(self, config: Mapping[str, Any]) -> Any:
         from autotile import te

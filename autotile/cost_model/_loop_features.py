@@ -98,7 +98,7 @@ def n_loop_steps(extents: Sequence[int]) -> int:
     return total
 
 
-def _mixed_radix(extents: Sequence[int]) -> npt.NDArray[np.int64]:
+def _mixed_radix(extents: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """All counter tuples of loops with ``extents``, shape (prod, len(extents))."""
     grids = np.meshgrid(*(np.arange(e, dtype=np.int64) for e in extents), indexing="ij")
     return np.stack([g.reshape(-1) for g in grids], axis=1) if grids else np.zeros((1, 0),
