@@ -1,0 +1,143 @@
+"""``autotile compare``: the command-line convergence report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+__all__ = ["compare_main", "DEFAULT_GEMM_BUDGET", "DEFAULT_CLI_SEEDS", "DEFAULT_OUT"]
+
+#: Trials per run on the GEMM space when ``--budget`` is not given.
+DEFAULT_GEMM_BUDGET = 400
+#: Seeds per searcher when ``--seeds`` is not given.
+DEFAULT_CLI_SEEDS = 5
+#: Where the report goes when ``--out`` is not given.
+DEFAULT_OUT = "autotile-results/compare"
+_PROG = "autotile compare"
+
+
+class _UsageError(Exception):
+    """Bad command-line input: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=_PROG,
+        description="Run searchers for a budget x several seeds on a replayed space and "
+                    "write a convergence report (table, CSV, JSON, PNG, HTML).")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--space", default=None, choices=["gemm64"],
+                     help="autotile's 246,960-config GEMM schedule space, replayed from its "
+                          "shipped ground-truth table (default)")
+    src.add_argument("--kernel-tuner", metavar="PATH", default=None,
+                     help="a Kernel Tuner cache or T4 file (.json or .json.gz) to replay")
+    p.add_argument("--objective", default=None,
+                   help="metric to minimise: misses or est_cycles (gemm64, default misses), "
+                        "time (Kernel Tuner, default)")
+    p.add_argument("--searchers", default="grid,random,model,evolutionary,tpe",
+                   help="comma-separated searcher names (default: %(default)s)")
+    p.add_argument("--budget", type=int, default=None,
+                   help=f"trials per run (default: {DEFAULT_GEMM_BUDGET} on gemm64, the "
+                        "methodology budget on Kernel Tuner files)")
+    p.add_argument("--seeds", type=int, default=DEFAULT_CLI_SEEDS,
+                   help="seeds per searcher (default: %(default)s)")
+    p.add_argument("--out", default=DEFAULT_OUT, help="output folder (default: %(default)s)")
+    p.add_argument("--n-jobs", type=int, default=-1,
+                   help="parallel runs (joblib; default -1 = all cores)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return p
+
+
+def _gemm64(objective: str | None) -> tuple[Any, Any, str, int]:
+    """The GEMM space and a replay measurer over the shipped table."""
+    from autotile.measure import GroundTruth, ReplayMeasurer
+    from autotile.space import gemm_space
+
+    path = Path(__file__).resolve().parents[1] / "data" / "gemm64_truth.npz"
+    if not path.is_file():
+        raise _UsageError(f"the GEMM ground-truth table {path} is missing; reinstall autotile "
+                          "or pass --kernel-tuner PATH")
+    truth = GroundTruth.load(path)
+    space = gemm_space(64)
+    objective = objective or "misses"
+    if objective not in truth.metrics:
+        raise _UsageError(f"unknown objective {objective!r} for gemm64; choose from "
+                          f"{', '.join(truth.metrics)}")
+    return space, ReplayMeasurer(space, truth, objective), objective, DEFAULT_GEMM_BUDGET
+
+
+def _kernel_tuner(path: str, objective: str | None) -> tuple[Any, Any, str, int | None]:
+    from autotile.errors import MeasureError
+    from autotile.measure._kernel_tuner import load_kernel_tuner
+
+    try:
+        rec = load_kernel_tuner(path)
+    except FileNotFoundError:
+        raise _UsageError(f"no such file: {path}") from None
+    except MeasureError as exc:
+        raise _UsageError(str(exc)) from None
+    objective = objective or rec.objective
+    if objective not in rec.truth.metrics:
+        raise _UsageError(f"unknown objective {objective!r} for {path}; choose from "
+                          f"{', '.join(rec.truth.metrics)}")
+    return rec.space, rec.measurer(objective), objective, None
+
+
+def compare_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``autotile compare``.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after ``compare`` (e.g. ``["--seeds", "3"]``); ``None``
+        means ``sys.argv[1:]``, as in argparse.
+
+    Returns
+    -------
+    int
+        0 on success; 2 on bad input (unknown searcher or objective, missing
+        or unreadable file, non-positive budget or seeds), after printing a
+        one-line ``autotile compare: error: ...`` to stderr.
+
+    Examples
+    --------
+    ``autotile compare`` (gemm64, misses, five searchers), or
+    ``autotile compare --kernel-tuner pnpoly.json.gz --searchers random,tpe --seeds 10``.
+    """
+    from autotile.search._compare import _known_searchers, compare
+
+    t0 = time.perf_counter()
+    try:
+        args = _parser().parse_args(argv)
+        names = [s.strip() for s in args.searchers.split(",") if s.strip()]
+        known = _known_searchers()
+        bad = [s for s in names if s not in known]
+        if bad or not names:
+            raise _UsageError(f"unknown searcher {bad[0]!r}; choose from {', '.join(known)}"
+                              if bad else "--searchers names no searcher")
+        if args.seeds < 1:
+            raise _UsageError(f"--seeds must be >= 1, got {args.seeds}")
+        if args.budget is not None and args.budget < 1:
+            raise _UsageError(f"--budget must be >= 1, got {args.budget}")
+        if args.kernel_tuner:
+            space, measurer, objective, budget = _kernel_tuner(args.kernel_tuner, args.objective)
+        else:
+            space, measurer, objective, budget = _gemm64(args.objective)
+    except _UsageError as exc:
+        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    res = compare(space, measurer, names, budget=args.budget or budget, seeds=args.seeds,
+                  objective=objective, n_jobs=args.n_jobs, progress=not args.no_progress)
+    paths = res.write(args.out)
+    print(res.table())
+    print(f"\nreport: {paths['html']}  ({time.perf_counter() - t0:.1f} s)")
+    return 0
