@@ -1,0 +1,339 @@
+"""Analytic GPU time model: occupancy, tensor-core efficiency, waves, roofline with overlap.
+
+The whole model, with every assumption, is written out in ``docs/gpu_model.md``;
+the formulas here carry the equation numbers used there.
+
+References
+----------
+.. [1] S. Williams, A. Waterman, D. Patterson, "Roofline: An Insightful Visual
+   Performance Model for Multicore Architectures", CACM 52(4), 2009.
+.. [2] NVIDIA, "Matrix Multiplication Background User's Guide" (Deep Learning
+   Performance docs), §"Wave Quantization" and §"Tile Quantization".
+.. [3] NVIDIA, "CUDA C++ Programming Guide", §"Compute Capabilities" (cc 9.0
+   limits; 1 KB of shared memory reserved per block) and the CUDA occupancy
+   calculator (registers allocated per warp in units of 256).
+.. [4] NVIDIA CUTLASS, "Efficient GEMM in CUDA" (docs/efficient_gemm.md):
+   multistage shared-memory pipelines hold ``stages x (A tile + B tile)``;
+   Triton's software pipeliner (``num_stages``) does the same.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from autotile.errors import MeasureError
+from autotile.measure._hardware import HardwareProfile
+
+__all__ = [
+    "GpuModelParams",
+    "GpuEstimate",
+    "Occupancy",
+    "matmul_smem_bytes",
+    "matmul_regs_per_thread",
+    "matmul_efficiency",
+    "occupancy",
+    "estimate_time",
+]
+
+#: Shared memory the CUDA runtime reserves per resident block on cc >= 8.0 [3].
+RESERVED_SMEM_PER_BLOCK_BYTES = 1024
+#: Register allocation granularity per thread (256 per warp / 32 threads) [3].
+REG_ALLOC_UNIT = 8
+
+
+@dataclass(frozen=True)
+class GpuModelParams:
+    """Free parameters of the time model, to be calibrated on measured kernels.
+
+    Parameters
+    ----------
+    peak_efficiency : float, default=0.85
+        Fraction of the tensor-core peak reached by the best tile (eq. 4).
+    tile_overhead_elems : float, default=16.0
+        ``c_mn`` in the tile-shape factor ``1 / (1 + c_mn (1/BLOCK_M + 1/BLOCK_N))``.
+    k_overhead_elems : float, default=8.0
+        ``c_k`` in the K factor ``1 / (1 + c_k / BLOCK_K)``.
+    warp_efficiency : tuple of (int, float)
+        Default ``((1, 0.3), (2, 0.55), (4, 0.9), (8, 1.0), (16, 0.95))``.
+        Factor per ``num_warps`` (4 warps = one Hopper warpgroup; fewer
+        cannot issue ``wgmma``).
+    mma_fallback_efficiency : float, default=0.6
+        Extra factor when ``BLOCK_M < 16 * num_warps`` (too few rows for the
+        warps' ``wgmma`` tiles, so Triton falls back to ``mma.sync``).
+    bandwidth_efficiency : float, default=0.9
+        Fraction of the HBM peak a streaming kernel reaches.
+    overlap_decay : float, default=0.35
+        ``d`` in the memory/compute overlap ``o = 1 - d ** (num_stages * blocks_per_sm - 1)``.
+    reg_base_per_thread : int, default=40
+        Registers per thread besides the accumulator (addresses, loop state,
+        operand fragments).
+    count_writes : bool, default=True
+        Whether stores count towards ``memory_s`` (the seed's traffic numbers
+        are reads only; a real kernel also writes C).
+
+    Raises
+    ------
+    MeasureError
+        If an efficiency is outside ``(0, 1]``, ``overlap_decay`` outside
+        ``[0, 1)`` or an overhead negative.
+    """
+
+    peak_efficiency: float = 0.85
+    tile_overhead_elems: float = 16.0
+    k_overhead_elems: float = 8.0
+    warp_efficiency: tuple[tuple[int, float], ...] = (
+        (1, 0.3), (2, 0.55), (4, 0.9), (8, 1.0), (16, 0.95))
+    mma_fallback_efficiency: float = 0.6
+    bandwidth_efficiency: float = 0.9
+    overlap_decay: float = 0.35
+    reg_base_per_thread: int = 40
+    count_writes: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "warp_efficiency",
+                           tuple((int(w), float(e)) for w, e in self.warp_efficiency))
+        effs = [("peak_efficiency", self.peak_efficiency),
+                ("mma_fallback_efficiency", self.mma_fallback_efficiency),
+                ("bandwidth_efficiency", self.bandwidth_efficiency)]
+        effs += [(f"warp_efficiency[{w}]", e) for w, e in self.warp_efficiency]
+        for name, v in effs:
+            if not 0.0 < v <= 1.0:
+                raise MeasureError(f"{name} must be in (0, 1], got {name}={v}")
+        if not 0.0 <= self.overlap_decay < 1.0:
+            raise MeasureError(f"overlap_decay must be in [0, 1), got {self.overlap_decay}")
+        for name in ("tile_overhead_elems", "k_overhead_elems", "reg_base_per_thread"):
+            if getattr(self, name) < 0:
+                raise MeasureError(f"{name} must be >= 0, got {name}={getattr(self, name)}")
+
+    def warp_factor(self, num_warps: int) -> float:
+        """Efficiency factor of ``num_warps`` (nearest listed count below, else the first)."""
+        table = dict(self.warp_efficiency)
+        if num_warps in table:
+            return table[num_warps]
+        below = [w for w in table if w <= num_warps]
+        return table[max(below)] if below else table[min(table)]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return a JSON-able dict; ``GpuModelParams(**d)`` inverts it."""
+        d = asdict(self)
+        d["warp_efficiency"] = [list(p) for p in self.warp_efficiency]
+        return d
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Resident programs per SM and what limits them.
+
+    Attributes
+    ----------
+    blocks_per_sm : int
+        0 when the program cannot launch.
+    limiter : str
+        ``"blocks"``, ``"warps"``, ``"smem"`` or ``"registers"``.
+    occupancy : float
+        Resident warps over ``max_warps_per_sm``.
+    reason : str or None
+        Why the program cannot launch.
+    """
+
+    blocks_per_sm: int
+    limiter: str
+    occupancy: float
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuEstimate:
+    """Estimated time of one kernel launch.
+
+    Attributes
+    ----------
+    time_s : float
+        Kernel time, seconds (eq. 8).
+    compute_s, memory_s : float
+        Tensor-core time after wave quantization (eq. 5) and HBM time (eq. 6).
+    overlap : float
+        ``o`` of eq. 7 in ``[0, 1)``.
+    efficiency : float
+        Fraction of the tensor peak used by a running program (eq. 4).
+    bound : {"compute", "memory"}
+        The larger of ``compute_s`` and ``memory_s``.
+    n_sm_rounds : int
+        ``ceil(n_programs / n_sms)``: programs on the busiest SM.
+    """
+
+    time_s: float
+    compute_s: float
+    memory_s: float
+    overlap: float
+    efficiency: float
+    bound: Literal["compute", "memory"]
+    n_sm_rounds: int
+
+
+def matmul_smem_bytes(block_m: int, block_n: int, block_k: int, num_stages: int,
+                      itemsize: int) -> int:
+    """Shared memory of a pipelined matmul program (eq. 1).
+
+    ``num_stages * (BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * itemsize`` bytes.
+
+    References
+    ----------
+    CUTLASS "Efficient GEMM in CUDA" (multistage pipeline); Triton
+    ``matmul`` tutorial (its ``num_stages`` buffers of the A and B tiles).
+    """
+    return int(num_stages) * (block_m * block_k + block_k * block_n) * int(itemsize)
+
+
+def matmul_regs_per_thread(block_m: int, block_n: int, num_warps: int,
+                           params: GpuModelParams) -> int:
+    """Registers per thread of a matmul program (eq. 2).
+
+    The fp32 accumulator ``BLOCK_M x BLOCK_N`` spread over ``num_warps * 32``
+    threads plus ``reg_base_per_thread``, rounded up to the allocation unit
+    of 8 registers per thread (CUDA occupancy calculator).
+    """
+    acc = math.ceil(block_m * block_n / (32 * num_warps))
+    regs = acc + params.reg_base_per_thread
+    return -(-regs // REG_ALLOC_UNIT) * REG_ALLOC_UNIT
+
+
+def matmul_efficiency(block_m: int, block_n: int, block_k: int, num_warps: int,
+                      params: GpuModelParams) -> float:
+    """Fraction of the tensor-core peak a running matmul program reaches (eq. 4).
+
+    ``peak_efficiency * 1/(1 + c_mn (1/BM + 1/BN)) * 1/(1 + c_k/BK) *
+    warp_factor(num_warps)``, times ``mma_fallback_efficiency`` when
+    ``BM < 16 * num_warps``. The tile factor is the arithmetic intensity of
+    one tile step relative to its operand traffic (``BM*BN*BK`` FMAs over
+    ``(BM + BN)*BK`` loads), the K factor the per-step loop overhead.
+
+    References
+    ----------
+    NVIDIA "Matrix Multiplication Background User's Guide", §"Dimension
+    Quantization Effects" and §"Tile size" (larger tiles reuse more and run
+    closer to peak).
+    """
+    eff = params.peak_efficiency
+    eff /= 1.0 + params.tile_overhead_elems * (1.0 / block_m + 1.0 / block_n)
+    eff /= 1.0 + params.k_overhead_elems / block_k
+    eff *= params.warp_factor(num_warps)
+    if block_m < 16 * num_warps:
+        eff *= params.mma_fallback_efficiency
+    return eff
+
+
+def occupancy(hw: HardwareProfile, *, num_warps: int, smem_bytes: int,
+              regs_per_thread: int) -> Occupancy:
+    """Resident programs per SM from the cc 9.0 limits (eq. 3).
+
+    ``min(max_blocks_per_sm, max_warps_per_sm // num_warps, smem_per_sm //
+    (smem + 1 KB), regs_per_sm // (regs_per_thread * 32 * num_warps))``;
+    infeasible (0) when one program alone exceeds a per-block limit.
+
+    Parameters
+    ----------
+    hw : HardwareProfile
+    num_warps : int
+        Warps per program.
+    smem_bytes : int
+        Shared memory per program, bytes (without the 1 KB reserve).
+    regs_per_thread : int
+        Registers per thread.
+
+    Returns
+    -------
+    Occupancy
+
+    References
+    ----------
+    CUDA C++ Programming Guide, §"Compute Capabilities" (cc 9.0) and
+    §"Occupancy Calculator".
+    """
+    threads = 32 * num_warps
+    if smem_bytes > hw.smem_per_block_bytes:
+        return Occupancy(0, "smem", 0.0,
+                         f"shared memory per block {smem_bytes} B > "
+                         f"smem_per_block_bytes={hw.smem_per_block_bytes} B")
+    if regs_per_thread > hw.max_regs_per_thread:
+        return Occupancy(0, "registers", 0.0,
+                         f"registers per thread {regs_per_thread} > "
+                         f"max_regs_per_thread={hw.max_regs_per_thread}")
+    if num_warps > hw.max_warps_per_sm or threads > 1024:
+        return Occupancy(0, "warps", 0.0, f"num_warps={num_warps} exceeds 1024 threads")
+    limits = {
+        "blocks": hw.max_blocks_per_sm,
+        "warps": hw.max_warps_per_sm // num_warps,
+        "smem": hw.smem_per_sm_bytes // (smem_bytes + RESERVED_SMEM_PER_BLOCK_BYTES),
+        "registers": hw.regs_per_sm // (regs_per_thread * threads),
+    }
+    limiter = min(limits, key=lambda k: limits[k])
+    b = limits[limiter]
+    if b < 1:
+        return Occupancy(0, limiter, 0.0, f"one program does not fit on an SM ({limiter})")
+    return Occupancy(b, limiter, b * num_warps / hw.max_warps_per_sm)
+
+
+def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_program: float,
+                  n_programs: int, hbm_bytes: float, efficiency: float,
+                  blocks_per_sm: int, num_stages: int, dtype: str = "float16") -> GpuEstimate:
+    """Kernel time from compute, HBM traffic, waves and pipelining (eqs. 5-8).
+
+    * compute (eq. 5): ``ceil(n_programs / n_sms) * flops_per_program /
+      (peak / n_sms * efficiency)``: the busiest SM's programs at its share
+      of the tensor peak (wave quantization over SMs);
+    * memory (eq. 6): ``hbm_bytes / (hbm_bytes_per_s * bandwidth_efficiency)``;
+    * overlap (eq. 7): ``o = 1 - overlap_decay ** (num_stages * blocks_per_sm - 1)``;
+    * time (eq. 8): ``max(c, m) + (1 - o) * min(c, m) + launch_overhead_s``:
+      the roofline bound when fully pipelined, their sum with one stage and
+      one resident program.
+
+    Parameters
+    ----------
+    hw : HardwareProfile
+    params : GpuModelParams
+    flops_per_program : float
+        FLOPs one program executes (padded tiles included).
+    n_programs : int
+        Programs launched.
+    hbm_bytes : float
+        HBM traffic, bytes.
+    efficiency : float
+        Fraction of the peak a running program reaches, in ``(0, 1]``.
+    blocks_per_sm : int
+        Resident programs per SM (>= 1).
+    num_stages : int
+        Software-pipeline depth (>= 1).
+    dtype : str, default="float16"
+        Operand dtype, selects the peak (:meth:`HardwareProfile.tensor_flops_per_s`).
+
+    Returns
+    -------
+    GpuEstimate
+
+    Raises
+    ------
+    MeasureError
+        If ``blocks_per_sm``, ``num_stages`` or ``n_programs`` is < 1 or the
+        efficiency is outside ``(0, 1]``.
+
+    References
+    ----------
+    Williams et al., "Roofline", CACM 2009 (``max(compute, memory)``);
+    NVIDIA "Matrix Multiplication Background User's Guide", §"Wave Quantization".
+    """
+    if blocks_per_sm < 1 or num_stages < 1 or n_programs < 1:
+        raise MeasureError(f"blocks_per_sm, num_stages and n_programs must be >= 1, got "
+                           f"{blocks_per_sm}, {num_stages}, {n_programs}")
+    if not 0.0 < efficiency <= 1.0:
+        raise MeasureError(f"efficiency must be in (0, 1], got efficiency={efficiency}")
+    rounds = -(-n_programs // hw.n_sms)
+    peak_sm = hw.tensor_flops_per_s(dtype) / hw.n_sms
+    compute_s = rounds * flops_per_program / (peak_sm * efficiency)
+    memory_s = hbm_bytes / (hw.hbm_bytes_per_s * params.bandwidth_efficiency)
+    o = 1.0 - params.overlap_decay ** (num_stages * blocks_per_sm - 1)
+    t = max(compute_s, memory_s) + (1.0 - o) * min(compute_s, memory_s) + hw.launch_overhead_s
+    return GpuEstimate(t, compute_s, memory_s, o, efficiency,
+                       "compute" if compute_s >= memory_s else "memory", rounds)

@@ -1,0 +1,199 @@
+"""Search spaces of the library kernels, built from their declared knobs.
+
+Each kernel of :mod:`autotile.kernels` declares its knobs and constraints as a
+:class:`~autotile.kernels.KernelKnobs` (constraints take ``(config, shape)``);
+the functions here turn one into an :class:`~autotile.space.Space` for a fixed
+problem shape. Hardware feasibility (shared memory, registers) is *not* a
+space constraint: :class:`KernelModelMeasurer` reports such configs as
+``"infeasible"`` with the reason, as ``triton.autotune`` scores them ``inf``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from autotile.errors import InvalidConfigError
+from autotile.kernels import (
+    FLASH_KNOBS,
+    MATMUL_KNOBS,
+    MATMUL_PERSISTENT_KNOBS,
+    SOFTMAX_FUSED_KNOBS,
+    KernelKnobs,
+)
+from autotile.measure._hardware import H100_SXM, HardwareProfile
+from autotile.space import Choice, Constraint, Knob, Space
+
+__all__ = [
+    "DTYPE_ITEMSIZE",
+    "space_from_knobs",
+    "matmul_space",
+    "persistent_matmul_space",
+    "softmax_space",
+    "flash_attention_space",
+]
+
+#: Bytes per element of the dtypes the kernel spaces accept.
+DTYPE_ITEMSIZE: Mapping[str, int] = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+def _check_shape(**dims: int) -> dict[str, int]:
+    for k, v in dims.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InvalidConfigError(f"{k} must be a positive int, got {k}={v!r}")
+    return dict(dims)
+
+
+def _check_dtype(dtype: str) -> str:
+    if dtype not in DTYPE_ITEMSIZE:
+        raise InvalidConfigError(f"dtype must be one of {sorted(DTYPE_ITEMSIZE)}, "
+                                 f"got dtype={dtype!r}")
+    return dtype
+
+
+def space_from_knobs(knobs: KernelKnobs, shape: Mapping[str, int], *,
+                     extra: Mapping[str, tuple[Any, ...]] | None = None,
+                     extra_constraints: tuple[Constraint, ...] = (),
+                     name: str | None = None) -> Space:
+    """Turn a kernel's declared knobs into a :class:`Space` for one problem shape.
+
+    Parameters
+    ----------
+    knobs : KernelKnobs
+        The kernel's declaration; every knob becomes a :class:`Choice` and
+        every constraint a space :class:`Constraint` with ``shape`` bound.
+    shape : mapping of str to int
+        Problem sizes the constraints read (``knobs.shape_names``).
+    extra : mapping of str to tuple, optional
+        Knobs to add or to override (same name replaces the declared choices).
+    extra_constraints : tuple of Constraint, default=()
+        More constraints over the config dict.
+    name : str, optional
+        Space label.
+
+    Returns
+    -------
+    Space
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``shape`` misses a name the constraints read.
+    """
+    missing = [n for n in knobs.shape_names if n not in shape]
+    if missing:
+        raise InvalidConfigError(f"shape must give {knobs.shape_names}, missing {missing}")
+    choices = {**dict(knobs.knobs), **dict(extra or {})}
+    ks: list[Knob] = [Choice(k, tuple(v)) for k, v in choices.items()]
+    shp = dict(shape)
+    cons = [Constraint(c.name, (lambda cfg, _c=c: _c(cfg, shp))) for c in knobs.constraints]
+    return Space(ks, [*cons, *extra_constraints], name=name)
+
+
+def matmul_space(M: int, N: int, K: int, dtype: str = "float16") -> Space:
+    """Space of :func:`autotile.kernels.matmul_kernel` for ``C[M, N] = A[M, K] @ B[K, N]``.
+
+    Knobs (from ``MATMUL_KNOBS``): ``BLOCK_M``, ``BLOCK_N`` in 16..256,
+    ``BLOCK_K`` in 16..128 (powers of two), ``GROUP_M`` in 1..64 (powers of
+    two), ``num_warps`` in {2, 4, 8}, ``num_stages`` in {2, 3, 4, 5}; the
+    kernel's constraints (fp16 tiles fit 228 KiB of shared memory, no block
+    beyond the padded problem, ``GROUP_M <= cdiv(M, BLOCK_M)``, at least 4
+    outputs per thread).
+
+    Parameters
+    ----------
+    M, N, K : int
+        Problem shape.
+    dtype : {"float16", "bfloat16", "float32"}, default="float16"
+        Operand dtype (recorded in the space name; the measurer uses it).
+
+    Returns
+    -------
+    Space
+        7,091 configs at ``8192^3`` (8,400 before constraints).
+
+    Raises
+    ------
+    InvalidConfigError
+        For a non-positive size or an unknown dtype.
+    """
+    shape = _check_shape(M=M, N=N, K=K)
+    _check_dtype(dtype)
+    return space_from_knobs(MATMUL_KNOBS, shape, name=f"matmul[{M}x{N}x{K},{dtype}]")
+
+
+def persistent_matmul_space(M: int, N: int, K: int, dtype: str = "float16",
+                            hardware: HardwareProfile = H100_SXM) -> Space:
+    """Space of the persistent matmul: :func:`matmul_space` plus ``NUM_SMS``.
+
+    ``NUM_SMS`` (programs launched) takes ``n_sms * (1/2, 1, 2, 3, 4)`` of
+    ``hardware``.
+
+    Returns
+    -------
+    Space
+
+    Raises
+    ------
+    InvalidConfigError
+        For a non-positive size or an unknown dtype.
+    """
+    shape = _check_shape(M=M, N=N, K=K)
+    _check_dtype(dtype)
+    n = hardware.n_sms
+    progs = tuple(sorted({max(1, n // 2), n, 2 * n, 3 * n, 4 * n}))
+    return space_from_knobs(MATMUL_PERSISTENT_KNOBS, shape, extra={"NUM_SMS": progs},
+                            name=f"matmul_persistent[{M}x{N}x{K},{dtype}]")
+
+
+def softmax_space(M: int, N: int, dtype: str = "float32") -> Space:
+    """Space of the fused row softmax: ``num_warps`` and ``ROWS_PER_PROGRAM``.
+
+    ``num_warps`` comes from ``SOFTMAX_FUSED_KNOBS``; ``ROWS_PER_PROGRAM``
+    (1..16, powers of two) is the row count a program handles, as in Triton
+    tutorial 02's persistent variant (the library kernel itself does one row;
+    the knob exists in the model only). ``BLOCK_SIZE`` is fixed to
+    ``next_power_of_2(N)``. Constraint: ``32 * num_warps <= BLOCK_SIZE *
+    ROWS_PER_PROGRAM`` (no idle thread).
+
+    Returns
+    -------
+    Space
+
+    Raises
+    ------
+    InvalidConfigError
+        For a non-positive size or an unknown dtype.
+    """
+    _check_shape(M=M, N=N)
+    _check_dtype(dtype)
+    block = 1 << max(0, (N - 1).bit_length())
+    ks: list[Knob] = [Choice("num_warps", tuple(SOFTMAX_FUSED_KNOBS.knobs["num_warps"])),
+                      Choice("ROWS_PER_PROGRAM", (1, 2, 4, 8, 16))]
+    busy = Constraint("threads_le_elems",
+                      lambda c: 32 * c["num_warps"] <= block * c["ROWS_PER_PROGRAM"])
+    rows = Constraint("rows_le_m", lambda c: c["ROWS_PER_PROGRAM"] <= max(1, M))
+    return Space(ks, [busy, rows], name=f"softmax[{M}x{N},{dtype}]")
+
+
+def flash_attention_space(N: int, d: int, dtype: str = "float16") -> Space:
+    """Space of :func:`autotile.kernels.attn_fwd_kernel`: BLOCK_M, BLOCK_N, num_warps, num_stages.
+
+    Knobs and constraints from ``FLASH_KNOBS`` (``BLOCK_N`` divides
+    ``BLOCK_M``; accumulator plus score block within 228 KiB), plus
+    ``BLOCK_M <= max(16, N)``.
+
+    Returns
+    -------
+    Space
+
+    Raises
+    ------
+    InvalidConfigError
+        For a non-positive size or an unknown dtype.
+    """
+    shape = _check_shape(N=N, d=d)
+    _check_dtype(dtype)
+    fits = Constraint("block_m_le_n", lambda c: c["BLOCK_M"] <= max(16, N))
+    return space_from_knobs(FLASH_KNOBS, shape, extra_constraints=(fits,),
+                            name=f"flash_attention[N={N},d={d},{dtype}]")
