@@ -1,0 +1,70 @@
+import dataclasses
+
+import pytest
+
+from autotile.errors import MeasureError
+from autotile.measure._gpu_model import (
+    GpuModelParams,
+    estimate_time,
+    matmul_efficiency,
+    matmul_regs_per_thread,
+    matmul_smem_bytes,
+    occupancy,
+)
+from autotile.measure._hardware import H100_SXM
+
+P = GpuModelParams()
+
+
+def test_resource_formulas():
+    assert matmul_smem_bytes(128, 128, 64, 3, 2) == 3 * (128 * 64 + 64 * 128) * 2 == 98304
+    # 128x128 fp32 accumulator over 256 threads = 64 regs + 40 base = 104
+    assert matmul_regs_per_thread(128, 128, 8, P) == 104
+    assert matmul_regs_per_thread(128, 128, 4, P) == 168
+    assert matmul_regs_per_thread(16, 16, 2, P) == 48  # 4 + 40 -> rounded up to 48
+
+
+def test_occupancy_limiters_and_infeasible_reasons():
+    o = occupancy(H100_SXM, num_warps=8, smem_bytes=98304, regs_per_thread=104)
+    assert (o.blocks_per_sm, o.limiter, o.occupancy) == (2, "smem", 0.25)
+    o = occupancy(H100_SXM, num_warps=4, smem_bytes=4096, regs_per_thread=40)
+    assert (o.blocks_per_sm, o.limiter) == (12, "registers")  # 65536 // (40 * 128)
+    o = occupancy(H100_SXM, num_warps=2, smem_bytes=1024, regs_per_thread=24)
+    assert (o.blocks_per_sm, o.limiter) == (32, "blocks")
+    bad = occupancy(H100_SXM, num_warps=4, smem_bytes=240_000, regs_per_thread=40)
+    assert bad.blocks_per_sm == 0 and "240000 B > smem_per_block_bytes=232448" in bad.reason
+    bad = occupancy(H100_SXM, num_warps=4, smem_bytes=1024, regs_per_thread=296)
+    assert bad.reason == "registers per thread 296 > max_regs_per_thread=255"
+
+
+def test_efficiency_shape():
+    big = matmul_efficiency(128, 128, 64, 8, P)
+    assert big == pytest.approx(0.85 / 1.25 / 1.125)
+    assert matmul_efficiency(64, 64, 64, 8, P) < big  # small tile, and 64 < 16 * 8 fallback
+    assert matmul_efficiency(128, 128, 64, 2, P) < matmul_efficiency(128, 128, 64, 4, P)
+
+
+def test_roofline_overlap_and_waves():
+    hw = dataclasses.replace(H100_SXM, launch_overhead_s=0.0)
+    peak_sm = hw.fp16_tensor_flops_per_s / hw.n_sms
+    kw = dict(flops_per_program=peak_sm * 1e-3, hbm_bytes=hw.hbm_bytes_per_s * 0.9 * 5e-4,
+              efficiency=1.0)
+    serial = estimate_time(hw, P, n_programs=132, blocks_per_sm=1, num_stages=1, **kw)
+    assert serial.compute_s == pytest.approx(1e-3) and serial.memory_s == pytest.approx(5e-4)
+    assert serial.time_s == pytest.approx(1.5e-3) and serial.bound == "compute"
+    piped = estimate_time(hw, P, n_programs=132, blocks_per_sm=1, num_stages=5, **kw)
+    assert piped.time_s == pytest.approx(1e-3 + 0.35**4 * 5e-4)
+    one_more = estimate_time(hw, P, n_programs=133, blocks_per_sm=1, num_stages=5, **kw)
+    assert one_more.n_sm_rounds == 2 and one_more.compute_s == pytest.approx(2e-3)
+    with pytest.raises(MeasureError, match="efficiency must be in"):
+        estimate_time(hw, P, n_programs=1, blocks_per_sm=1, num_stages=1,
+                      flops_per_program=1.0, hbm_bytes=0.0, efficiency=1.5)
+
+
+def test_params_validation_and_json():
+    assert GpuModelParams(**GpuModelParams().to_json()) == P
+    assert P.warp_factor(8) == 1.0 and P.warp_factor(32) == 0.95
+    with pytest.raises(MeasureError, match="peak_efficiency must be in"):
+        GpuModelParams(peak_efficiency=0.0)
+    with pytest.raises(MeasureError, match="overlap_decay must be in"):
+        GpuModelParams(overlap_decay=1.0)

@@ -1,0 +1,85 @@
+import pytest
+
+from autotile.errors import InvalidConfigError
+from autotile.kernels import io_flash, onchip_flash_bytes
+from autotile.measure._kernel_measurer import (
+    KERNEL_MODEL_METRICS,
+    KernelModelMeasurer,
+    flash_attention_objectives,
+    flash_attention_pareto,
+    flash_attention_study,
+)
+from autotile.measure._kernel_spaces import (
+    flash_attention_space,
+    matmul_space,
+    persistent_matmul_space,
+    softmax_space,
+)
+
+MIB = 2**20
+
+
+def test_space_sizes():
+    s = matmul_space(8192, 8192, 8192)
+    assert (len(s), s.product_size) == (7091, 8400)
+    assert s.names == ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+    assert "smem_fits" in [c.name for c in s.constraints]
+    assert len(persistent_matmul_space(8192, 8192, 8192)) == 5 * 7091
+    assert len(flash_attention_space(4096, 128)) == 156
+    assert len(softmax_space(4096, 1000)) == 30
+    with pytest.raises(InvalidConfigError, match="M must be a positive int"):
+        matmul_space(0, 1, 1)
+    with pytest.raises(InvalidConfigError, match="dtype must be one of"):
+        matmul_space(64, 64, 64, "int8")
+
+
+def test_seed_flash_block_m_tradeoff():
+    lo = flash_attention_objectives(4096, 128, 32, 32)
+    hi = flash_attention_objectives(4096, 128, 256, 64)
+    assert round(lo[0] / MIB) == 258 and round(hi[0] / MIB) == 34
+    assert (lo[1], hi[1]) == (20 * 1024, 192 * 1024) == (onchip_flash_bytes(32, 128),
+                                                         onchip_flash_bytes(256, 128))
+    assert (lo[2], hi[2]) == (128, 16)
+
+
+def test_flash_pareto_front_and_study():
+    front = flash_attention_pareto(4096, 128)
+    assert [(p["BLOCK_M"], p["BLOCK_N"]) for p in front] == [
+        (16, 16), (32, 16), (64, 16), (128, 16), (256, 16)]
+    assert front[-1]["hbm_bytes"] == io_flash(4096, 128, 256, 2)
+    study = flash_attention_study(1024, 64, n_trials=24, seed=0)
+    found = {(t.params["BLOCK_M"], t.params["BLOCK_N"]) for t in study.best_trials}
+    exact = {(p["BLOCK_M"], p["BLOCK_N"]) for p in flash_attention_pareto(1024, 64)}
+    assert found & exact  # NSGA-II reaches part of the exact front in 24 trials
+
+
+def test_measurer_matmul_8192():
+    m = KernelModelMeasurer("matmul", {"M": 8192, "N": 8192, "K": 8192})
+    r = m.measure(dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8,
+                       num_stages=3))
+    assert r.ok and set(r.metrics) == set(KERNEL_MODEL_METRICS)
+    assert r.metrics["blocks_per_sm"] == 2 and r.metrics["k_merge"] == 1
+    assert r.metrics["hbm_bytes"] == r.metrics["hbm_read_bytes"] + 8192**2 * 2
+    assert 0 < r.metrics["tflops"] < 989.4 and r.metrics["bound"] in (0.0, 1.0)
+    bad = m.measure(dict(BLOCK_M=256, BLOCK_N=256, BLOCK_K=32, GROUP_M=8, num_warps=4,
+                         num_stages=2))
+    assert bad.status == "infeasible" and "registers per thread 552 > " in bad.error
+    bad = m.measure(dict(BLOCK_M=256, BLOCK_N=256, BLOCK_K=128, GROUP_M=8, num_warps=8,
+                         num_stages=5))
+    assert bad.status == "infeasible" and "smem_fits" in bad.error
+    assert m.measure(dict(BLOCK_M=128)).status == "infeasible"
+
+
+def test_measurer_other_kernels():
+    f = KernelModelMeasurer("flash_attention", {"N": 4096, "d": 128})
+    r = f.measure(dict(BLOCK_M=128, BLOCK_N=64, num_warps=8, num_stages=2))
+    assert r.ok and r.metrics["hbm_bytes"] == io_flash(4096, 128, 128, 2)
+    s = KernelModelMeasurer("softmax_fused", {"M": 4096, "N": 1000}, dtype="float32")
+    r = s.measure(dict(num_warps=4, ROWS_PER_PROGRAM=1))
+    assert r.ok and r.metrics["bound"] == 1.0
+    p = KernelModelMeasurer("matmul_persistent", {"M": 1024, "N": 1024, "K": 1024})
+    r = p.measure(dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8,
+                       num_stages=3, NUM_SMS=66))
+    assert r.ok and r.metrics["n_waves"] == 1
+    with pytest.raises(Exception, match="kernel_name must be one of"):
+        KernelModelMeasurer("nope", {})
