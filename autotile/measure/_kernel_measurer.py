@@ -453,7 +453,7 @@ def flash_attention_study(N: int = 4096, d: int = 128, dtype: str = "float16", *
     space = flash_attention_space(N, d, dtype)
 
     def objective(trial: optuna.Trial) -> tuple[int, int, int]:
-        cfg = {k.name: trial.suggest_categorical(k.name, list(k.values))  # type: ignore[attr-defined]
+        cfg = {k.name: trial.suggest_categorical(k.name, list(k.values))
                for k in space.knobs}
         if not space.is_valid(cfg):
             raise optuna.TrialPruned(", ".join(space.violations(cfg)))

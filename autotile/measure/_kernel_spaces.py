@@ -10,6 +10,7 @@ space constraint: :class:`KernelModelMeasurer` reports such configs as
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,8 +87,12 @@ def space_from_knobs(knobs: KernelKnobs, shape: Mapping[str, int], *,
     choices = {**dict(knobs.knobs), **dict(extra or {})}
     ks: list[Knob] = [Choice(k, tuple(v)) for k, v in choices.items()]
     shp = dict(shape)
-    cons = [Constraint(c.name, (lambda cfg, _c=c: _c(cfg, shp))) for c in knobs.constraints]
+    cons = [Constraint(c.name, functools.partial(_bound, c, shp)) for c in knobs.constraints]
     return Space(ks, [*cons, *extra_constraints], name=name)
+
+
+def _bound(rule: Any, shape: dict[str, int], cfg: Mapping[str, Any]) -> bool:
+    return bool(rule(cfg, shape))
 
 
 def matmul_space(M: int, N: int, K: int, dtype: str = "float16") -> Space:

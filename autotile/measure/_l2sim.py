@@ -209,7 +209,7 @@ class L2Stats:
 # --------------------------------------------------------------------------------------
 # trace -> tiles
 def _tile_coords(trace: AccessTrace, tilings: Sequence[BufferTiling]
-                 ) -> tuple[I64, I64, I64, npt.NDArray[np.bool_]]:
+                 ) -> tuple[I64, I64, I64, I64]:
     """Rows of ``trace`` on a tiled buffer: (row index, buffer slot, tile row, tile col)."""
     if trace.granularity != "tile":
         raise MeasureError(f"trace granularity must be 'tile', got {trace.granularity!r}")
@@ -219,7 +219,7 @@ def _tile_coords(trace: AccessTrace, tilings: Sequence[BufferTiling]
             raise MeasureError(f"no buffer {t.name!r} in the trace; it has {trace.buffer_names}")
         slot_of[trace.buffer_names.index(t.name)] = i
     slot = slot_of[trace.buffer.astype(np.int64)]
-    rows = np.flatnonzero(slot >= 0)
+    rows = np.flatnonzero(slot >= 0).astype(np.int64)
     slot = slot[rows]
     ld = np.array([t.ld_elems for t in tilings], dtype=np.int64)[slot]
     isz = np.array([t.itemsize_bytes for t in tilings], dtype=np.int64)[slot]
@@ -412,8 +412,8 @@ def _touch(t, tb, cap, prv, nxt, inc, st):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, nogil=True)
-def _sim_schedule(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo,
-                  op_hi, op_write, tb, n_conc, cap, p_hi):  # type: ignore[no-untyped-def]
+def _sim_schedule(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo,  # type: ignore[no-untyped-def]
+                  op_hi, op_write, tb, n_conc, cap, p_hi):
     n_t = tb.size
     prv = np.full(n_t, -1, np.int64)
     nxt = np.full(n_t, -1, np.int64)
