@@ -4,6 +4,11 @@ Trace-driven cache simulation (set-associative and fully associative LRU, the
 three Cs of misses), a fast walker for affine loop nests, a simple CPU cost
 model, measurers that turn a config into a :class:`MeasureResult`, and the
 exhaustive, resumable sweep that writes a space's ground-truth table.
+
+GPU side: hardware profiles (H100 SXM, H200), a tile/line-granularity L2 LRU
+simulator driven by the interpreter's own records, a documented time model
+(docs/gpu_model.md), kernel knob spaces and :class:`KernelModelMeasurer`.
+Recorded spaces: Kernel Tuner cache and T4 files replay as spaces.
 """
 
 from __future__ import annotations
@@ -17,6 +22,44 @@ from autotile.measure._cache import (
     simulate_cache_reference,
 )
 from autotile.measure._cpu import CpuCostModel
+from autotile.measure._gpu_model import (
+    GpuEstimate,
+    GpuModelParams,
+    Occupancy,
+    estimate_time,
+    matmul_efficiency,
+    matmul_regs_per_thread,
+    matmul_smem_bytes,
+    occupancy,
+)
+from autotile.measure._hardware import H100_SXM, H200, HARDWARE, HardwareProfile
+from autotile.measure._kernel_measurer import (
+    KERNEL_MODEL_METRICS,
+    KernelModelMeasurer,
+    clear_schedule_cache,
+    flash_attention_objectives,
+    flash_attention_pareto,
+    flash_attention_study,
+    matmul_tile_schedule,
+)
+from autotile.measure._kernel_spaces import (
+    DTYPE_ITEMSIZE,
+    flash_attention_space,
+    matmul_space,
+    persistent_matmul_space,
+    softmax_space,
+    space_from_knobs,
+)
+from autotile.measure._kernel_tuner import RecordedSpace, load_kernel_tuner
+from autotile.measure._l2sim import (
+    BufferTiling,
+    L2Stats,
+    TileSchedule,
+    lockstep_stream_from_trace,
+    schedule_from_trace,
+    simulate_l2,
+    simulate_l2_stream,
+)
 from autotile.measure._nestsim import AffineAccess, AffineNest, simulate_nest
 from autotile.measure._replay import ReplayMeasurer
 from autotile.measure._result import STATUSES, Measurer, MeasureResult
@@ -42,4 +85,38 @@ __all__ = [
     "GroundTruth",
     "ReplayMeasurer",
     "sweep",
+    "HardwareProfile",
+    "H100_SXM",
+    "H200",
+    "HARDWARE",
+    "BufferTiling",
+    "TileSchedule",
+    "L2Stats",
+    "schedule_from_trace",
+    "lockstep_stream_from_trace",
+    "simulate_l2",
+    "simulate_l2_stream",
+    "GpuModelParams",
+    "GpuEstimate",
+    "Occupancy",
+    "estimate_time",
+    "occupancy",
+    "matmul_smem_bytes",
+    "matmul_regs_per_thread",
+    "matmul_efficiency",
+    "matmul_space",
+    "persistent_matmul_space",
+    "softmax_space",
+    "flash_attention_space",
+    "space_from_knobs",
+    "DTYPE_ITEMSIZE",
+    "KernelModelMeasurer",
+    "KERNEL_MODEL_METRICS",
+    "matmul_tile_schedule",
+    "clear_schedule_cache",
+    "flash_attention_objectives",
+    "flash_attention_pareto",
+    "flash_attention_study",
+    "RecordedSpace",
+    "load_kernel_tuner",
 ]
