@@ -19,7 +19,8 @@ from autotile.search._compare import TOLERANCES_PCT, _pct_key
 if TYPE_CHECKING:
     from autotile.search._compare import ComparisonResult
 
-__all__ = ["format_table", "result_to_dict", "plot_curves", "to_html", "write_report"]
+__all__ = ["format_table", "format_markdown", "result_to_dict", "plot_curves", "to_html",
+           "write_report"]
 
 _COLUMNS = (("trials_to_opt", "to opt"), ("trials_to_1pct", "<=1%"),
             ("trials_to_5pct", "<=5%"), ("trials_to_10pct", "<=10%"))
@@ -120,6 +121,33 @@ def format_table(res: ComparisonResult) -> str:
     out.append("trials: median over seeds to reach the optimum / come within p% of it; "
                "final best: median; mean P: methodology score over t=1..budget")
     return "\n".join(out)
+
+
+def format_markdown(res: ComparisonResult) -> str:
+    """Return the summary as a Markdown table (for ``benchmarks/RESULTS.md``).
+
+    Parameters
+    ----------
+    res : ComparisonResult
+        The comparison.
+
+    Returns
+    -------
+    str
+        A header row, a separator row and one row per searcher plus the random
+        expectation; same cells as :func:`format_table`.
+    """
+    head = ["searcher", "trials to opt", "within 1%", "within 5%", "within 10%",
+            "final best (median)", "mean P(t)", "time (s)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in res.summary():
+        ms, wt = r["mean_score"], r["wall_time_s"]
+        cells = [str(r["searcher"]), *[_fmt_trials(r, k, res.budget) for k, _ in _COLUMNS],
+                 _fmt_num(r["final_best_median"], 6),
+                 "-" if ms is None or math.isnan(ms) else f"{ms:.3f}",
+                 "-" if wt is None or math.isnan(wt) else f"{wt:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def result_to_dict(res: ComparisonResult) -> dict[str, Any]:
