@@ -48,3 +48,19 @@ def test_runs_on_a_kernel_tuner_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     printed = capsys.readouterr().out
     assert "report: " in printed and "random (expected)" in printed
     assert (out / "report.html").is_file() and (out / "result.json").is_file()
+
+
+GEMM_TABLE = Path(autotile.search.__file__).resolve().parents[1] / "data" / "gemm64_truth.npz"
+
+
+@pytest.mark.skipif(not (hasattr(autotile.search, "create_study") and GEMM_TABLE.is_file()),
+                    reason="needs autotile.search.create_study and the shipped GEMM table")
+def test_runs_on_gemm64_in_parallel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = compare_main(["--objective", "est_cycles", "--searchers", "random,tpe", "--budget",
+                       "15", "--seeds", "2", "--out", str(tmp_path), "--n-jobs", "2",
+                       "--no-progress"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "gemm_n64 (246960 configs, 246960 valid)" in printed
+    assert "objective: est_cycles" in printed
+    assert (tmp_path / "report.html").is_file()
