@@ -237,7 +237,9 @@ def plot_curves(res: ComparisonResult, path: str | os.PathLike[str] | None = Non
     else:
         span = max(top - res.optimum, abs(res.optimum) * 1e-3, 1e-12)
         ax.set_ylim(res.optimum - 0.03 * span, top + 0.03 * span)
-    ax2.set_ylim(-0.5, 1.05)
+    lows = [float(np.nanmin(p)) for n in res.searchers
+            if (p := res.score_curve(n)) is not None and np.isfinite(p).any()]
+    ax2.set_ylim(max(-2.0, min([-0.5, *lows])) - 0.05, 1.05)
     for a in (ax, ax2):
         if logx:
             a.set_xscale("log")
