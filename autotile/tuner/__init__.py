@@ -1,0 +1,36 @@
+"""autotile.tuner: ``@autotune`` for tile kernels, scored by the GPU model.
+
+Triton's ``triton.autotune`` (:func:`autotune`, :class:`Config`,
+:class:`Autotuner`) on top of the interpreter and the GPU model: each
+candidate is scored at the real shape by a scorer (:class:`KernelModelScorer`
+for the library kernels), checked for correctness in the interpreter on a
+small instance, and the fastest valid one is cached per key in memory and
+on disk (:class:`DiskCache`). Beyond Triton, ``space=`` + ``searcher=`` +
+``budget=`` search an autotile :class:`~autotile.space.Space` through
+:func:`autotile.search.tune`. Every candidate's fate is a
+:class:`TuningRecord`.
+"""
+
+from __future__ import annotations
+
+from autotile.tuner._autotuner import PRINT_ENV, Autotuner, autotune
+from autotile.tuner._cache import CACHE_DIR_ENV, DiskCache, default_cache_dir
+from autotile.tuner._config import LAUNCH_KNOBS, Config
+from autotile.tuner._library import MODEL_KERNELS, KernelModelScorer, library_small_args
+from autotile.tuner._record import RECORD_STATUSES, TuningRecord
+
+__all__ = [
+    "autotune",
+    "Autotuner",
+    "Config",
+    "LAUNCH_KNOBS",
+    "TuningRecord",
+    "RECORD_STATUSES",
+    "KernelModelScorer",
+    "MODEL_KERNELS",
+    "library_small_args",
+    "DiskCache",
+    "default_cache_dir",
+    "CACHE_DIR_ENV",
+    "PRINT_ENV",
+]

@@ -1,0 +1,609 @@
+"""``Autotuner`` and ``@autotune``: Triton's autotuner, scored by the GPU model."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import InvalidConfigError, MeasureError
+from autotile.lang import JITFunction
+from autotile.measure import H100_SXM, HardwareProfile
+from autotile.space import Space
+from autotile.tuner._cache import DiskCache, default_cache_dir, digest, source_hash
+from autotile.tuner._check import arrays_of, call_small_args, n_elems
+from autotile.tuner._config import Config
+from autotile.tuner._evaluate import CandidateMeasurer, Evaluator, Scorer
+from autotile.tuner._library import KernelModelScorer, library_kernel_name, library_small_args
+from autotile.tuner._record import TuningRecord
+
+__all__ = ["Autotuner", "autotune", "PRINT_ENV"]
+
+#: Set to ``1`` to print every tuning: each candidate, the winner, the time taken.
+PRINT_ENV = "AUTOTILE_PRINT_AUTOTUNING"
+
+
+def _verbose() -> bool:
+    return os.environ.get(PRINT_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _key_value(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _dtype_tag(a: Any) -> str:
+    from autotile.lang import BFloat16Array
+
+    return "bfloat16" if isinstance(a, BFloat16Array) else str(a.dtype)
+
+
+def _names(what: str, names: Sequence[str] | None, arg_names: list[str]) -> list[str]:
+    out = list(names or [])
+    bad = [n for n in out if n not in arg_names]
+    if bad:
+        raise InvalidConfigError(f"{what} must name kernel parameters {arg_names}, got {bad}")
+    return out
+
+
+class Autotuner:
+    """A kernel that picks its best config per key before it runs (``triton.Autotuner``).
+
+    Built by :func:`autotune`, which documents the parameters. Launch it like
+    the kernel: ``kernel[grid](*args, **kwargs)``.
+
+    Attributes
+    ----------
+    fn : JITFunction
+        The wrapped kernel.
+    configs : list of Config
+        The candidate list (empty in the space form).
+    keys : list of str
+        The ``key`` argument names.
+    cache : dict
+        Tuning key -> best :class:`Config`, in memory (clear with
+        :meth:`clear_cache`).
+    best_config : Config or None
+        The config of the latest launch.
+    configs_timings : dict of Config to float
+        Scored ``time_s`` of each candidate of the latest tuning (``inf``
+        for a skipped one), as Triton's ``configs_timings``.
+    history : list of TuningRecord
+        Every candidate of the latest tuning with its status, time and reason.
+    histories : dict
+        Tuning key -> history, for every tuning of this process.
+    study : autotile.search.Study or None
+        The study of the latest space-form tuning.
+    n_tuned : int
+        Tunings run by this object (cache hits excluded).
+    cache_hit : bool
+        Whether the latest launch reused a tuning (memory or disk).
+    cache_source : {"memory", "disk", "tuned", "single"} or None
+        Where the latest launch's config came from.
+    bench_time : float
+        Seconds the latest tuning took.
+    """
+
+    def __init__(self, fn: JITFunction, arg_names: list[str], configs: Sequence[Config] | None,
+                 key: Sequence[str], reset_to_zero: Sequence[str] | None = None,
+                 restore_value: Sequence[str] | None = None,
+                 pre_hook: Callable[..., Any] | None = None,
+                 post_hook: Callable[..., Any] | None = None,
+                 prune_configs_by: Mapping[str, Any] | None = None, warmup: Any = None,
+                 rep: Any = None, *, space: Space | Callable[[dict[str, Any]], Space] | None = None,
+                 searcher: str = "random", budget: int = 50, seed: int | None = 0,
+                 scorer: Scorer | None = None, hardware: HardwareProfile = H100_SXM,
+                 small_args: Callable[..., Any] | None = None,
+                 reference: Callable[[dict[str, Any]], Any] | None = None, check: bool = True,
+                 check_max_elems: int = 1 << 16, rtol: float | None = None,
+                 atol: float | None = None, cache_dir: str | os.PathLike[str] | None = None,
+                 disk_cache: bool = True) -> None:
+        if not isinstance(fn, JITFunction):
+            raise InvalidConfigError(f"@autotune must sit above @jit: it wraps a JITFunction, "
+                                     f"got {type(fn).__name__}")
+        self.fn = fn
+        self.base_fn = fn.fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.arg_names = list(arg_names)
+        if space is not None and configs:
+            raise InvalidConfigError("pass either configs= or space=, not both")
+        if space is not None and prune_configs_by:
+            raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
+                                     "put the rules in the space's constraints")
+        self.configs = [c if isinstance(c, Config) else Config.from_knobs(c)
+                        for c in (configs or [])]
+        if space is None and not self.configs:
+            self.configs = [Config({})]
+        self.space = space
+        self.searcher = searcher
+        if int(budget) != budget or budget < 1:
+            raise InvalidConfigError(f"budget must be an int >= 1, got budget={budget!r}")
+        self.budget, self.seed = int(budget), seed
+        self.keys = _names("key", key, self.arg_names)
+        self.reset_to_zero = _names("reset_to_zero", reset_to_zero, self.arg_names)
+        self.restore_value = _names("restore_value", restore_value, self.arg_names)
+        pc = dict(prune_configs_by or {})
+        unknown = set(pc) - {"perf_model", "top_k", "early_config_prune"}
+        if unknown:
+            raise InvalidConfigError(f"prune_configs_by takes 'perf_model', 'top_k' and "
+                                     f"'early_config_prune', got {sorted(unknown)}")
+        self.perf_model = pc.get("perf_model")
+        self.configs_top_k = pc.get("top_k", 1.0)
+        self.early_config_prune = pc.get("early_config_prune")
+        self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        self.warmup, self.rep = warmup, rep  # accepted for Triton compatibility; unused
+        lib = library_kernel_name(fn)
+        if scorer is None and lib is not None:
+            scorer = KernelModelScorer(lib, hardware)
+        if scorer is None and (space is not None or len(self.configs) > 1):
+            raise InvalidConfigError(
+                f"kernel {fn.__name__!r} is not a library kernel with a GPU model "
+                f"(matmul, softmax, flash attention): pass scorer=callable(config, "
+                f"args_by_name) -> MeasureResult or time_s")
+        self.scorer = scorer
+        self.hardware = getattr(scorer, "hardware", hardware)
+        self.small_args = small_args if small_args is not None else library_small_args(fn)
+        self._small_args_is_default = small_args is None and self.small_args is not None
+        self.reference, self.check = reference, bool(check)
+        self.check_max_elems = int(check_max_elems)
+        self.rtol, self.atol = rtol, atol
+        self.cache_dir, self.disk_cache = cache_dir, bool(disk_cache)
+        self.cache: dict[tuple[Any, ...], Config] = {}
+        self.histories: dict[tuple[Any, ...], list[TuningRecord]] = {}
+        self.history: list[TuningRecord] = []
+        self.configs_timings: dict[Config, float] = {}
+        self.best_config: Config | None = None
+        self.study: Any = None
+        self.n_tuned = 0
+        self.cache_hit = False
+        self.cache_source: str | None = None
+        self.bench_time = 0.0
+        self._restore_copies: dict[str, Any] = {}
+        self._source_hash = source_hash(fn.fn)
+        self._tuned_names: set[str] = set().union(*(c.all_kwargs() for c in self.configs))
+
+    def __repr__(self) -> str:
+        form = f"space={self.space!r}" if self.space is not None else f"{len(self.configs)} configs"
+        return f"Autotuner({self.fn.__name__!r}, {form}, key={self.keys})"
+
+    # -- hooks (Triton's defaults) ------------------------------------------------------
+    def pre_hook(self, kwargs: dict[str, Any], reset_only: bool = False) -> None:
+        """Run before each candidate launch with every argument by name.
+
+        The user's ``pre_hook`` when given (it replaces the default, as in
+        Triton); otherwise zero the ``reset_to_zero`` buffers and, unless
+        ``reset_only``, save copies of the ``restore_value`` buffers.
+        """
+        if self.user_pre_hook is not None:
+            if not reset_only:
+                self.user_pre_hook(kwargs)
+            elif "reset_only" in inspect.signature(self.user_pre_hook).parameters:
+                self.user_pre_hook(kwargs, reset_only=True)
+            return
+        for name in self.reset_to_zero:
+            if isinstance(kwargs.get(name), np.ndarray):
+                kwargs[name][...] = 0
+        if not reset_only:
+            self._restore_copies = {n: kwargs[n].copy() for n in self.restore_value
+                                    if isinstance(kwargs.get(n), np.ndarray)}
+
+    def post_hook(self, kwargs: dict[str, Any], exception: BaseException | None) -> None:
+        """Run after each candidate launch: the user's ``post_hook``, else restore buffers."""
+        if self.user_post_hook is not None:
+            self.user_post_hook(kwargs, exception)
+            return
+        for name, saved in self._restore_copies.items():
+            np.copyto(kwargs[name], saved)
+        self._restore_copies = {}
+
+    # -- launch -------------------------------------------------------------------------
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        def launcher(*args: Any, **kwargs: Any) -> None:
+            self.run(*args, grid=grid, **kwargs)
+
+        return launcher
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call as a device function (the plain kernel)."""
+        return self.fn(*args, **kwargs)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        named = dict(zip(self.arg_names, args))
+        named.update({k: v for k, v in kwargs.items() if k in self.arg_names})
+        for p in self.fn.params:
+            if p.name not in named and p.default is not inspect.Parameter.empty:
+                named[p.name] = p.default
+        return named
+
+    def tuning_key(self, named: Mapping[str, Any]) -> tuple[Any, ...]:
+        """Return the cache key of a call: the ``key`` values, then every array's dtype."""
+        k: list[Any] = [_key_value(named[n]) for n in self.keys if n in named]
+        k += [_dtype_tag(a) for a in arrays_of(named).values()]
+        return tuple(k)
+
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> None:
+        """Tune on a new key, then launch the best config (``kernel[grid](...)``).
+
+        Raises
+        ------
+        InvalidConfigError
+            If a keyword argument is also a tuned meta-parameter.
+        MeasureError
+            If no candidate is valid (the message lists each reason).
+        """
+        named = self._bind(args, kwargs)
+        self._check_conflicts(kwargs, self._tuned_names)
+        key = self.tuning_key(named)
+        config = self.cache.get(key)
+        self.cache_hit = config is not None
+        self.cache_source = "memory" if config is not None else None
+        if config is None:
+            space = self._space_for(named) if self.space is not None else None
+            if space is not None:
+                self._check_conflicts(kwargs, set(space.names))
+            dig = self._digest(key, space)
+            config = self._load(key, dig)
+            if config is None:
+                config = self._tune(key, named, grid, args, kwargs, space, dig)
+        self.best_config = config
+        full = {**named, **config.all_kwargs()}
+        if config.pre_hook is not None:
+            config.pre_hook(full)
+        self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+
+    @staticmethod
+    def _check_conflicts(kwargs: Mapping[str, Any], tuned: set[str]) -> None:
+        conflicts = sorted(set(kwargs) & tuned)
+        if conflicts:
+            raise InvalidConfigError(
+                f"Conflicting meta-parameters: {', '.join(conflicts)}. Make sure that you "
+                f"don't re-define auto-tuned symbols.")
+
+    def clear_cache(self) -> None:
+        """Forget the in-memory tunings (the disk cache stays)."""
+        self.cache.clear()
+        self.histories.clear()
+
+    # -- candidates ---------------------------------------------------------------------
+    def _space_for(self, named: Mapping[str, Any]) -> Space:
+        assert self.space is not None
+        sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
+        if not isinstance(sp, Space):
+            raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
+        return sp
+
+    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[Config]:
+        """Apply ``early_config_prune`` then ``perf_model``/``top_k``, as in Triton.
+
+        Raises
+        ------
+        MeasureError
+            If ``early_config_prune`` returns no config.
+        InvalidConfigError
+            If ``top_k`` is neither an int nor a float ``<= 1``.
+        """
+        pruned = list(self.configs)
+        if self.early_config_prune is not None:
+            pruned = list(self.early_config_prune(self.configs, nargs, **kwargs))
+            if not pruned:
+                raise MeasureError("No valid autotuner configs after pruning: "
+                                   "early_config_prune must return at least one config")
+        if self.perf_model is not None:
+            top_k = self.configs_top_k
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = max(1, int(len(pruned) * top_k))
+            elif not isinstance(top_k, int):
+                raise InvalidConfigError(f"top_k must be an int or a float <= 1.0, got "
+                                         f"top_k={top_k!r}")
+            if len(pruned) > top_k:
+                est = {c: self.perf_model(**{**nargs, **kwargs, **c.all_kwargs()})
+                       for c in pruned}
+                pruned = sorted(pruned, key=lambda c: est[c])[:top_k]
+        return pruned
+
+    def _identity(self, sp: Space | None) -> str:
+        if sp is not None:
+            try:
+                text = sp.to_json()
+            except (TypeError, ValueError):
+                text = repr(sp)
+            return f"space:{text}|{self.searcher}|{self.budget}|{self.seed}"
+        return "configs:" + "\n".join(str(c) for c in self.configs)
+
+    def _digest(self, key: tuple[Any, ...], space: Space | None) -> str:
+        tag = getattr(self.scorer, "cache_tag", None) or getattr(
+            self.scorer, "__qualname__", type(self.scorer).__name__)
+        return digest(self._source_hash, repr(key), self._identity(space),
+                      str(getattr(self.hardware, "name", self.hardware)), str(tag),
+                      f"check={self.check},reference={self.reference is not None}")
+
+    def _disk(self) -> DiskCache | None:
+        if not self.disk_cache:
+            return None
+        return DiskCache(Path(self.cache_dir) if self.cache_dir is not None
+                         else default_cache_dir())
+
+    def _load(self, key: tuple[Any, ...], dig: str) -> Config | None:
+        if len(self.configs) == 1 and self.space is None:
+            return None
+        disk = self._disk()
+        if disk is None:
+            return None
+        entry = disk.load(self.fn.__name__, dig)
+        if entry is None:
+            return None
+        idx = entry.get("best_index")
+        if idx is not None and 0 <= idx < len(self.configs) and \
+                str(self.configs[idx]) == entry.get("best_str"):
+            config = self.configs[idx]
+        elif self.space is not None:
+            config = Config.from_json(entry["best"])
+        else:
+            return None
+        self.cache[key] = config
+        self.cache_hit, self.cache_source = True, "disk"
+        if _verbose():
+            print(f"autotile autotuning for {self.fn.__name__}, key {key}: cache hit "
+                  f"({disk.path(self.fn.__name__, dig)}), best config "
+                  f"{config}")
+        return config
+
+    def _check_args(self, named: dict[str, Any], grid: Any) -> dict[str, Any] | None:
+        if not self.check:
+            return None
+        if self.small_args is not None and (callable(grid) or not self._small_args_is_default):
+            return call_small_args(self.small_args, named, self.arg_names)
+        if n_elems(named) <= self.check_max_elems:
+            return named
+        raise InvalidConfigError(
+            f"cannot check candidates of {self.fn.__name__!r}: its arrays hold "
+            f"{n_elems(named)} elements > check_max_elems={self.check_max_elems}; pass "
+            f"small_args= (a small instance; use a callable grid), raise check_max_elems "
+            f"or pass check=False")
+
+    def _tune(self, key: tuple[Any, ...], named: dict[str, Any], grid: Any,
+              args: tuple[Any, ...], kwargs: dict[str, Any], space: Space | None,
+              dig: str) -> Config:
+        nargs = dict(zip(self.arg_names, args))
+        if space is None:
+            candidates = self.prune_configs(nargs, kwargs)
+            if len(candidates) == 1:  # as Triton: a single config is not tuned
+                self.cache[key] = candidates[0]
+                self.cache_source = "single"
+                return candidates[0]
+        verbose = _verbose()
+        t0 = time.perf_counter()
+        ev = Evaluator(self.fn, grid, named, self._check_args(named, grid), self.scorer,
+                       self.pre_hook, self.post_hook, self.reference, self.rtol, self.atol)
+        if space is None:
+            pruned = [TuningRecord(c, "pruned", reason="prune_configs_by")
+                      for c in self.configs if c not in set(candidates)]
+            for c in candidates:
+                rec = ev.evaluate(c)
+                if verbose:
+                    print(f"autotile autotuning {self.fn.__name__}: {rec.describe()}")
+            history = ev.records + pruned
+        else:
+            history = self._search(ev, space, verbose)
+        self.bench_time = time.perf_counter() - t0
+        self.n_tuned += 1
+        self.history = history
+        self.histories[key] = history
+        self.configs_timings = {r.config: r.time_s for r in history if r.status != "pruned"}
+        ok = [r for r in history if r.status == "ok"]
+        if not ok:
+            lines = "\n".join(f"  {r.describe()}" for r in history)
+            raise MeasureError(f"no valid config for kernel {self.fn.__name__!r} with key "
+                               f"{key}; every candidate was skipped:\n{lines}")
+        best_rec = min(ok, key=lambda r: r.time_s)
+        best = best_rec.config
+        self.cache[key] = best
+        self.cache_source = "tuned"
+        # as Triton: zero the reset_to_zero buffers once more before the real launch
+        self.pre_hook({**named, **best.all_kwargs()}, reset_only=True)
+        self._store(key, dig, best, history)
+        if verbose:
+            print(f"autotile autotuning for function {self.fn.__name__},\nwith key as {key},\n"
+                  f"finished after {self.bench_time:.2f}s ({len(history)} candidates, "
+                  f"{len(ok)} valid),\nbest config selected: {best}; "
+                  f"time_s={best_rec.time_s:.4g}")
+        return best
+
+    def _search(self, ev: Evaluator, space: Space, verbose: bool) -> list[TuningRecord]:
+        from autotile.search import tune
+
+        measurer = CandidateMeasurer(ev)
+        study = tune(space, measurer, searcher=self.searcher, budget=self.budget,
+                     seed=self.seed, storage=":memory:", progress=False,
+                     study_name=f"autotune-{self.fn.__name__}")
+        self.study = study
+        history: list[TuningRecord] = []
+        for t in sorted(study.optuna_study.get_trials(deepcopy=False), key=lambda t: t.number):
+            ua = t.user_attrs
+            if "cached_from" in ua or "config" not in ua:
+                continue
+            rec = measurer.by_text.get(str(ua["config"]))
+            if rec is None:  # the study rejected it against the space's constraints
+                rec = TuningRecord(self._parse(space, str(ua["config"])), "infeasible",
+                                   reason=str(ua.get("error")))
+            history.append(rec)
+            if verbose:
+                print(f"autotile autotuning {self.fn.__name__}: {rec.describe()}")
+        return history
+
+    @staticmethod
+    def _parse(space: Space, text: str) -> Config:
+        values: dict[str, Any] = {}
+        for part in text.split(", "):
+            k, _, v = part.partition("=")
+            try:
+                values[k] = space[k].parse_value(v)
+            except (KeyError, InvalidConfigError, ValueError):
+                values[k] = v
+        return Config.from_knobs(values)
+
+    def _store(self, key: tuple[Any, ...], dig: str, best: Config,
+               history: list[TuningRecord]) -> None:
+        disk = self._disk()
+        if disk is None:
+            return
+        idx = self.configs.index(best) if self.space is None else None
+        if idx is None and best.pre_hook is not None:
+            return
+        entry = {"kernel": self.fn.__name__, "key": [repr(k) for k in key],
+                 "hardware": str(getattr(self.hardware, "name", self.hardware)),
+                 "best": json.loads(best.to_json()), "best_str": str(best),
+                 "best_index": idx, "tuning_s": self.bench_time,
+                 "history": [r.to_json() for r in history]}
+        try:
+            disk.store(self.fn.__name__, dig, entry)
+        except OSError as exc:
+            if _verbose():
+                print(f"autotile autotuning: could not write the cache: {exc}")
+
+
+def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
+             prune_configs_by: Mapping[str, Any] | None = None,
+             reset_to_zero: Sequence[str] | None = None,
+             restore_value: Sequence[str] | None = None,
+             pre_hook: Callable[..., Any] | None = None,
+             post_hook: Callable[..., Any] | None = None, warmup: Any = None, rep: Any = None,
+             **options: Any) -> Callable[[JITFunction], Autotuner]:
+    """Decorator that tunes a ``@jit`` kernel's meta-parameters per call key.
+
+    Triton's ``triton.autotune``, with the GPU model instead of a GPU. On a
+    launch ``kernel[grid](*args, **kwargs)`` whose key is new, every
+    candidate is (1) scored at the real shape by ``scorer`` (the GPU model
+    for library kernels) and, when feasible, (2) run in the interpreter on a
+    small instance and compared with the first candidate's output (or with
+    ``reference``). A candidate that is infeasible, raises, or is wrong is
+    skipped with its reason (``Autotuner.history``) and tuning goes on. The
+    fastest valid one is cached in memory and on disk, then launched on the
+    real arguments.
+
+    Parameters
+    ----------
+    configs : list of Config, optional
+        The candidates. Leave out to give ``space=``.
+    key : list of str
+        Argument names whose values, together with the dtypes of all array
+        arguments, form the tuning key.
+    prune_configs_by : dict, optional
+        ``"early_config_prune"``: ``f(configs, named_args, **kwargs) ->
+        configs``; ``"perf_model"``: ``f(**named_args, **kwargs,
+        **config.all_kwargs()) -> estimated time``; ``"top_k"``: how many
+        configs the perf model keeps (an int, or a float ``<= 1`` fraction).
+        Config-list form only.
+    reset_to_zero : list of str, optional
+        Array arguments zeroed before each candidate runs (and once more
+        before the real launch after tuning).
+    restore_value : list of str, optional
+        Array arguments copied before each candidate runs and restored after.
+    pre_hook : callable, optional
+        ``pre_hook(kwargs)`` before each candidate run, with every argument
+        and meta-parameter by name. Replaces the ``reset_to_zero`` /
+        ``restore_value`` behaviour, as in Triton.
+    post_hook : callable, optional
+        ``post_hook(kwargs, exception)`` after each candidate run
+        (``exception`` is None on success). Replaces the ``restore_value``
+        behaviour, as in Triton.
+    warmup, rep : optional
+        Accepted for Triton compatibility and ignored (nothing is timed).
+    **options
+        Beyond Triton (keyword-only):
+
+        space : Space or callable, optional
+            Instead of ``configs``: a :class:`~autotile.space.Space` whose
+            knobs are the kernel's constexpr names plus ``num_warps`` /
+            ``num_stages``, or ``space(args_by_name) -> Space``.
+        searcher : str, default="random"
+            :func:`autotile.search.make_searcher` name (``"random"``,
+            ``"grid"``, ``"model"``, ``"evolutionary"``, ``"tpe"``, ...).
+        budget : int, default=50
+            Trials of the search (space form).
+        seed : int or None, default=0
+            Seed of the searcher.
+        scorer : callable, optional
+            ``scorer(config, args_by_name) -> MeasureResult`` (status and
+            ``time_s`` in seconds) or a float ``time_s``. Default for the
+            library's matmul, persistent matmul, softmax and flash-attention
+            kernels: :class:`KernelModelScorer` on ``hardware``. Required
+            otherwise (unless there is a single config).
+        hardware : HardwareProfile, default=H100_SXM
+            GPU of the default scorer; its name is part of the cache key.
+        small_args : callable, optional
+            ``small_args(args_by_name)`` (or ``small_args()``) returning the
+            check instance as a tuple or dict of kernel arguments (names it
+            leaves out come from the call). Use a callable grid so the check
+            launch gets the instance's own grid. Default: a built-in shrink
+            for ``matmul_kernel``/``softmax_kernel`` (with a callable grid),
+            else the call's own arguments when they hold at most
+            ``check_max_elems`` elements; otherwise the launch raises
+            :class:`~autotile.errors.InvalidConfigError`.
+        reference : callable, optional
+            ``reference(args_by_name) -> {arg name: expected array}`` on the
+            check instance; default: the first candidate that runs.
+        check : bool, default=True
+            Whether to run the correctness check at all.
+        check_max_elems : int, default=65536
+            Largest call (total array elements) checked on its own arguments.
+        rtol, atol : float, optional
+            Tolerances of the comparison (default by dtype).
+        cache_dir : str or path, optional
+            Disk cache directory; default ``$AUTOTILE_CACHE_DIR`` or
+            ``~/.cache/autotile/autotune``.
+        disk_cache : bool, default=True
+            Read and write the disk cache.
+
+    Returns
+    -------
+    callable
+        Turns a :class:`~autotile.lang.JITFunction` into an :class:`Autotuner`.
+
+    Raises
+    ------
+    InvalidConfigError
+        For a name in ``key``/``reset_to_zero``/``restore_value`` that is
+        not a kernel parameter, both or neither of ``configs``/``space``
+        given inconsistently, or a missing ``scorer``.
+
+    Notes
+    -----
+    The disk cache file is keyed by the SHA-256 of the kernel source, the
+    tuning key, the candidates (config list, or space JSON + searcher +
+    budget + seed), the hardware name and the scorer. Set
+    ``AUTOTILE_PRINT_AUTOTUNING=1`` to print each candidate, the winner and
+    the tuning time.
+
+    Examples
+    --------
+    >>> import autotile.lang as tl
+    >>> from autotile.kernels import matmul_kernel
+    >>> from autotile.tuner import Config, autotune
+    >>> mm = autotune(configs=[
+    ...     Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=4),
+    ...     Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8),
+    ... ], key=["M", "N", "K"], disk_cache=False)(matmul_kernel)
+    """
+    unknown = set(options) - {"space", "searcher", "budget", "seed", "scorer", "hardware",
+                              "small_args", "reference", "check", "check_max_elems", "rtol",
+                              "atol", "cache_dir", "disk_cache", "use_cuda_graph", "do_bench",
+                              "cache_results"}
+    if unknown:
+        raise TypeError(f"autotune() got unexpected keyword arguments {sorted(unknown)}")
+    for ignored in ("use_cuda_graph", "do_bench", "cache_results"):
+        options.pop(ignored, None)
+
+    def decorator(fn: JITFunction) -> Autotuner:
+        return Autotuner(fn, getattr(fn, "arg_names", []), configs, key, reset_to_zero,
+                         restore_value, pre_hook, post_hook, prune_configs_by, warmup, rep,
+                         **options)
+
+    return decorator
+

@@ -1,0 +1,204 @@
+"""``Config``: one candidate of ``@autotune``, Triton's ``triton.Config``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import InvalidConfigError
+
+__all__ = ["Config", "LAUNCH_KNOBS"]
+
+#: Knob names that are launch options, not kernel meta-parameters.
+LAUNCH_KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars become Python scalars and lists become tuples (hashable)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, list):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Config:
+    """One kernel configuration for :func:`autotune` to try (``triton.Config``).
+
+    Parameters
+    ----------
+    kwargs : mapping of str to value
+        Meta-parameters passed to the kernel as keyword arguments, named as
+        its ``tl.constexpr`` parameters, e.g. ``{"BLOCK_M": 128}``. Stored as
+        a read-only mapping; values must be hashable (lists become tuples).
+    num_warps : int, default=4
+        Warps per program (a power of two); a launch option the GPU model
+        reads (the interpreter runs programs sequentially either way).
+    num_stages : int, default=3
+        Software-pipelining stages, ``>= 1``; read by the GPU model.
+    num_ctas : int, default=1
+        Programs per cluster (accepted for Triton compatibility).
+    maxnreg : int, optional
+        Register cap per thread (accepted for Triton compatibility).
+    pre_hook : callable, optional
+        ``pre_hook(kwargs)`` called before each launch with this config,
+        ``kwargs`` being every kernel argument and meta-parameter by name.
+
+    Raises
+    ------
+    InvalidConfigError
+        If a key is not a str, names a launch option, a value is not
+        hashable, ``num_warps`` is not a positive power of two or
+        ``num_stages``/``num_ctas`` is below 1.
+
+    Notes
+    -----
+    Equality and hashing use :meth:`all_kwargs` and ``pre_hook``, as in
+    Triton; the key order of ``kwargs`` does not matter.
+
+    Examples
+    --------
+    >>> cfg = Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8)
+    >>> str(cfg)
+    'BLOCK_M: 128, BLOCK_N: 64, num_warps: 8, num_stages: 3'
+    >>> cfg.all_kwargs()["num_warps"]
+    8
+    """
+
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    num_warps: int = 4
+    num_stages: int = 3
+    num_ctas: int = 1
+    maxnreg: int | None = None
+    pre_hook: Callable[[dict[str, Any]], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kwargs, Mapping):
+            raise InvalidConfigError(
+                f"Config kwargs must be a mapping of str to value, "
+                f"got {type(self.kwargs).__name__}")
+        items = {}
+        for k, v in self.kwargs.items():
+            if not isinstance(k, str):
+                raise InvalidConfigError(f"Config kwargs keys must be str, got {k!r}")
+            if k in LAUNCH_KNOBS:
+                raise InvalidConfigError(
+                    f"{k} is a launch option: pass Config(..., {k}=...) instead of kwargs[{k!r}]")
+            items[k] = _plain(v)
+        try:
+            hash(tuple(items.items()))
+        except TypeError:
+            raise InvalidConfigError(
+                f"Config kwargs values must be hashable, got {items!r}") from None
+        object.__setattr__(self, "kwargs", MappingProxyType(items))
+        nw = _plain(self.num_warps)
+        if isinstance(nw, bool) or not isinstance(nw, int) or nw < 1 or nw & (nw - 1):
+            raise InvalidConfigError(
+                f"num_warps must be a positive power of two, got num_warps={nw!r}")
+        object.__setattr__(self, "num_warps", nw)
+        for name in ("num_stages", "num_ctas"):
+            v = _plain(getattr(self, name))
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InvalidConfigError(f"{name} must be an int >= 1, got {name}={v!r}")
+            object.__setattr__(self, name, v)
+        if self.pre_hook is not None and not callable(self.pre_hook):
+            raise InvalidConfigError(
+                f"pre_hook must be callable or None, got {type(self.pre_hook).__name__}")
+
+    # -- Triton's API -----------------------------------------------------------------
+    def all_kwargs(self) -> dict[str, Any]:
+        """Return the meta-parameters plus the launch options that are set.
+
+        Returns
+        -------
+        dict
+            ``kwargs`` then ``num_warps``, ``num_ctas``, ``num_stages`` and
+            ``maxnreg`` (left out when None): what the kernel launch receives.
+        """
+        launch = {"num_warps": self.num_warps, "num_ctas": self.num_ctas,
+                  "num_stages": self.num_stages, "maxnreg": self.maxnreg}
+        return {**self.kwargs, **{k: v for k, v in launch.items() if v is not None}}
+
+    def _identity(self) -> tuple[Any, ...]:
+        return (frozenset(self.all_kwargs().items()), self.pre_hook)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Config):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __str__(self) -> str:
+        parts = [f"{k}: {v}" for k, v in self.kwargs.items()]
+        parts += [f"num_warps: {self.num_warps}", f"num_stages: {self.num_stages}"]
+        if self.num_ctas != 1:
+            parts.append(f"num_ctas: {self.num_ctas}")
+        if self.maxnreg is not None:
+            parts.append(f"maxnreg: {self.maxnreg}")
+        return ", ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Config({self})"
+
+    # -- conversions ------------------------------------------------------------------
+    @classmethod
+    def from_knobs(cls, values: Mapping[str, Any]) -> Config:
+        """Build a config from one flat mapping (e.g. an autotile space config).
+
+        Parameters
+        ----------
+        values : mapping of str to value
+            Knob name -> value; ``num_warps``, ``num_stages``, ``num_ctas``
+            and ``maxnreg`` become launch options, the rest ``kwargs``.
+
+        Returns
+        -------
+        Config
+        """
+        launch = {k: values[k] for k in LAUNCH_KNOBS if k in values}
+        return cls({k: v for k, v in values.items() if k not in LAUNCH_KNOBS}, **launch)
+
+    def to_json(self) -> str:
+        """Return a JSON object text (``pre_hook`` is not written).
+
+        Returns
+        -------
+        str
+            ``{"kwargs": {...}, "num_warps": 4, "num_stages": 3, "num_ctas": 1,
+            "maxnreg": null}``.
+        """
+        return json.dumps({"kwargs": {k: _jsonable(v) for k, v in self.kwargs.items()},
+                           "num_warps": self.num_warps, "num_stages": self.num_stages,
+                           "num_ctas": self.num_ctas, "maxnreg": self.maxnreg})
+
+    @classmethod
+    def from_json(cls, data: str | Mapping[str, Any]) -> Config:
+        """Inverse of :meth:`to_json` (JSON lists become tuples).
+
+        Parameters
+        ----------
+        data : str or mapping
+            JSON text or its parsed dict.
+
+        Returns
+        -------
+        Config
+        """
+        d = json.loads(data) if isinstance(data, str) else dict(data)
+        return cls(dict(d.get("kwargs", {})), num_warps=d.get("num_warps", 4),
+                   num_stages=d.get("num_stages", 3), num_ctas=d.get("num_ctas", 1),
+                   maxnreg=d.get("maxnreg"))

@@ -1,0 +1,181 @@
+"""Evaluate one candidate: score it at the real shape, then check it in the interpreter."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy.typing as npt
+
+from autotile.measure import Measurer, MeasureResult
+from autotile.tuner._check import compare_outputs, snapshot
+from autotile.tuner._config import Config
+from autotile.tuner._record import TuningRecord
+
+__all__ = ["Evaluator", "Scorer", "as_measure_result", "CandidateMeasurer"]
+
+#: ``scorer(config, args_by_name) -> MeasureResult | float`` (seconds).
+Scorer = Callable[[Config, Mapping[str, Any]], Any]
+Hook = Callable[..., Any]
+
+
+def _err(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def as_measure_result(config: Config, out: Any) -> MeasureResult:
+    """Turn a scorer's return value into a :class:`MeasureResult`.
+
+    A :class:`MeasureResult` is kept; a number is ``time_s`` (``"ok"``
+    when finite and ``>= 0``, else ``"infeasible"``).
+
+    Raises
+    ------
+    TypeError
+        For any other return value.
+    """
+    if isinstance(out, MeasureResult):
+        return out
+    if isinstance(out, (int, float)) and not isinstance(out, bool):
+        t = float(out)
+        if math.isfinite(t) and t >= 0:
+            return MeasureResult(str(config), "ok", {"time_s": t})
+        return MeasureResult(str(config), "infeasible", {}, 0.0, f"scorer returned {t}")
+    raise TypeError(f"a scorer must return a MeasureResult or a time in seconds, got "
+                    f"{type(out).__name__}")
+
+
+class Evaluator:
+    """Scores and checks the candidates of one tuning (one key).
+
+    For each candidate, in this order:
+
+    1. ``scorer(config, real_args)`` at the real shape. Not ``"ok"`` (the
+       model says it cannot launch, or the scorer raised): the candidate is
+       skipped with that status and reason and is never run.
+    2. When ``check_args`` is given: run the kernel in the interpreter on
+       that instance, with the hooks ``config.pre_hook(kw)``,
+       ``pre_hook(kw)``, the launch, ``post_hook(kw, exception)``. A raise
+       is ``"failed"``. The array arguments right after the launch (before
+       ``post_hook`` restores anything) are the candidate's outputs.
+    3. Compare the outputs with the expected ones: ``reference(args)`` when
+       given (computed once, on copies of the instance as the first
+       candidate's hooks left it), else the outputs of the first candidate
+       that ran (the baseline, ``"ok"`` by definition). A mismatch is
+       ``"wrong"``.
+
+    Parameters
+    ----------
+    fn : JITFunction
+        The kernel.
+    grid : tuple or callable
+        Launch grid (a callable gets the check instance's arguments and the
+        config's kwargs, as in Triton).
+    real_args : mapping of str to value
+        The call's arguments by name (the scorer reads shapes from them).
+    check_args : mapping of str to value or None
+        The instance the interpreter runs; None: no correctness check.
+    scorer : callable
+        ``scorer(config, args_by_name) -> MeasureResult | float``.
+    pre_hook, post_hook : callable
+        The autotuner's hooks.
+    reference : callable, optional
+        ``reference(args_by_name) -> {name: expected array}``.
+    rtol, atol : float, optional
+        Comparison tolerances (default by dtype).
+    """
+
+    def __init__(self, fn: Any, grid: Any, real_args: Mapping[str, Any],
+                 check_args: Mapping[str, Any] | None, scorer: Scorer, pre_hook: Hook,
+                 post_hook: Hook, reference: Callable[[dict[str, Any]], Any] | None = None,
+                 rtol: float | None = None, atol: float | None = None) -> None:
+        self.fn = fn
+        self.grid = grid
+        self.real_args = dict(real_args)
+        self.check_args = None if check_args is None else dict(check_args)
+        self.scorer = scorer
+        self.pre_hook = pre_hook
+        self.post_hook = post_hook
+        self.reference = reference
+        self.rtol, self.atol = rtol, atol
+        self.expected: dict[str, npt.NDArray[Any]] | None = None
+        self.records: list[TuningRecord] = []
+
+    def evaluate(self, config: Config) -> TuningRecord:
+        """Score and check one candidate; append and return its record."""
+        rec = self._evaluate(config)
+        self.records.append(rec)
+        return rec
+
+    def _evaluate(self, config: Config) -> TuningRecord:
+        try:
+            res = as_measure_result(config, self.scorer(config, self.real_args))
+        except Exception as exc:  # noqa: BLE001 - a failed config is data
+            return TuningRecord(config, "failed", reason=f"scorer raised {_err(exc)}")
+        if not res.ok:
+            return TuningRecord(config, res.status, reason=res.error or res.status)
+        t = res.metrics.get("time_s")
+        if t is None or not math.isfinite(t):
+            return TuningRecord(config, "failed", reason=f"the scorer gave no finite time_s "
+                                f"(metrics {sorted(res.metrics)})")
+        if self.check_args is not None:
+            reason = self._check(config)
+            if reason is not None:
+                status = "failed" if reason.startswith("interpreter raised") else "wrong"
+                return TuningRecord(config, status, reason=reason, metrics=res.metrics)
+        return TuningRecord(config, "ok", float(t), None, res.metrics)
+
+    def _check(self, config: Config) -> str | None:
+        assert self.check_args is not None
+        meta = config.all_kwargs()
+        launch = {k: v for k, v in self.check_args.items() if k not in meta}
+        full = {**self.check_args, **meta}
+        try:
+            if config.pre_hook is not None:
+                config.pre_hook(full)
+            self.pre_hook(full)
+        except Exception as exc:  # noqa: BLE001
+            return f"interpreter raised in pre_hook: {_err(exc)}"
+        if self.reference is not None and self.expected is None:
+            self.expected = dict(self.reference({**full, **snapshot(full)}))
+        try:
+            self.fn.run(grid=self.grid, **launch, **meta)
+        except Exception as exc:  # noqa: BLE001 - out-of-bounds etc. score inf
+            try:
+                self.post_hook(full, exception=exc)
+            except Exception:  # noqa: BLE001, S110 - the kernel's error is the reason
+                pass
+            return f"interpreter raised {_err(exc)}"
+        got = snapshot(full)
+        self.post_hook(full, exception=None)
+        if self.expected is None:  # the first candidate that runs is the baseline
+            self.expected = got
+            return None
+        return compare_outputs(got, self.expected, self.rtol, self.atol)
+
+
+class CandidateMeasurer(Measurer):
+    """A :class:`Measurer` over space configs that delegates to an :class:`Evaluator`.
+
+    Lets :func:`autotile.search.tune` drive the space form of ``@autotune``:
+    each space config becomes a :class:`Config` (``num_warps``,
+    ``num_stages`` as launch options), is evaluated, and comes back as a
+    :class:`MeasureResult` with ``time_s`` (a ``"wrong"`` candidate is
+    ``"failed"``). :attr:`by_text` maps ``str(space config)`` to its record.
+    """
+
+    metrics = ("time_s",)
+    objective = "time_s"
+
+    def __init__(self, evaluator: Evaluator) -> None:
+        self.evaluator = evaluator
+        self.by_text: dict[str, TuningRecord] = {}
+
+    def _measure(self, config: Any) -> MeasureResult:
+        rec = self.evaluator.evaluate(Config.from_knobs(config))
+        self.by_text[str(config)] = rec
+        if rec.status == "ok":
+            return MeasureResult(str(config), "ok", {"time_s": rec.time_s})
+        status = "infeasible" if rec.status == "infeasible" else "failed"
+        return MeasureResult(str(config), status, {}, 0.0, f"{rec.status}: {rec.reason}")
