@@ -13,8 +13,10 @@ by name. An objective gets its config with :func:`suggest_config`.
 from __future__ import annotations
 
 from autotile.search._base import History, SpaceSearcher
+from autotile.search._evolutionary import EvolutionarySearcher
 from autotile.search._factory import SEARCHERS, encoding_for, make_searcher
 from autotile.search._grid import GridSearcher
+from autotile.search._model_guided import ModelGuidedSearcher
 from autotile.search._params import (
     ENCODINGS,
     config_from_params,
@@ -30,6 +32,8 @@ __all__ = [
     "History",
     "GridSearcher",
     "RandomSearcher",
+    "ModelGuidedSearcher",
+    "EvolutionarySearcher",
     "make_searcher",
     "SEARCHERS",
     "encoding_for",

@@ -47,3 +47,35 @@ def mixed_space() -> Space:
         constraints=[lambda c: not (c["unroll"] and c["tile"] == 12)],
         name="mixed",
     )
+
+
+GEMM8_CACHE = dict(size_bytes=256, line_bytes=32, ways=2)
+
+
+def gemm8_truth(cache_dir):
+    """Ground truth of gemm_space(8) under a 256-byte, 2-way cache (misses are rare-optimal).
+
+    13,776 canonical schedules are simulated once (~15-25 s with 2 jobs) and
+    the table is kept in pytest's cache directory for later runs.
+    """
+    from autotile.measure import CacheConfig, GroundTruth, ScheduleMeasurer, sweep
+    from autotile.space import gemm_canonical_key, gemm_space
+
+    space = gemm_space(8)
+    path = cache_dir / "gemm8_256B_truth.npz"
+    if path.exists():
+        truth = GroundTruth.load(path)
+    else:
+        measurer = ScheduleMeasurer(space, cache=CacheConfig(**GEMM8_CACHE))
+        truth = sweep(space, measurer, path, key=gemm_canonical_key, n_jobs=2,
+                      chunk_size=2000, progress=False)
+    return space, truth
+
+
+@pytest.fixture(scope="session")
+def gemm8(request):
+    from autotile.measure import ReplayMeasurer
+
+    cache_dir = request.config.cache.mkdir("autotile_search")
+    space, truth = gemm8_truth(cache_dir)
+    return space, truth, ReplayMeasurer(space, truth, "misses")

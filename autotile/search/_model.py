@@ -1,0 +1,189 @@
+"""Cost-model plumbing shared by the model-guided and evolutionary searchers."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from autotile.search._base import History
+from autotile.search._codec import IndexCodec
+from autotile.space import Space
+
+__all__ = ["make_cost_model", "make_featurizer", "ModelScorer", "TopK"]
+
+_MODEL_NAMES = ("xgb", "xgb-rank", "xgb-reg", "rf")
+
+
+def make_cost_model(spec: Any, seed: int) -> Any:
+    """Return a fresh cost model from a name or an estimator.
+
+    Parameters
+    ----------
+    spec : None, str or estimator
+        ``None``, ``"xgb"`` or ``"xgb-rank"``: ``XGBCostModel("rank")``;
+        ``"xgb-reg"``: ``XGBCostModel("reg")``; ``"rf"``:
+        ``RandomForestCostModel``; an object with ``fit``/``predict`` is
+        cloned (``sklearn.base.clone``) and its ``random_state``, if unset,
+        is set to ``seed``.
+    seed : int
+        ``random_state`` of the model.
+
+    Returns
+    -------
+    object
+        A model with ``fit(X, y)`` and ``predict(X)`` (lower is better).
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is an unknown name or has no ``fit``/``predict``.
+    """
+    if spec is None or isinstance(spec, str):
+        from autotile.cost_model import RandomForestCostModel, XGBCostModel
+
+        name = spec or "xgb"
+        if name in ("xgb", "xgb-rank"):
+            return XGBCostModel(objective="rank", random_state=seed, n_jobs=1)
+        if name == "xgb-reg":
+            return XGBCostModel(objective="reg", random_state=seed, n_jobs=1)
+        if name == "rf":
+            return RandomForestCostModel(random_state=seed, n_jobs=1)
+        raise ValueError(f"cost_model must be one of {_MODEL_NAMES} or an estimator, got {spec!r}")
+    if not (hasattr(spec, "fit") and hasattr(spec, "predict")):
+        raise ValueError(
+            f"cost_model must have fit(X, y) and predict(X), got {type(spec).__name__}"
+        )
+    from sklearn.base import clone
+
+    try:
+        model = clone(spec)
+    except TypeError:
+        return spec
+    params = model.get_params() if hasattr(model, "get_params") else {}
+    if "random_state" in params and params["random_state"] is None:
+        model.set_params(random_state=seed)
+    return model
+
+
+def make_featurizer(spec: Any, space: Space) -> Any:
+    """Return a featurizer: ``"auto"`` (``featurizer_for(space)``), ``"knob"`` or an object.
+
+    Parameters
+    ----------
+    spec : str or object
+        ``"auto"`` (or ``None``): :func:`autotile.cost_model.featurizer_for`
+        (loop features for GEMM spaces); ``"knob"``: the knob encoding only;
+        an object with ``transform(configs)``.
+    space : Space
+        The space.
+
+    Returns
+    -------
+    object
+        Has ``transform(configs) -> ndarray of shape (n_configs, n_features)``.
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is neither.
+    """
+    from autotile.cost_model import KnobFeaturizer, featurizer_for
+
+    if spec is None or spec == "auto":
+        return featurizer_for(space)
+    if spec == "knob":
+        return KnobFeaturizer(space).fit()
+    if hasattr(spec, "transform"):
+        return spec
+    raise ValueError(
+        f"featurizer must be 'knob', 'auto' or have transform(configs), got {spec!r}")
+
+
+class ModelScorer:
+    """A cost model and a featurizer over space indices: fit on a history, predict.
+
+    With ``featurizer="knob"`` features are gathered from per-knob tables
+    (:meth:`IndexCodec.encode`); otherwise the featurizer's rows are cached
+    per index, so configs revisited by a search are featurized once.
+    """
+
+    def __init__(self, space: Space, cost_model: Any, featurizer: Any, codec: IndexCodec) -> None:
+        self.space = space
+        self.codec = codec
+        self.cost_model_spec = cost_model
+        make_cost_model(cost_model, 0)  # validate the spec now, not at the first fit
+        self._knob = isinstance(featurizer, str) and featurizer == "knob"
+        self.featurizer = None if self._knob else make_featurizer(featurizer, space)
+        self._rows: dict[int, npt.NDArray[np.float64]] = {}
+        self.model: Any = None
+
+    def features(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Feature matrix of the configs at ``idx``, shape (n, n_features)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if self._knob:
+            return self.codec.encode(idx)
+        assert self.featurizer is not None
+        missing = list(dict.fromkeys(int(i) for i in idx if int(i) not in self._rows))
+        if missing:
+            X = np.asarray(self.featurizer.transform(self.codec.configs(missing)), np.float64)
+            self._rows.update(zip(missing, X))
+        if idx.size == 0:
+            return np.zeros((0, 0))
+        return np.stack([self._rows[int(i)] for i in idx])
+
+    def fit(self, history: History, seed: int) -> bool:
+        """Fit a fresh model on every finished trial; return whether there was enough data."""
+        y = history.value_array()
+        ok = np.isfinite(y)
+        if int(ok.sum()) < 2:
+            return False
+        lo = float(y[ok].min())
+        if lo <= 0:
+            y = np.where(ok, y - lo + 1.0, y)
+        X = self.features(np.asarray(history.indices, dtype=np.int64))
+        self.model = make_cost_model(self.cost_model_spec, seed)
+        self.model.fit(X, y)
+        return True
+
+    def predict(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Predicted costs of the configs at ``idx``, shape (n,)."""
+        if len(idx) == 0:
+            return np.zeros(0)
+        return np.asarray(self.model.predict(self.features(idx)), dtype=np.float64)
+
+
+class TopK:
+    """The ``k`` distinct space indices with the lowest predicted cost, excluding some."""
+
+    def __init__(self, k: int, exclude: set[int]) -> None:
+        self.k = k
+        self.exclude = exclude
+        self._heap: list[tuple[float, int, int]] = []  # max-heap via negated cost
+        self._members: set[int] = set()
+        self._tick = 0
+
+    def push(self, idx: npt.NDArray[np.int64], costs: npt.NDArray[np.float64]) -> bool:
+        """Offer candidate space indices; return whether the top set changed."""
+        changed = False
+        for cfg, c in zip(idx.tolist(), costs.tolist()):
+            if cfg in self._members or cfg in self.exclude or math.isnan(c):
+                continue
+            self._tick += 1
+            if len(self._heap) < self.k:
+                heapq.heappush(self._heap, (-c, -self._tick, cfg))
+            elif -c > self._heap[0][0]:
+                _, _, old = heapq.heapreplace(self._heap, (-c, -self._tick, cfg))
+                self._members.discard(old)
+            else:
+                continue
+            self._members.add(cfg)
+            changed = True
+        return changed
+
+    def best(self) -> list[int]:
+        """The members, lowest predicted cost first (ties: earliest offered first)."""
+        return [cfg for _, _, cfg in sorted(self._heap, key=lambda e: (-e[0], -e[1]))]

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import optuna
+import pytest
+
+from autotile.search import EvolutionarySearcher, ModelGuidedSearcher, make_searcher, tune
+from tests.search.conftest import ToyMeasurer
+
+FAST = {
+    "model": dict(plan_size=16, n_sa_iters=30, n_parallel=32, early_stop=10),
+    "evolutionary": dict(batch_size=8, population=16),
+    "evo-xgb": dict(batch_size=8, population=16, cost_model="xgb"),
+}
+
+
+def _run(space, name, seed, budget=48, n_jobs=1):
+    kind = "evolutionary" if name == "evo-xgb" else name
+    st = tune(space, ToyMeasurer(space), kind, budget=budget, seed=seed, storage=":memory:",
+              progress=False, n_jobs=n_jobs, searcher_kwargs=FAST.get(name))
+    return [str(r.config) for r in st.trials], st
+
+
+@pytest.mark.parametrize("name", ["grid", "random", "model", "evolutionary", "evo-xgb"])
+def test_valid_unique_and_seeded(mixed_space, name):
+    a, st = _run(mixed_space, name, seed=7)
+    assert len(a) == 48 and len(set(a)) == 48
+    assert all(mixed_space.is_valid(r.config) for r in st.trials)
+    b, _ = _run(mixed_space, name, seed=7)
+    assert a == b
+    if name != "grid":
+        c, _ = _run(mixed_space, name, seed=8)
+        assert a != c
+
+
+@pytest.mark.parametrize("name", ["model", "evolutionary"])
+def test_seeded_with_parallel_batches(small_space, name):
+    a, _ = _run(small_space, name, seed=1, budget=40, n_jobs=2)
+    b, _ = _run(small_space, name, seed=1, budget=40, n_jobs=2)
+    assert a == b and len(set(a)) == 40
+
+
+def test_exhausts_a_space_without_repeats(small_space):
+    names, st = _run(small_space, "evo-xgb", seed=0, budget=200)
+    assert sorted(names) == sorted(str(c) for c in small_space)
+
+
+def test_model_guided_in_plain_optuna_with_index_encoding(small_space):
+    from autotile.search import suggest_config
+
+    sampler = ModelGuidedSearcher(small_space, seed=0, plan_size=8, n_sa_iters=20)
+    st = optuna.create_study(sampler=sampler, direction="maximize")
+
+    def objective(trial):
+        cfg = suggest_config(trial, small_space, "index")
+        return float(cfg["a"] * cfg["b"])
+
+    st.optimize(objective, n_trials=30)
+    params = [tuple(t.params.values()) for t in st.trials]
+    assert len(set(params)) == 30
+
+
+def test_bad_arguments(small_space):
+    with pytest.raises(ValueError, match="plan_size must be an int >= 1"):
+        ModelGuidedSearcher(small_space, plan_size=0)
+    with pytest.raises(ValueError, match="epsilon must be in"):
+        EvolutionarySearcher(small_space, epsilon=1.5)
+    with pytest.raises(ValueError, match="cost_model must be one of"):
+        make_searcher("model", small_space, cost_model="svm")
+    with pytest.raises(ValueError, match="featurizer must be"):
+        make_searcher("evo", small_space, cost_model="rf", featurizer=3)
