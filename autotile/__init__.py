@@ -3,7 +3,7 @@
 Layers, in data-flow order: ``lang`` and ``te`` (kernels and compute
 definitions) -> ``space`` (knobs, spaces, templates) -> ``measure``
 (interpreter runs, simulators, hardware profiles) -> ``cost_model`` ->
-``search`` (searchers, studies, reports).
+``search`` (searchers, studies, reports) -> ``tuner`` (``@autotune``).
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from typing import Any
 
 from autotile import errors
 
-__all__ = ["errors", "__version__", "create_study", "tune"]
+__all__ = ["errors", "__version__", "create_study", "tune", "autotune"]
 
-_LAZY = {"create_study": "autotile.search", "tune": "autotile.search"}
+_LAZY = {"create_study": "autotile.search", "tune": "autotile.search",
+         "autotune": "autotile.tuner"}
 
 
 def __getattr__(name: str) -> Any:
-    """Import ``create_study`` and ``tune`` from :mod:`autotile.search` on first use."""
+    """Import ``create_study``, ``tune`` and ``autotune`` on first use."""
     if name in _LAZY:
         import importlib
 
