@@ -19,6 +19,7 @@ __all__ = [
     "compare",
     "expected_best_random",
     "expected_trials_to_hit",
+    "random_trials_quantile",
     "methodology_budget",
     "methodology_score",
     "trials_to_target",
@@ -253,6 +254,47 @@ def expected_trials_to_hit(n_configs: int, n_hits: int) -> float:
     return (n_configs + 1) / (n_hits + 1)
 
 
+def random_trials_quantile(n_configs: int, n_hits: int, q: float = 0.5) -> int:
+    """Quantile of the draws random sampling without replacement needs for a first hit.
+
+    ``P(T > t) = C(N-k, t) / C(N, t) = prod_{s<t} (N-k-s) / (N-s)``; the
+    ``q``-quantile is the smallest ``t`` with ``P(T <= t) >= q``. The median
+    (``q = 0.5``) is what the median trials-to-target of a searcher compares
+    with; it is about ``ln 2`` times the mean :func:`expected_trials_to_hit`.
+
+    Parameters
+    ----------
+    n_configs : int
+        ``N``, configs in the space.
+    n_hits : int
+        ``k >= 1``, configs that count as a hit.
+    q : float, default=0.5
+        Probability level in (0, 1].
+
+    Returns
+    -------
+    int
+        ``t`` in ``1 .. N - k + 1``.
+
+    Raises
+    ------
+    ValueError
+        If ``not 1 <= k <= N`` or ``q`` is outside (0, 1].
+    """
+    if not 1 <= n_hits <= n_configs:
+        raise ValueError(f"need 1 <= n_hits <= n_configs, got n_hits={n_hits}, "
+                         f"n_configs={n_configs}")
+    if not 0.0 < q <= 1.0:
+        raise ValueError(f"q must satisfy 0 < q <= 1, got q={q}")
+    s = np.arange(n_configs - n_hits + 1, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        log_surv = np.cumsum(np.log((n_configs - n_hits - s) / (n_configs - s)))
+    # log_surv[t-1] = log P(T > t); the first t with P(T > t) <= 1 - q (the last entry,
+    # t = N - k + 1, is log 0 = -inf, so there always is one)
+    level = math.log1p(-q) + 1e-12 if q < 1.0 else -math.inf
+    return int(np.argmax(log_surv <= level)) + 1
+
+
 def _target(optimum: float, pct: float) -> float:
     """``opt * (1 + pct/100)`` for a positive optimum (``opt + |opt| pct/100`` in general)."""
     return optimum + abs(optimum) * pct / 100.0
@@ -373,12 +415,18 @@ class ComparisonResult:
             return 0
         return int(np.count_nonzero(self.values <= _target(self.optimum, pct)))
 
-    def expected_random_trials(self, pct: float = 0.0) -> float:
-        """``(N + 1) / (k + 1)`` for the ``k`` valid configs within ``pct`` % (NaN if unknown)."""
+    def expected_random_trials(self, pct: float = 0.0, median: bool = False) -> float:
+        """Random search's trials to come within ``pct`` % (NaN if unknown).
+
+        The mean ``(N + 1) / (k + 1)`` (:func:`expected_trials_to_hit`) for the
+        ``k`` valid configs within ``pct`` % among ``N``, or with ``median``
+        the median (:func:`random_trials_quantile`).
+        """
         k = self.n_within(pct)
         if self.values is None or k == 0:
             return math.nan
-        return expected_trials_to_hit(int(self.values.shape[0]), k)
+        n = int(self.values.shape[0])
+        return float(random_trials_quantile(n, k)) if median else expected_trials_to_hit(n, k)
 
     def summary(self) -> list[dict[str, Any]]:
         """One row per searcher, plus the calculated random expectation.
@@ -390,9 +438,12 @@ class ComparisonResult:
             ``trials_to_opt`` / ``trials_to_1pct`` / ``trials_to_5pct`` /
             ``trials_to_10pct`` (median over seeds, ``inf`` when more than half
             of the seeds never got there: misses count as ``+inf``),
-            ``missed_opt`` / ``missed_1pct`` / ... (seeds that never got
-            there), ``mean_score`` (mean ``P(t)``) and ``wall_time_s``. The
-            last row, ``"random (expected)"``, has ``(N+1)/(k+1)`` trials and
+            ``mean_trials_to_opt`` / ... (mean over seeds, ``inf`` if any seed
+            missed), ``missed_opt`` / ``missed_1pct`` / ... (seeds that never
+            got there), ``mean_score`` (mean ``P(t)``) and ``wall_time_s``. The
+            last row, ``"random (expected)"``, is calculated for uniform random
+            sampling without replacement: the median trials
+            (:func:`random_trials_quantile`), the mean ``(N+1)/(k+1)`` and
             score 0.
         """
         rows: list[dict[str, Any]] = []
@@ -404,6 +455,7 @@ class ComparisonResult:
                 t = self.trials_to(name, pct)
                 key = _pct_key(pct)
                 row[f"trials_to_{key}"] = float(np.median(t))
+                row[f"mean_trials_to_{key}"] = float(np.mean(t))
                 row[f"missed_{key}"] = int(np.count_nonzero(~np.isfinite(t)))
             row["mean_score"] = self.score(name)
             row["wall_time_s"] = float(self.wall_time_s.get(name, math.nan))
@@ -414,7 +466,8 @@ class ComparisonResult:
                    "final_best_median": float(rc[-1])}
             for pct in TOLERANCES_PCT:
                 key = _pct_key(pct)
-                row[f"trials_to_{key}"] = self.expected_random_trials(pct)
+                row[f"trials_to_{key}"] = self.expected_random_trials(pct, median=True)
+                row[f"mean_trials_to_{key}"] = self.expected_random_trials(pct)
                 row[f"missed_{key}"] = None
             row["mean_score"] = 0.0
             row["wall_time_s"] = None

@@ -75,7 +75,8 @@ def _header(res: ComparisonResult) -> list[str]:
     if res.values is not None:
         lines.append(
             "random search needs (N+1)/(k+1) = "
-            f"{res.expected_random_trials(0):.1f} trials in expectation to hit the optimum")
+            f"{res.expected_random_trials(0):.1f} trials in expectation to hit the optimum "
+            f"(median {res.expected_random_trials(0, median=True):.0f})")
     return lines
 
 
@@ -302,7 +303,8 @@ def to_html(res: ComparisonResult, png: bytes | None = None) -> str:
     header = "".join(f"<li>{e(line)}</li>" for line in _header(res))
     within = "".join(
         f"<li>within {p:g}% of the optimum: {res.n_within(p)} configs"
-        f" (random search: {res.expected_random_trials(p):.1f} trials expected)</li>"
+        f" (random search: {res.expected_random_trials(p):.1f} trials expected, median "
+        f"{res.expected_random_trials(p, median=True):.0f})</li>"
         for p in TOLERANCES_PCT if res.values is not None)
     title = f"autotile compare: {res.meta.get('space')} / {res.objective}"
     return f"""<!DOCTYPE html>
@@ -315,8 +317,9 @@ def to_html(res: ComparisonResult, png: bytes | None = None) -> str:
 <p class="note">Trials: median over seeds of the trials needed to reach the optimum, or to
 come within p% of it (value &le; opt&middot;(1+p/100)); a seed that never got there counts as
 +&infin; (&gt;budget when it decides the median) and <i>(n miss)</i> counts those seeds.
-The last row is the calculated expectation of uniform random sampling without replacement,
-(N+1)/(k+1) for k hits among N valid configs. P(t) = (f<sub>random</sub>(t) &minus; f(t)) /
+The last row is calculated for uniform random sampling without replacement: the median
+number of trials to the first of k hits among N valid configs (the mean, (N+1)/(k+1), is
+listed above). P(t) = (f<sub>random</sub>(t) &minus; f(t)) /
 (f<sub>random</sub>(t) &minus; f<sub>opt</sub>), with f<sub>random</sub> the calculated
 expected best-so-far of random sampling without replacement: 0 is as good as random,
 1 is optimal (Willemsen, van Nieuwpoort &amp; van Werkhoven, FGCS 2024). Mean P averages

@@ -14,6 +14,7 @@ from autotile.search._compare import (
     expected_trials_to_hit,
     methodology_budget,
     methodology_score,
+    random_trials_quantile,
     trials_to_target,
 )
 from autotile.space import Choice, Space
@@ -105,6 +106,19 @@ def test_expected_trials_to_hit() -> None:
         expected_trials_to_hit(10, 0)
 
 
+def test_random_trials_quantile_matches_enumeration() -> None:
+    n, k = 7, 2
+    firsts = np.sort([next(i + 1 for i, x in enumerate(p) if x < k)
+                      for p in itertools.permutations(range(n))])
+    for q in (0.1, 0.25, 0.5, 0.9, 1.0):
+        assert random_trials_quantile(n, k, q) == firsts[math.ceil(q * len(firsts)) - 1]
+    assert np.mean(firsts) == pytest.approx(expected_trials_to_hit(n, k))
+    assert random_trials_quantile(9, 1) == 5
+    assert random_trials_quantile(246960, 1262) == 136
+    with pytest.raises(ValueError):
+        random_trials_quantile(5, 1, q=0.0)
+
+
 # -- compare on a synthetic replay table ---------------------------------------------------
 @pytest.fixture(scope="module")
 def replay() -> tuple[Space, ReplayMeasurer]:
@@ -157,7 +171,8 @@ def test_compare_statistics(replay: tuple[Space, ReplayMeasurer]) -> None:
     assert rows["oracle"]["trials_to_opt"] == 1.0 and rows["oracle"]["missed_opt"] == 0
     assert rows["random"]["missed_opt"] == sum(math.isinf(x) for x in first)
     exp = rows["random (expected)"]
-    assert exp["trials_to_opt"] == pytest.approx(118 / 2)
+    assert exp["trials_to_opt"] == 59.0  # median of the uniform first-hit time on 1..117
+    assert exp["mean_trials_to_opt"] == pytest.approx(118 / 2)
     assert exp["mean_score"] == 0.0
     table = res.table()
     assert "random (expected)" in table.split("\n")[-2]
