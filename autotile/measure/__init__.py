@@ -61,7 +61,7 @@ from autotile.measure._l2sim import (
     simulate_l2_stream,
 )
 from autotile.measure._nestsim import AffineAccess, AffineNest, simulate_nest
-from autotile.measure._replay import ReplayMeasurer
+from autotile.measure._replay import SHIPPED_TABLES, ReplayMeasurer, gemm_ground_truth
 from autotile.measure._result import STATUSES, Measurer, MeasureResult
 from autotile.measure._schedule_measurer import SCHEDULE_METRICS, ScheduleMeasurer
 from autotile.measure._sweep import GroundTruth, sweep
@@ -84,6 +84,8 @@ __all__ = [
     "SCHEDULE_METRICS",
     "GroundTruth",
     "ReplayMeasurer",
+    "gemm_ground_truth",
+    "SHIPPED_TABLES",
     "sweep",
     "HardwareProfile",
     "H100_SXM",

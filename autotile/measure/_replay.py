@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+from importlib import resources
 from typing import Any
 
 from autotile.errors import InvalidConfigError
 from autotile.measure._result import Measurer, MeasureResult
 from autotile.measure._sweep import GroundTruth
 
-__all__ = ["ReplayMeasurer"]
+__all__ = ["ReplayMeasurer", "gemm_ground_truth", "SHIPPED_TABLES"]
+
+#: Ground-truth tables shipped in ``autotile/data`` (GEMM size -> file name).
+SHIPPED_TABLES = {64: "gemm64_truth.npz"}
 
 
 class ReplayMeasurer(Measurer):
@@ -61,3 +66,35 @@ class ReplayMeasurer(Measurer):
     def optimum(self, metric: str | None = None) -> float:
         """The best (minimum) value of ``metric`` (default: the objective) in the table."""
         return self.truth.optimum(metric or self.objective)
+
+
+@functools.lru_cache(maxsize=4)
+def gemm_ground_truth(n: int = 64) -> GroundTruth:
+    """The shipped ground-truth table of ``autotile.space.gemm_space(n)``.
+
+    Made by ``benchmarks/bench_sweep.py`` (see ``autotile/data/README.md``):
+    every schedule's :data:`~autotile.measure.SCHEDULE_METRICS` for an 8 KB,
+    4-way, 64-byte-line cache and the default :class:`CpuCostModel`.
+
+    Parameters
+    ----------
+    n : int, default=64
+        GEMM size; only the sizes in :data:`SHIPPED_TABLES` ship.
+
+    Returns
+    -------
+    GroundTruth
+        Row ``i`` is ``gemm_space(n).config_at(i)``. Cached; don't mutate.
+
+    Raises
+    ------
+    ValueError
+        If no table ships for ``n`` (run ``autotile sweep --n N`` to make one).
+    """
+    if n not in SHIPPED_TABLES:
+        raise ValueError(
+            f"no ground-truth table ships for n={n} (shipped: {sorted(SHIPPED_TABLES)}); "
+            f"make one with `autotile sweep --n {n}`")
+    ref = resources.files("autotile") / "data" / SHIPPED_TABLES[n]
+    with resources.as_file(ref) as path:
+        return GroundTruth.load(path)

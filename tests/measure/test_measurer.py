@@ -131,3 +131,22 @@ def test_replay_agrees_with_live_measurement(tmp_path):
     assert replay.optimum() == truth.column("misses").min()
     with pytest.raises(ValueError, match="rows"):
         ReplayMeasurer(gemm_space(8), truth)
+
+
+def test_shipped_table_agrees_with_live_measurement(space64):
+    from autotile.measure import gemm_ground_truth
+
+    truth = gemm_ground_truth(64)
+    assert len(truth) == 246_960 and (truth.status == 0).all()
+    replay = ReplayMeasurer(space64, truth, objective="misses")
+    live = ScheduleMeasurer(space64)
+    for cfg in space64.sample(np.random.default_rng(2026), 25):
+        assert replay.measure(cfg).metrics == live.measure(cfg).metrics
+    misses = truth.column("misses")
+    # the optimum and its multiplicity: uniform random sampling without replacement
+    # needs (N + 1) / (k + 1) trials in expectation to hit one of k optimal configs
+    k = int((misses == misses.min()).sum())
+    assert (misses.min(), k) == (1536, 1262)
+    assert round((246_960 + 1) / (k + 1)) == 196
+    with pytest.raises(ValueError, match="n=32"):
+        gemm_ground_truth(32)
