@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+from optuna.trial import TrialState
+
+SCRIPT = r'''
+import sys, time
+from autotile.measure import Measurer, MeasureResult
+from autotile.space import Divisors, Permutation, Space
+from autotile.search import tune
+
+space = Space([Divisors("a", 16), Divisors("b", 16), Permutation("order", ("x", "y", "z"))],
+              constraints=[lambda c: c["a"] * c["b"] <= 32], name="toy")
+
+class Slow(Measurer):
+    metrics = ("cost",)
+    objective = "cost"
+    def _measure(self, config):
+        with open("measured.log", "a") as f:
+            f.write(str(config) + "\n")
+        time.sleep(0.05)
+        return MeasureResult(str(config), "ok", {"cost": float(space.index_of(config) % 17)})
+
+tune(space, Slow(), sys.argv[1], budget=int(sys.argv[2]), seed=0, progress=False,
+     n_jobs=int(sys.argv[3]), study_name="killed")
+'''
+
+BUDGET = 30
+
+
+def _trials(tmp_path: Path):
+    storage = f"sqlite:///{tmp_path / 'autotile_studies.db'}"
+    return optuna.load_study(study_name="killed", storage=storage).get_trials()
+
+
+def _run_killed_then_resume(tmp_path: Path, searcher: str, n_jobs: int, unique: bool = True):
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    cmd = [sys.executable, str(script), searcher, str(BUDGET), str(n_jobs)]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env)
+    log = tmp_path / "measured.log"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if log.exists() and len(log.read_text().splitlines()) >= 10:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = _trials(tmp_path)
+    assert 0 < len(before) < BUDGET
+    running = {t.number: t.system_attrs.get("autotile:config") or t.user_attrs.get("config")
+               for t in before if t.state == TrialState.RUNNING}
+    subprocess.run(cmd, cwd=tmp_path, env=env, check=True, timeout=120)
+    after = _trials(tmp_path)
+    assert sorted(t.number for t in after) == list(range(BUDGET))
+    assert all(t.state in (TrialState.COMPLETE, TrialState.FAIL) for t in after)
+    configs = [t.user_attrs["config"] for t in after]
+    if unique:
+        assert len(set(configs)) == BUDGET
+    for number, cfg in running.items():
+        if cfg is not None:
+            assert after[number].user_attrs["config"] == cfg
+    for t in before:
+        if t.state == TrialState.COMPLETE:
+            assert after[t.number].value == t.value
+    measured = log.read_text().splitlines()
+    # Only the measurements cut short by the kill are repeated; a config
+    # proposed twice by Optuna reuses the first measurement.
+    assert len(measured) - len(set(measured)) <= len(running)
+    assert set(measured) == {t.user_attrs["config"] for t in after
+                             if t.user_attrs["status"] != "infeasible"}
+    return running
+
+
+def test_sigkill_mid_run_resumes_without_lost_or_duplicated_trials(tmp_path):
+    running = _run_killed_then_resume(tmp_path, "random", n_jobs=1)
+    assert len(running) == 1
+
+
+def test_sigkill_resume_with_optuna_sampler(tmp_path):
+    _run_killed_then_resume(tmp_path, "tpe", n_jobs=1, unique=False)
+    after = _trials(tmp_path)
+    cached = [t for t in after if "cached_from" in t.user_attrs]
+    for t in cached:
+        src = after[t.user_attrs["cached_from"]]
+        assert src.user_attrs["config"] == t.user_attrs["config"]
+        assert src.user_attrs["metrics"] == t.user_attrs["metrics"]
+
+
+def test_sigkill_resume_with_parallel_batches(tmp_path):
+    running = _run_killed_then_resume(tmp_path, "random", n_jobs=2)
+    assert 1 <= len(running) <= 2
