@@ -19,6 +19,8 @@ __all__ = [
     "compare_outputs",
     "call_small_args",
     "n_elems",
+    "poison",
+    "write_only_buffers",
 ]
 
 
@@ -35,6 +37,45 @@ def n_elems(named: Mapping[str, Any]) -> int:
 def snapshot(named: Mapping[str, Any]) -> dict[str, npt.NDArray[Any]]:
     """Return copies of the array arguments (their state right now)."""
     return {k: v.copy() for k, v in arrays_of(named).items()}
+
+
+def poison(a: npt.NDArray[Any]) -> None:
+    """Fill an output buffer with a value no correct kernel leaves there by accident.
+
+    NaN for floating buffers (bfloat16 included), the dtype's minimum for
+    integer buffers; boolean buffers are left alone.
+    """
+    if isinstance(a, BFloat16Array):
+        a[...] = 0x7FC0  # bfloat16 quiet NaN
+    elif np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.complexfloating):
+        a[...] = np.nan
+    elif np.issubdtype(a.dtype, np.integer):
+        a[...] = np.iinfo(a.dtype).min
+
+
+def write_only_buffers(record: Any, named: Mapping[str, Any]) -> list[str]:
+    """Return the array arguments a launch wrote but never read (its pure outputs).
+
+    Parameters
+    ----------
+    record : LaunchRecord
+        The launch's record (``buffer_names``, ``elems_read``, ``elems_written``).
+    named : mapping of str to value
+        The launch's arguments by name.
+
+    Returns
+    -------
+    list of str
+        Names in argument order; a buffer read or updated atomically (an
+        accumulator, an in-place operand) is not write-only.
+    """
+    if record is None:
+        return []
+    read = np.asarray(record.elems_read).sum(axis=0)
+    written = np.asarray(record.elems_written).sum(axis=0)
+    out = [n for i, n in enumerate(record.buffer_names)
+           if written[i] > 0 and read[i] == 0 and isinstance(named.get(n), np.ndarray)]
+    return list(dict.fromkeys(out))
 
 
 def as_float_view(a: npt.NDArray[Any]) -> npt.NDArray[Any]:

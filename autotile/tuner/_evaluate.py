@@ -6,10 +6,11 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 import numpy.typing as npt
 
 from autotile.measure import Measurer, MeasureResult
-from autotile.tuner._check import compare_outputs, snapshot
+from autotile.tuner._check import compare_outputs, poison, snapshot, write_only_buffers
 from autotile.tuner._config import Config
 from autotile.tuner._record import TuningRecord
 
@@ -58,7 +59,12 @@ class Evaluator:
        that instance, with the hooks ``config.pre_hook(kw)``,
        ``pre_hook(kw)``, the launch, ``post_hook(kw, exception)``. A raise
        is ``"failed"``. The array arguments right after the launch (before
-       ``post_hook`` restores anything) are the candidate's outputs.
+       ``post_hook`` restores anything) are the candidate's outputs. The
+       buffers the first run wrote but never read (pure outputs) are filled
+       with NaN before every later run (and the first candidate is run again
+       that way), so an element a candidate forgets to write cannot pass with
+       a value left there by an earlier candidate; their contents are put
+       back after each run.
     3. Compare the outputs with the expected ones: ``reference(args)`` when
        given (computed once, on copies of the instance as the first
        candidate's hooks left it), else the outputs of the first candidate
@@ -100,6 +106,7 @@ class Evaluator:
         self.reference = reference
         self.rtol, self.atol = rtol, atol
         self.expected: dict[str, npt.NDArray[Any]] | None = None
+        self.write_only: list[str] | None = None
         self.records: list[TuningRecord] = []
 
     def evaluate(self, config: Config) -> TuningRecord:
@@ -127,6 +134,24 @@ class Evaluator:
         return TuningRecord(config, "ok", float(t), None, res.metrics)
 
     def _check(self, config: Config) -> str | None:
+        got, err = self._run(config)
+        if err is not None:
+            return err
+        if self.write_only is None:  # first run: learn the pure outputs, then redo poisoned
+            assert self.check_args is not None
+            self.write_only = write_only_buffers(self.fn.last_record, self.check_args)
+            if self.write_only:
+                got, err = self._run(config)
+                if err is not None:
+                    return err
+        assert got is not None
+        if self.expected is None:  # the first candidate that runs is the baseline
+            self.expected = got
+            return None
+        return compare_outputs(got, self.expected, self.rtol, self.atol)
+
+    def _run(self, config: Config) -> tuple[dict[str, Any] | None, str | None]:
+        """One hooked launch on the check instance: (outputs, None) or (None, reason)."""
         assert self.check_args is not None
         meta = config.all_kwargs()
         launch = {k: v for k, v in self.check_args.items() if k not in meta}
@@ -136,23 +161,27 @@ class Evaluator:
                 config.pre_hook(full)
             self.pre_hook(full)
         except Exception as exc:  # noqa: BLE001
-            return f"interpreter raised in pre_hook: {_err(exc)}"
+            return None, f"interpreter raised in pre_hook: {_err(exc)}"
         if self.reference is not None and self.expected is None:
             self.expected = dict(self.reference({**full, **snapshot(full)}))
+        saved = {n: full[n].copy() for n in self.write_only or ()}
+        for n in saved:
+            poison(full[n])
         try:
-            self.fn.run(grid=self.grid, **launch, **meta)
-        except Exception as exc:  # noqa: BLE001 - out-of-bounds etc. score inf
             try:
-                self.post_hook(full, exception=exc)
-            except Exception:  # noqa: BLE001, S110 - the kernel's error is the reason
-                pass
-            return f"interpreter raised {_err(exc)}"
-        got = snapshot(full)
+                self.fn.run(grid=self.grid, **launch, **meta)
+            except Exception as exc:  # noqa: BLE001 - out-of-bounds etc. score inf
+                try:
+                    self.post_hook(full, exception=exc)
+                except Exception:  # noqa: BLE001, S110 - the kernel's error is the reason
+                    pass
+                return None, f"interpreter raised {_err(exc)}"
+            got = snapshot(full)
+        finally:
+            for n, v in saved.items():
+                np.copyto(full[n], v)
         self.post_hook(full, exception=None)
-        if self.expected is None:  # the first candidate that runs is the baseline
-            self.expected = got
-            return None
-        return compare_outputs(got, self.expected, self.rtol, self.atol)
+        return got, None
 
 
 class CandidateMeasurer(Measurer):
