@@ -1,4 +1,4 @@
-"""``Autotuner`` and ``@autotune``: Triton's autotuner, scored by the GPU model."""
+"""``Autotuner``: Triton's autotuner, scored by the GPU model and checked in the interpreter."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from autotile.tuner._evaluate import CandidateMeasurer, Evaluator, Scorer
 from autotile.tuner._library import KernelModelScorer, library_kernel_name, library_small_args
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["Autotuner", "autotune", "PRINT_ENV"]
+__all__ = ["Autotuner", "PRINT_ENV"]
 
 #: Set to ``1`` to print every tuning: each candidate, the winner, the time taken.
 PRINT_ENV = "AUTOTILE_PRINT_AUTOTUNING"
@@ -339,6 +339,7 @@ class Autotuner:
         if entry is None:
             return None
         idx = entry.get("best_index")
+        config: Config
         if idx is not None and 0 <= idx < len(self.configs) and \
                 str(self.configs[idx]) == entry.get("best_str"):
             config = self.configs[idx]
@@ -377,6 +378,9 @@ class Autotuner:
                 self.cache[key] = candidates[0]
                 self.cache_source = "single"
                 return candidates[0]
+        if self.scorer is None:
+            raise InvalidConfigError(f"kernel {self.fn.__name__!r} has several candidates and "
+                                     f"no scorer: pass scorer=")
         verbose = _verbose()
         t0 = time.perf_counter()
         ev = Evaluator(self.fn, grid, named, self._check_args(named, grid), self.scorer,
@@ -466,144 +470,4 @@ class Autotuner:
         except OSError as exc:
             if _verbose():
                 print(f"autotile autotuning: could not write the cache: {exc}")
-
-
-def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
-             prune_configs_by: Mapping[str, Any] | None = None,
-             reset_to_zero: Sequence[str] | None = None,
-             restore_value: Sequence[str] | None = None,
-             pre_hook: Callable[..., Any] | None = None,
-             post_hook: Callable[..., Any] | None = None, warmup: Any = None, rep: Any = None,
-             **options: Any) -> Callable[[JITFunction], Autotuner]:
-    """Decorator that tunes a ``@jit`` kernel's meta-parameters per call key.
-
-    Triton's ``triton.autotune``, with the GPU model instead of a GPU. On a
-    launch ``kernel[grid](*args, **kwargs)`` whose key is new, every
-    candidate is (1) scored at the real shape by ``scorer`` (the GPU model
-    for library kernels) and, when feasible, (2) run in the interpreter on a
-    small instance and compared with the first candidate's output (or with
-    ``reference``). A candidate that is infeasible, raises, or is wrong is
-    skipped with its reason (``Autotuner.history``) and tuning goes on. The
-    fastest valid one is cached in memory and on disk, then launched on the
-    real arguments.
-
-    Parameters
-    ----------
-    configs : list of Config, optional
-        The candidates. Leave out to give ``space=``.
-    key : list of str
-        Argument names whose values, together with the dtypes of all array
-        arguments, form the tuning key.
-    prune_configs_by : dict, optional
-        ``"early_config_prune"``: ``f(configs, named_args, **kwargs) ->
-        configs``; ``"perf_model"``: ``f(**named_args, **kwargs,
-        **config.all_kwargs()) -> estimated time``; ``"top_k"``: how many
-        configs the perf model keeps (an int, or a float ``<= 1`` fraction).
-        Config-list form only.
-    reset_to_zero : list of str, optional
-        Array arguments zeroed before each candidate runs (and once more
-        before the real launch after tuning).
-    restore_value : list of str, optional
-        Array arguments copied before each candidate runs and restored after.
-    pre_hook : callable, optional
-        ``pre_hook(kwargs)`` before each candidate run, with every argument
-        and meta-parameter by name. Replaces the ``reset_to_zero`` /
-        ``restore_value`` behaviour, as in Triton.
-    post_hook : callable, optional
-        ``post_hook(kwargs, exception)`` after each candidate run
-        (``exception`` is None on success). Replaces the ``restore_value``
-        behaviour, as in Triton.
-    warmup, rep : optional
-        Accepted for Triton compatibility and ignored (nothing is timed).
-    **options
-        Beyond Triton (keyword-only):
-
-        space : Space or callable, optional
-            Instead of ``configs``: a :class:`~autotile.space.Space` whose
-            knobs are the kernel's constexpr names plus ``num_warps`` /
-            ``num_stages``, or ``space(args_by_name) -> Space``.
-        searcher : str, default="random"
-            :func:`autotile.search.make_searcher` name (``"random"``,
-            ``"grid"``, ``"model"``, ``"evolutionary"``, ``"tpe"``, ...).
-        budget : int, default=50
-            Trials of the search (space form).
-        seed : int or None, default=0
-            Seed of the searcher.
-        scorer : callable, optional
-            ``scorer(config, args_by_name) -> MeasureResult`` (status and
-            ``time_s`` in seconds) or a float ``time_s``. Default for the
-            library's matmul, persistent matmul, softmax and flash-attention
-            kernels: :class:`KernelModelScorer` on ``hardware``. Required
-            otherwise (unless there is a single config).
-        hardware : HardwareProfile, default=H100_SXM
-            GPU of the default scorer; its name is part of the cache key.
-        small_args : callable, optional
-            ``small_args(args_by_name)`` (or ``small_args()``) returning the
-            check instance as a tuple or dict of kernel arguments (names it
-            leaves out come from the call). Use a callable grid so the check
-            launch gets the instance's own grid. Default: a built-in shrink
-            for ``matmul_kernel``/``softmax_kernel`` (with a callable grid),
-            else the call's own arguments when they hold at most
-            ``check_max_elems`` elements; otherwise the launch raises
-            :class:`~autotile.errors.InvalidConfigError`.
-        reference : callable, optional
-            ``reference(args_by_name) -> {arg name: expected array}`` on the
-            check instance; default: the first candidate that runs.
-        check : bool, default=True
-            Whether to run the correctness check at all.
-        check_max_elems : int, default=65536
-            Largest call (total array elements) checked on its own arguments.
-        rtol, atol : float, optional
-            Tolerances of the comparison (default by dtype).
-        cache_dir : str or path, optional
-            Disk cache directory; default ``$AUTOTILE_CACHE_DIR`` or
-            ``~/.cache/autotile/autotune``.
-        disk_cache : bool, default=True
-            Read and write the disk cache.
-
-    Returns
-    -------
-    callable
-        Turns a :class:`~autotile.lang.JITFunction` into an :class:`Autotuner`.
-
-    Raises
-    ------
-    InvalidConfigError
-        For a name in ``key``/``reset_to_zero``/``restore_value`` that is
-        not a kernel parameter, both or neither of ``configs``/``space``
-        given inconsistently, or a missing ``scorer``.
-
-    Notes
-    -----
-    The disk cache file is keyed by the SHA-256 of the kernel source, the
-    tuning key, the candidates (config list, or space JSON + searcher +
-    budget + seed), the hardware name and the scorer. Set
-    ``AUTOTILE_PRINT_AUTOTUNING=1`` to print each candidate, the winner and
-    the tuning time.
-
-    Examples
-    --------
-    >>> import autotile.lang as tl
-    >>> from autotile.kernels import matmul_kernel
-    >>> from autotile.tuner import Config, autotune
-    >>> mm = autotune(configs=[
-    ...     Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=4),
-    ...     Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8),
-    ... ], key=["M", "N", "K"], disk_cache=False)(matmul_kernel)
-    """
-    unknown = set(options) - {"space", "searcher", "budget", "seed", "scorer", "hardware",
-                              "small_args", "reference", "check", "check_max_elems", "rtol",
-                              "atol", "cache_dir", "disk_cache", "use_cuda_graph", "do_bench",
-                              "cache_results"}
-    if unknown:
-        raise TypeError(f"autotune() got unexpected keyword arguments {sorted(unknown)}")
-    for ignored in ("use_cuda_graph", "do_bench", "cache_results"):
-        options.pop(ignored, None)
-
-    def decorator(fn: JITFunction) -> Autotuner:
-        return Autotuner(fn, getattr(fn, "arg_names", []), configs, key, reset_to_zero,
-                         restore_value, pre_hook, post_hook, prune_configs_by, warmup, rep,
-                         **options)
-
-    return decorator
 

@@ -206,5 +206,6 @@ class CandidateMeasurer(Measurer):
         self.by_text[str(config)] = rec
         if rec.status == "ok":
             return MeasureResult(str(config), "ok", {"time_s": rec.time_s})
-        status = "infeasible" if rec.status == "infeasible" else "failed"
-        return MeasureResult(str(config), status, {}, 0.0, f"{rec.status}: {rec.reason}")
+        if rec.status == "infeasible":
+            return MeasureResult(str(config), "infeasible", {}, 0.0, rec.reason)
+        return MeasureResult(str(config), "failed", {}, 0.0, f"{rec.status}: {rec.reason}")
