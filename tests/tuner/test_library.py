@@ -79,3 +79,16 @@ def test_scorer_needs_every_model_knob():
     res = KernelModelScorer("matmul")(Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}),
                                       {"M": M, "N": N, "K": K, "a_ptr": np.zeros(1, np.float16)})
     assert res.status == "infeasible" and "needs knob GROUP_M" in res.error
+
+
+def test_softmax_model_and_default_small_instance():
+    from autotile.kernels import softmax_kernel, softmax_reference
+
+    k = autotune([Config({"BLOCK_SIZE": 128}, num_warps=w) for w in (1, 2, 8)],
+                 key=["n_cols"], disk_cache=False)(softmax_kernel)
+    x = np.random.default_rng(0).standard_normal((50, 100)).astype(np.float32)
+    out = np.empty_like(x)
+    k[lambda meta: (meta["input_ptr"].shape[0],)](out, x, 100, 100, 100)
+    assert [r.status for r in k.history] == ["ok", "ok", "infeasible"]
+    assert "threads_le_elems" in k.history[2].reason  # 256 threads for 128 elements
+    np.testing.assert_allclose(out, softmax_reference(x), rtol=1e-5, atol=1e-6)
