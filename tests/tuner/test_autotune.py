@@ -248,3 +248,16 @@ def test_small_args_instance_is_checked_not_the_real_one():
     # 32 divides 96 but not 40: the small instance exposes the bug
     assert [r.status for r in k.history] == ["ok", "wrong"]
     np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_space_constraint_violations_recorded_with_their_config():
+    space = Space([Choice("BLOCK", (16, 32, 64, 128)), Choice("TAIL", ("mask",))],
+                  [Constraint("block_le_64", lambda c: c["BLOCK"] <= 64)])
+    k = autotune(key=["n"], space=space, searcher="tpe", budget=8, seed=0,
+                 scorer=time_by_block)(double_kernel)
+    k[grid_1d](_x(), np.zeros(N, np.float32), N)
+    bad = [r for r in k.history if r.status == "infeasible"]
+    assert bad and all(r.config.kwargs["BLOCK"] == 128 for r in bad)
+    assert all("block_le_64" in r.reason for r in bad)
+    ok = [r.config.kwargs["BLOCK"] for r in k.history if r.status == "ok"]
+    assert k.best_config.kwargs["BLOCK"] == max(ok)
