@@ -402,9 +402,14 @@ class ComparisonResult:
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
             return np.asarray(np.nanmean(p, axis=0))
 
-    def score(self, name: str) -> float:
-        """Mean of :meth:`score_curve` over t = 1..budget (NaN where undefined is skipped)."""
+    def score(self, name: str, t_max: int | None = None) -> float:
+        """Mean of :meth:`score_curve` over t = 1..``t_max`` (default the budget).
+
+        NaN entries (undefined P) are skipped; NaN without a table.
+        """
         p = self.score_curve(name)
+        if p is not None and t_max is not None:
+            p = p[: max(1, int(t_max))]
         if p is None or not np.isfinite(p).any():
             return math.nan
         return float(np.nanmean(p))

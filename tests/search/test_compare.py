@@ -158,6 +158,9 @@ def test_compare_statistics(replay: tuple[Space, ReplayMeasurer]) -> None:
     assert res.trials_to("oracle").tolist() == [1.0] * 8
     assert res.score("oracle") == pytest.approx(1.0)
     assert np.allclose(res.score_curve("oracle"), 1.0)
+    p_fail = res.score_curve("failing")
+    assert res.score("failing", t_max=2) == pytest.approx(p_fail[:2].mean())
+    assert res.score("failing") == pytest.approx(p_fail.mean())
     # "nothing valid yet" counts as the worst valid value
     assert res.best_so_far("failing")[0, 0] == math.inf
     assert res.curve("failing")["median"][0] == res.worst == np.nanmax(m.truth.column("cost"))
