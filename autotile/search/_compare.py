@@ -414,6 +414,20 @@ class ComparisonResult:
             return math.nan
         return float(np.nanmean(p))
 
+    @property
+    def methodology_budget(self) -> int | None:
+        """The methodology's budget for this table (:func:`methodology_budget`), or ``None``.
+
+        P(t) is meaningful up to about this many trials: past it, random search
+        is expected to be within 5 % of the way from the optimum to the median,
+        so ``f_random(t) - f_opt`` is small and one run that has not found the
+        optimum moves the mean of ``P`` by a lot.
+        """
+        if self.values is None or self.values.shape[0] == 0:
+            return None
+        n = self.meta.get("n_configs") or int(self.values.shape[0])
+        return methodology_budget(self.values, n_configs=int(n))
+
     def n_within(self, pct: float) -> int:
         """Valid configs within ``pct`` % of the optimum (needs ``values``)."""
         if self.values is None:
@@ -445,7 +459,9 @@ class ComparisonResult:
             of the seeds never got there: misses count as ``+inf``),
             ``mean_trials_to_opt`` / ... (mean over seeds, ``inf`` if any seed
             missed), ``missed_opt`` / ``missed_1pct`` / ... (seeds that never
-            got there), ``mean_score`` (mean ``P(t)``) and ``wall_time_s``. The
+            got there), ``mean_score`` (mean ``P(t)`` over t = 1..budget),
+            ``mean_score_mbudget`` (over t = 1..:attr:`methodology_budget`,
+            the range the methodology scores) and ``wall_time_s``. The
             last row, ``"random (expected)"``, is calculated for uniform random
             sampling without replacement: the median trials
             (:func:`random_trials_quantile`), the mean ``(N+1)/(k+1)`` and
@@ -463,6 +479,8 @@ class ComparisonResult:
                 row[f"mean_trials_to_{key}"] = float(np.mean(t))
                 row[f"missed_{key}"] = int(np.count_nonzero(~np.isfinite(t)))
             row["mean_score"] = self.score(name)
+            mb = self.methodology_budget
+            row["mean_score_mbudget"] = math.nan if mb is None else self.score(name, mb)
             row["wall_time_s"] = float(self.wall_time_s.get(name, math.nan))
             rows.append(row)
         rc = self.random_curve()
@@ -475,6 +493,7 @@ class ComparisonResult:
                 row[f"mean_trials_to_{key}"] = self.expected_random_trials(pct)
                 row[f"missed_{key}"] = None
             row["mean_score"] = 0.0
+            row["mean_score_mbudget"] = 0.0
             row["wall_time_s"] = None
             rows.append(row)
         return rows

@@ -177,6 +177,10 @@ def test_compare_statistics(replay: tuple[Space, ReplayMeasurer]) -> None:
     assert exp["trials_to_opt"] == 59.0  # median of the uniform first-hit time on 1..117
     assert exp["mean_trials_to_opt"] == pytest.approx(118 / 2)
     assert exp["mean_score"] == 0.0
+    mb = methodology_budget(m.truth.column("cost"))
+    assert res.methodology_budget == mb
+    assert rows["oracle"]["mean_score_mbudget"] == pytest.approx(1.0)
+    assert rows["failing"]["mean_score_mbudget"] == pytest.approx(res.score("failing", mb))
     table = res.table()
     assert "random (expected)" in table.split("\n")[-2]
 
