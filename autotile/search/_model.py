@@ -165,6 +165,12 @@ class TopK:
         self._heap: list[tuple[float, int, int]] = []  # max-heap via negated cost
         self._members: set[int] = set()
         self._tick = 0
+        self._dirty = False
+
+    def changed(self) -> bool:
+        """Whether the top set changed since the last call."""
+        out, self._dirty = self._dirty, False
+        return out
 
     def push(self, idx: npt.NDArray[np.int64], costs: npt.NDArray[np.float64]) -> bool:
         """Offer candidate space indices; return whether the top set changed."""
@@ -182,6 +188,7 @@ class TopK:
                 continue
             self._members.add(cfg)
             changed = True
+        self._dirty = self._dirty or changed
         return changed
 
     def best(self) -> list[int]:

@@ -73,9 +73,11 @@ def gemm8_truth(cache_dir):
 
 
 @pytest.fixture(scope="session")
-def gemm8(request):
+def gemm8(request, tmp_path_factory):
     from autotile.measure import ReplayMeasurer
 
-    cache_dir = request.config.cache.mkdir("autotile_search")
+    cache = getattr(request.config, "cache", None)
+    cache_dir = (cache.mkdir("autotile_search") if cache is not None
+                 else tmp_path_factory.mktemp("autotile_search"))
     space, truth = gemm8_truth(cache_dir)
     return space, truth, ReplayMeasurer(space, truth, "misses")

@@ -85,16 +85,12 @@ def test_sigkill_mid_run_resumes_without_lost_or_duplicated_trials(tmp_path):
     assert len(running) == 1
 
 
-def test_sigkill_resume_with_optuna_sampler(tmp_path):
-    _run_killed_then_resume(tmp_path, "tpe", n_jobs=1, unique=False)
-    after = _trials(tmp_path)
-    cached = [t for t in after if "cached_from" in t.user_attrs]
-    for t in cached:
-        src = after[t.user_attrs["cached_from"]]
-        assert src.user_attrs["config"] == t.user_attrs["config"]
-        assert src.user_attrs["metrics"] == t.user_attrs["metrics"]
-
-
-def test_sigkill_resume_with_parallel_batches(tmp_path):
-    running = _run_killed_then_resume(tmp_path, "random", n_jobs=2)
+def test_sigkill_resume_with_parallel_batches_and_tpe(tmp_path):
+    running = _run_killed_then_resume(tmp_path, "tpe", n_jobs=2, unique=False)
     assert 1 <= len(running) <= 2
+    after = _trials(tmp_path)
+    for t in after:
+        if "cached_from" in t.user_attrs:
+            src = after[t.user_attrs["cached_from"]]
+            assert src.user_attrs["config"] == t.user_attrs["config"]
+            assert src.user_attrs["metrics"] == t.user_attrs["metrics"]
