@@ -212,7 +212,7 @@ def suggest_config(
         dist = knob_distribution(knob, encoding)
         param: Any
         if isinstance(dist, CategoricalDistribution):
-            param = trial.suggest_categorical(knob.name, dist.choices)  # type: ignore[arg-type]
+            param = trial.suggest_categorical(knob.name, dist.choices)
         else:
             assert isinstance(dist, IntDistribution)
             param = trial.suggest_int(knob.name, dist.low, dist.high, step=dist.step)

@@ -216,15 +216,15 @@ class Study:
             try:
                 for s in range(0, len(stale), batch):
                     chunk = stale[s:s + batch]
-                    pending = [self._prepare(Trial(st, t._trial_id), bar) for t in chunk]
-                    self._run_batch([p for p in pending if p is not None], n_jobs, bar)
+                    prepared = [self._prepare(Trial(st, t._trial_id), bar) for t in chunk]
+                    self._run_batch([p for p in prepared if p is not None], n_jobs, bar)
                 while True:
                     remaining = n_trials - self._n_finished() - others
                     if remaining <= 0 or (n_trials >= len(self.space) and self._exhausted()):
                         break
                     if timeout is not None and time.perf_counter() - t0 >= timeout:
                         break
-                    pending = []
+                    pending: list[_Pending] = []
                     for _ in range(min(batch, remaining)):
                         p = self._prepare(st.ask(), bar)
                         if p is not None:
