@@ -161,7 +161,6 @@ class XGBCostModel(BaseCostModel):
         self.model_ = xgb.train(params, dtrain, num_boost_round=int(self.n_estimators))
 
     def _predict(self, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        import xgboost as xgb
-
-        raw = np.asarray(self.model_.predict(xgb.DMatrix(X)), dtype=np.float64)
+        # inplace_predict skips building a DMatrix (the searchers predict often).
+        raw = np.asarray(self.model_.inplace_predict(X), dtype=np.float64)
         return -raw if self.objective == "rank" else np.exp(raw)
