@@ -1,0 +1,600 @@
+"""Measure library-kernel configs on a real GPU: the same source under ``triton.jit``.
+
+:class:`TritonMeasurer` is the hardware counterpart of
+:class:`~autotile.measure.KernelModelMeasurer`: same kernels, same spaces,
+same metric names where they overlap (``time_s``, ``tflops``). The kernel's
+function is cut out of its ``autotile/kernels`` module with :mod:`ast` and
+re-imported, byte for byte, under ``import triton.language as tl; from triton
+import jit`` (:func:`triton_source`, :func:`port_to_triton`), so what runs on
+the GPU is exactly what the interpreter and the simulator see.
+
+Triton and PyTorch are imported lazily, inside the methods that need them:
+``import autotile.measure`` works on a machine without either, and
+constructing a :class:`TritonMeasurer` there raises :class:`MeasureError`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import inspect
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from autotile.errors import MeasureError
+from autotile.measure._kernel_spaces import (
+    DTYPE_ITEMSIZE,
+    flash_attention_space,
+    matmul_space,
+    softmax_space,
+)
+from autotile.measure._result import Measurer, MeasureResult
+
+__all__ = [
+    "TritonMeasurer",
+    "TRITON_METRICS",
+    "TRITON_KERNELS",
+    "triton_source",
+    "port_to_triton",
+    "classify_error",
+    "relative_error",
+    "kernel_flops",
+    "default_rtol",
+]
+
+#: Metrics of an ``"ok"`` :class:`TritonMeasurer` result.
+TRITON_METRICS = ("time_s", "tflops", "time_p20_s", "time_p80_s", "rel_error",
+                  "first_call_s")
+
+#: Kernels :class:`TritonMeasurer` runs: name -> (module of autotile.kernels, function).
+TRITON_KERNELS: Mapping[str, tuple[str, str]] = {
+    "matmul": ("autotile.kernels._matmul", "matmul_kernel"),
+    "softmax_fused": ("autotile.kernels._softmax", "softmax_kernel"),
+    "flash_attention": ("autotile.kernels._flash_attention", "attn_fwd_kernel"),
+}
+
+#: Header of a ported module: Triton's names where autotile's were.
+TRITON_HEADER = "import triton\nimport triton.language as tl\nfrom triton import jit\n\n\n"
+
+# Exception type names and message fragments that mean "this config cannot run here"
+# (Triton scores such configs inf in @autotune; we call them infeasible).
+_INFEASIBLE_TYPES = ("OutOfResources", "OutOfResourcesError", "PTXASError")
+_INFEASIBLE_TEXT = ("out of resource", "outofresources", "too much shared data",
+                    "uses too much shared", "exceeds the maximum", "too many resources",
+                    "insufficient shared memory")
+
+
+# --------------------------------------------------------------------------------------
+# pure-Python helpers (no triton, no torch)
+def triton_source(kernels: Sequence[Any]) -> str:
+    """Source of a module that defines ``kernels`` under ``triton.jit``.
+
+    Each kernel's function (decorators included) is cut out of its own file
+    with :mod:`ast`, unchanged; the module header imports ``triton``,
+    ``triton.language as tl`` and ``jit`` from ``triton`` instead of
+    ``autotile.lang``.
+
+    Parameters
+    ----------
+    kernels : sequence of autotile.lang.JITFunction or function
+        ``@jit`` kernels of :mod:`autotile.kernels` (or plain functions),
+        each defined at the top level of its module.
+
+    Returns
+    -------
+    str
+        Python source: :data:`TRITON_HEADER` then the functions, in order.
+
+    Raises
+    ------
+    MeasureError
+        If a kernel's source file cannot be found or the function is not a
+        top-level definition there.
+
+    Examples
+    --------
+    >>> from autotile.kernels import add_kernel
+    >>> src = triton_source([add_kernel])
+    >>> src.splitlines()[1], "def add_kernel(" in src
+    ('import triton.language as tl', True)
+    """
+    chunks: list[str] = []
+    for k in kernels:
+        fn = getattr(k, "fn", k)
+        name = getattr(fn, "__name__", repr(fn))
+        try:
+            path = inspect.getsourcefile(fn)
+        except TypeError:
+            path = None
+        if path is None:
+            raise MeasureError(f"cannot find the source file of kernel {name!r}")
+        src = Path(path).read_text()
+        lines = src.splitlines()
+        found = None
+        for node in ast.parse(src).body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
+                found = "\n".join(lines[start:node.end_lineno])
+        if found is None:
+            raise MeasureError(f"kernel {name!r} is not a top-level function of {path}")
+        chunks.append(found)
+    return TRITON_HEADER + "\n\n\n".join(chunks) + "\n"
+
+
+def classify_error(exc: BaseException) -> Literal["infeasible", "failed"]:
+    """Status of a config whose compile or launch raised ``exc``.
+
+    ``"infeasible"`` when Triton refused the config for lack of resources
+    (``triton.runtime.errors.OutOfResources``, a ptxas "too much shared
+    data" error, ...), anywhere in the exception's cause/context chain;
+    ``"failed"`` for anything else.
+
+    Parameters
+    ----------
+    exc : BaseException
+
+    Returns
+    -------
+    {"infeasible", "failed"}
+
+    Examples
+    --------
+    >>> class OutOfResources(Exception): ...
+    >>> classify_error(OutOfResources("out of resource: shared memory")), classify_error(
+    ...     ValueError("bad"))
+    ('infeasible', 'failed')
+    """
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        names = {t.__name__ for t in type(e).__mro__}
+        if names & set(_INFEASIBLE_TYPES):
+            return "infeasible"
+        text = str(e).lower()
+        if any(s in text for s in _INFEASIBLE_TEXT):
+            return "infeasible"
+        e = e.__cause__ or e.__context__
+    return "failed"
+
+
+def relative_error(out: Any, ref: Any) -> float:
+    """``||out - ref||_2 / ||ref||_2`` in float64; NaN if ``out`` has a NaN.
+
+    Parameters
+    ----------
+    out, ref : array-like of one shape
+        NumPy arrays (or anything ``np.asarray`` takes).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    MeasureError
+        If the shapes differ.
+    """
+    o = np.asarray(out, np.float64)
+    r = np.asarray(ref, np.float64)
+    if o.shape != r.shape:
+        raise MeasureError(f"out and ref must have one shape, got {o.shape} and {r.shape}")
+    den = float(np.linalg.norm(r))
+    num = float(np.linalg.norm(o - r))
+    return num / den if den > 0 else num
+
+
+def default_rtol(dtype: str) -> float:
+    """Relative-error threshold of the correctness check for an operand dtype.
+
+    ``1e-2`` for float16/bfloat16 operands (fp16 rounding of the result is
+    ~5e-4; a wrong tile or index gives O(1)), ``5e-3`` for float32 (Triton's
+    default dot precision is tf32).
+    """
+    return 1e-2 if dtype in ("float16", "bfloat16") else 5e-3
+
+
+def kernel_flops(kernel_name: str, shape: Mapping[str, int]) -> float:
+    """Useful FLOPs of one launch, as :class:`KernelModelMeasurer` counts them.
+
+    ``2 M N K`` (matmul), ``5 M N`` (fused softmax), ``4 N^2 d heads``
+    (flash attention, not causal).
+
+    Raises
+    ------
+    MeasureError
+        For an unknown kernel name.
+    """
+    s = shape
+    if kernel_name == "matmul":
+        return 2.0 * s["M"] * s["N"] * s["K"]
+    if kernel_name == "softmax_fused":
+        return 5.0 * s["M"] * s["N"]
+    if kernel_name == "flash_attention":
+        return 4.0 * s["N"] * s["N"] * s["d"] * s.get("heads", 1)
+    raise MeasureError(f"kernel_name must be one of {tuple(TRITON_KERNELS)}, "
+                       f"got {kernel_name!r}")
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+# --------------------------------------------------------------------------------------
+# triton side
+def port_to_triton(kernels: Sequence[Any]) -> Any:
+    """Import ``kernels`` under ``triton.jit`` from :func:`triton_source`.
+
+    The module is written to a fresh temporary directory (Triton's ``jit``
+    reads the function's source with :mod:`inspect`, so it must be a file)
+    and registered in ``sys.modules``.
+
+    Returns
+    -------
+    module
+        With one ``triton.JITFunction`` attribute per kernel name.
+
+    Raises
+    ------
+    ImportError
+        If Triton is not installed.
+    """
+    src = triton_source(kernels)
+    tmp = Path(tempfile.mkdtemp(prefix="autotile_triton_"))
+    names = "_".join(getattr(getattr(k, "fn", k), "__name__", "k") for k in kernels)
+    path = tmp / f"autotile_triton_{names}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _require_triton() -> tuple[Any, Any]:
+    """Import and return ``(triton, torch)``, or raise the measurer's clear error."""
+    try:
+        import torch
+        import triton
+        import triton.testing  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any import failure means "not here"
+        raise MeasureError(f"TritonMeasurer needs triton and a CUDA device: cannot import "
+                           f"triton/torch ({type(exc).__name__}: {exc})") from None
+    if not torch.cuda.is_available():
+        raise MeasureError("TritonMeasurer needs triton and a CUDA device: "
+                           "torch.cuda.is_available() is False")
+    return triton, torch
+
+
+class TritonMeasurer(Measurer):
+    """Times library-kernel configs on a CUDA GPU through ``triton.jit``.
+
+    The kernel runs from its own ``autotile/kernels`` source (see
+    :func:`port_to_triton`) with a config's constexpr knobs and Triton's
+    launch options ``num_warps`` / ``num_stages``. Each measurement:
+
+    1. rejects a config that breaks a space constraint (``"infeasible"``);
+    2. compiles and launches once on the measurer's inputs, the output first
+       filled with NaN (``first_call_s`` is this wall time, compile
+       included); a resource refusal by Triton (``OutOfResources``, ptxas
+       shared-memory errors) is ``"infeasible"``, any other exception
+       ``"failed"`` (:func:`classify_error`);
+    3. checks the output against a PyTorch reference on the GPU
+       (``rel_error = ||out - ref|| / ||ref||``, float32 reference); above
+       ``rtol`` (or NaN: an unwritten element) the result is ``"failed"``;
+    4. times it with ``triton.testing.do_bench`` (CUDA events; the L2 is
+       flushed before every run by writing a 256 MB buffer) and reports the
+       median.
+
+    Parameters
+    ----------
+    kernel_name : {"matmul", "softmax_fused", "flash_attention"}
+        Which kernel (and space, as in :class:`KernelModelMeasurer`).
+    shape : mapping of str to int
+        ``{"M", "N", "K"}`` (matmul), ``{"M", "N"}`` (softmax: rows and
+        columns), ``{"N", "d"}`` and optionally ``"heads"`` (flash attention,
+        not causal).
+    dtype : str, optional
+        Operand dtype; default ``"float16"``, ``"float32"`` for softmax (the
+        space's default). Softmax writes float32 (as the model assumes).
+    warmup_ms, rep_ms : float, default=25.0, 100.0
+        ``do_bench``'s warm-up and timed budgets, milliseconds.
+    check : bool, default=True
+        Run the correctness check.
+    rtol : float, optional
+        Threshold of the check; default :func:`default_rtol`.
+    seed : int, default=0
+        Seed of the random inputs (drawn once per measurer, on the GPU).
+    device : str, default="cuda"
+
+    Attributes
+    ----------
+    space : Space
+        The kernel's space for ``shape`` (same as the simulator's).
+
+    Raises
+    ------
+    MeasureError
+        If Triton or PyTorch cannot be imported, no CUDA device is visible,
+        or the kernel name or shape is wrong.
+
+    Notes
+    -----
+    Metrics (:data:`TRITON_METRICS`): ``time_s`` (median), ``tflops``
+    (:func:`kernel_flops` / ``time_s`` / 1e12), ``time_p20_s`` and
+    ``time_p80_s`` (quantiles of the timed runs), ``rel_error``,
+    ``first_call_s``. Objective ``time_s``. Softmax configs with
+    ``ROWS_PER_PROGRAM != 1`` are infeasible: the library kernel handles
+    one row per program (the knob exists in the model only).
+
+    Examples
+    --------
+    On a machine with a GPU::
+
+        from autotile.search import tune
+        m = TritonMeasurer("matmul", {"M": 4096, "N": 4096, "K": 4096})
+        study = tune(m.space, m, searcher="random", budget=30, seed=0,
+                     storage=":memory:")
+    """
+
+    metrics = TRITON_METRICS
+    objective = "time_s"
+
+    def __init__(self, kernel_name: str, shape: Mapping[str, int], *,
+                 dtype: str | None = None, warmup_ms: float = 25.0, rep_ms: float = 100.0,
+                 check: bool = True, rtol: float | None = None, seed: int = 0,
+                 device: str = "cuda") -> None:
+        self.kernel_name = kernel_name
+        self.shape = dict(shape)
+        self.dtype = dtype
+        self.warmup_ms = warmup_ms
+        self.rep_ms = rep_ms
+        self.check = check
+        self.rtol = rtol
+        self.seed = seed
+        self.device = device
+        if kernel_name not in TRITON_KERNELS:
+            raise MeasureError(f"kernel_name must be one of {tuple(TRITON_KERNELS)}, "
+                               f"got {kernel_name!r}")
+        self._dtype = dtype or ("float32" if kernel_name == "softmax_fused" else "float16")
+        if self._dtype not in DTYPE_ITEMSIZE:
+            raise MeasureError(f"dtype must be one of {sorted(DTYPE_ITEMSIZE)}, "
+                               f"got dtype={self._dtype!r}")
+        s = self.shape
+        try:
+            if kernel_name == "matmul":
+                self.space = matmul_space(s["M"], s["N"], s["K"], self._dtype)
+            elif kernel_name == "softmax_fused":
+                self.space = softmax_space(s["M"], s["N"], self._dtype)
+            else:
+                self.space = flash_attention_space(s["N"], s["d"], self._dtype)
+        except KeyError as exc:
+            raise MeasureError(f"shape misses {exc} for {kernel_name!r}, got {s}") from None
+        self._rtol = default_rtol(self._dtype) if rtol is None else float(rtol)
+        self._flops = kernel_flops(kernel_name, s)
+        self._triton, self._torch = _require_triton()
+        import autotile.kernels as K
+
+        self._mod = port_to_triton([getattr(K, TRITON_KERNELS[kernel_name][1])])
+        self._kernel = getattr(self._mod, TRITON_KERNELS[kernel_name][1])
+        self._data: dict[str, Any] | None = None
+        self._ref: Any = None
+
+    # -- data and launch ---------------------------------------------------------------
+    def _tdtype(self, name: str | None = None) -> Any:
+        return getattr(self._torch, name or self._dtype)
+
+    def _make_data(self, tiny: bool = False) -> dict[str, Any]:
+        """Inputs and output on the GPU; ``tiny`` gives 1-element stand-ins (compile only)."""
+        torch, s = self._torch, self.shape
+        g = torch.Generator(device=self.device)
+        g.manual_seed(self.seed)
+        dt = self._tdtype()
+
+        def rnd(*shp: int, dtype: Any = dt) -> Any:
+            if tiny:
+                return torch.empty(16, dtype=dtype, device=self.device)
+            return torch.randn(*shp, generator=g, device=self.device,
+                               dtype=torch.float32).to(dtype)
+
+        def empty(*shp: int, dtype: Any = dt) -> Any:
+            return torch.empty(16 if tiny else math.prod(shp), dtype=dtype,
+                               device=self.device).view(*((16,) if tiny else shp))
+
+        if self.kernel_name == "matmul":
+            return {"a": rnd(s["M"], s["K"]), "b": rnd(s["K"], s["N"]),
+                    "c": empty(s["M"], s["N"])}
+        if self.kernel_name == "softmax_fused":
+            return {"x": rnd(s["M"], s["N"]), "y": empty(s["M"], s["N"], dtype=torch.float32)}
+        h, n, d = s.get("heads", 1), s["N"], s["d"]
+        return {"q": rnd(h, n, d), "k": rnd(h, n, d), "v": rnd(h, n, d),
+                "o": empty(h, n, d), "lse": empty(h, n, dtype=torch.float32)}
+
+    def _launch_args(self, cfg: Mapping[str, Any], data: Mapping[str, Any]
+                     ) -> tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]]:
+        """``(grid, positional args, keyword args)`` of one launch; strides from the shape."""
+        s, opts = self.shape, {"num_warps": int(cfg["num_warps"])}
+        if self.kernel_name == "matmul":
+            M, N, K = s["M"], s["N"], s["K"]
+            grid: tuple[int, ...] = (_cdiv(M, cfg["BLOCK_M"]) * _cdiv(N, cfg["BLOCK_N"]),)
+            args: tuple[Any, ...] = (data["a"], data["b"], data["c"], M, N, K, K, 1, N, 1, N, 1)
+            kw = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
+                      GROUP_M=cfg["GROUP_M"], PID_ORDER="grouped",
+                      num_stages=int(cfg["num_stages"]), **opts)
+            return grid, args, kw
+        if self.kernel_name == "softmax_fused":
+            M, N = s["M"], s["N"]
+            block = 1 << max(0, (N - 1).bit_length())
+            return (M,), (data["y"], data["x"], N, N, N), dict(BLOCK_SIZE=block, **opts)
+        h, n, d = s.get("heads", 1), s["N"], s["d"]
+        grid = (_cdiv(n, cfg["BLOCK_M"]), h)
+        st = (n * d, d, 1)
+        args = (data["q"], data["k"], data["v"], data["o"], data["lse"], 1.0 / math.sqrt(d), n,
+                *st, *st, *st, *st, n)
+        kw = dict(HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=False,
+                  num_stages=int(cfg["num_stages"]), **opts)
+        return grid, args, kw
+
+    def _output(self, data: Mapping[str, Any]) -> Any:
+        return data[{"matmul": "c", "softmax_fused": "y", "flash_attention": "o"}[
+            self.kernel_name]]
+
+    def _reference(self, data: Mapping[str, Any]) -> Any:
+        torch = self._torch
+        if self.kernel_name == "matmul":
+            return data["a"].float() @ data["b"].float()
+        if self.kernel_name == "softmax_fused":
+            return torch.softmax(data["x"].float(), dim=1)
+        q, k, v = (data[n].float() for n in "qkv")
+        out = torch.empty_like(q)
+        scale = 1.0 / math.sqrt(q.shape[-1])
+        for i in range(q.shape[0]):  # one head at a time: N x N scores in float32
+            p = torch.softmax((q[i] @ k[i].T) * scale, dim=-1)
+            out[i] = p @ v[i]
+        return out
+
+    def _rel_error(self, out: Any, ref: Any) -> float:
+        torch = self._torch
+        o = out.float()
+        if bool(torch.isnan(o).any()):
+            return math.nan
+        return float(torch.linalg.vector_norm(o - ref) / torch.linalg.vector_norm(ref))
+
+    def data(self) -> dict[str, Any]:
+        """The measurer's GPU tensors (made on first use, seeded by ``seed``)."""
+        if self._data is None:
+            self._data = self._make_data()
+        return self._data
+
+    def launcher(self, config: Mapping[str, Any]) -> Any:
+        """A no-argument callable that launches ``config`` once on :meth:`data`."""
+        cfg = dict(config)
+        grid, args, kw = self._launch_args(cfg, self.data())
+        kernel = self._kernel
+
+        def fn() -> None:
+            kernel[grid](*args, **kw)
+
+        return fn
+
+    def compile(self, config: Mapping[str, Any]) -> None:
+        """Compile ``config`` without launching it (fills Triton's on-disk cache).
+
+        Uses 16-element stand-in tensors: the compiled binary depends only on
+        dtypes, pointer alignment, the integer arguments and the constexprs.
+        """
+        cfg = dict(config)
+        grid, args, kw = self._launch_args(cfg, self._make_data(tiny=True))
+        self._kernel.warmup(*args, grid=grid, **kw)
+
+    # -- measuring -------------------------------------------------------------------
+    def _fail(self, config: Any, exc: BaseException) -> MeasureResult:
+        status = classify_error(exc)
+        msg = f"{type(exc).__name__}: {exc}"
+        return MeasureResult(self.config_text(config), status, {}, 0.0,
+                             msg if len(msg) < 2000 else msg[:2000] + " ...")
+
+    def _measure(self, config: Any) -> MeasureResult:
+        text = self.config_text(config)
+        bad = self.space.violations(config)
+        if bad:
+            return MeasureResult(text, "infeasible", {}, 0.0, "; ".join(bad))
+        cfg = dict(config)
+        if self.kernel_name == "softmax_fused" and cfg.get("ROWS_PER_PROGRAM", 1) != 1:
+            return MeasureResult(text, "infeasible", {}, 0.0,
+                                 f"ROWS_PER_PROGRAM={cfg['ROWS_PER_PROGRAM']}: the library "
+                                 "softmax_kernel handles one row per program (the knob exists "
+                                 "in the model only)")
+        torch, triton = self._torch, self._triton
+        data = self.data()
+        out = self._output(data)
+        try:
+            fn = self.launcher(cfg)
+            out.fill_(math.nan)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            first = time.perf_counter() - t0
+        except Exception as exc:  # noqa: BLE001 - classified into a result
+            return self._fail(config, exc)
+        err = math.nan
+        if self.check:
+            if self._ref is None:
+                self._ref = self._reference(data)
+            err = self._rel_error(out, self._ref)
+            if not err <= self._rtol:
+                return MeasureResult(text, "failed", {}, 0.0,
+                                     f"wrong result: relative error {err:.3g} > rtol="
+                                     f"{self._rtol:g} (NaN: output not written)")
+        try:
+            q = triton.testing.do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms,
+                                        quantiles=[0.5, 0.2, 0.8])
+        except Exception as exc:  # noqa: BLE001
+            return self._fail(config, exc)
+        med, p20, p80 = (float(v) * 1e-3 for v in q)
+        return MeasureResult(text, "ok", {
+            "time_s": med, "tflops": self._flops / med / 1e12, "time_p20_s": p20,
+            "time_p80_s": p80, "rel_error": err, "first_call_s": first})
+
+    def precompile(self, configs: Iterable[Mapping[str, Any]], n_jobs: int = 8
+                   ) -> list[str | None]:
+        """Compile configs in ``n_jobs`` worker processes to fill Triton's disk cache.
+
+        Later measurements of these configs then load the binaries instead of
+        compiling. Configs that break a space constraint are skipped.
+
+        Parameters
+        ----------
+        configs : iterable of Config or mapping
+        n_jobs : int, default=8
+            Worker processes (``spawn``; each creates a CUDA context).
+
+        Returns
+        -------
+        list of str or None
+            Per config: ``None`` if it compiled (or was skipped), else the error.
+        """
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        cfgs = [dict(c) for c in configs]
+        todo = [i for i, c in enumerate(cfgs) if self.space.is_valid(c)]
+        out: list[str | None] = [None] * len(cfgs)
+        if not todo:
+            return out
+        init = (self.kernel_name, self.shape, self._dtype)
+        with cf.ProcessPoolExecutor(max_workers=max(1, int(n_jobs)),
+                                    mp_context=mp.get_context("spawn")) as ex:
+            futs = {ex.submit(_compile_one, init, cfgs[i]): i for i in todo}
+            for f in cf.as_completed(futs):
+                try:
+                    out[futs[f]] = f.result()
+                except Exception as exc:  # noqa: BLE001 - a broken worker is one error
+                    out[futs[f]] = f"{type(exc).__name__}: {exc}"
+        return out
+
+
+@functools.lru_cache(maxsize=4)
+def _worker_measurer(kernel_name: str, shape: tuple[tuple[str, int], ...], dtype: str
+                     ) -> TritonMeasurer:
+    """One measurer per worker process and kernel (a clearable cache)."""
+    return TritonMeasurer(kernel_name, dict(shape), dtype=dtype, check=False)
+
+
+def _compile_one(init: tuple[str, dict[str, int], str], cfg: dict[str, Any]) -> str | None:
+    """Worker of :meth:`TritonMeasurer.precompile`: compile one config."""
+    try:
+        _worker_measurer(init[0], tuple(sorted(init[1].items())), init[2]).compile(cfg)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        return f"{type(exc).__name__}: {exc}"[:500]
+    return None

@@ -1,0 +1,92 @@
+"""ncu driver and parser for the H200 validation: DRAM bytes of single matmul launches.
+
+Driver (run under ncu on the device machine)::
+
+    ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+        --csv --log-file ncu.csv -k regex:matmul_kernel \
+        python benchmarks/h200_ncu.py --plan plan.json --launched launched.json
+
+``plan.json`` is a list of ``{"shape": [M, N, K], "config": {...}}``. Every
+config is compiled first (no launch), then each is launched exactly once, in
+order; the configs actually launched are written to ``--launched`` so the
+k-th profiled ``matmul_kernel`` maps to the k-th entry. ncu's default cache
+control flushes the L2 before each profiled kernel, so the bytes are those
+of a cold L2, as in the simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
+    """Rows of ``ncu --csv`` output to one dict per kernel launch.
+
+    Returns
+    -------
+    list of dict
+        ``id``, ``kernel``, and one float per metric name, by launch id.
+    """
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    if not lines:
+        return []
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    by_id: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        i = int(r["ID"])
+        d = by_id.setdefault(i, {"id": i, "kernel": r.get("Kernel Name", "")})
+        val = r["Metric Value"].replace(",", "")
+        unit = r.get("Metric Unit", "")
+        scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3,
+                 "MB": 1e6, "GB": 1e9}.get(unit, 1)
+        try:
+            d[r["Metric Name"]] = float(val) * scale
+        except ValueError:
+            d[r["Metric Name"]] = float("nan")
+        d[r["Metric Name"] + ".unit"] = unit
+    return [by_id[i] for i in sorted(by_id)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--launched", required=True)
+    args = ap.parse_args()
+    from autotile.measure._triton_measurer import TritonMeasurer
+
+    plan = json.loads(Path(args.plan).read_text())
+    meas: dict[tuple[int, ...], TritonMeasurer] = {}
+    fns = []
+    for p in plan:
+        shp = tuple(p["shape"])
+        if shp not in meas:
+            meas[shp] = TritonMeasurer("matmul", dict(zip("MNK", shp)), check=False)
+        m = meas[shp]
+        try:
+            m.compile(p["config"])
+            fns.append((p, m.launcher(p["config"])))
+        except Exception as exc:  # noqa: BLE001
+            print(f"skip {p}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    import torch
+
+    launched = []
+    for p, fn in fns:
+        try:
+            fn()
+            torch.cuda.synchronize()
+            launched.append(p)
+        except Exception as exc:  # noqa: BLE001
+            print(f"launch failed {p}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    Path(args.launched).write_text(json.dumps(launched))
+    print(f"launched {len(launched)} of {len(plan)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
