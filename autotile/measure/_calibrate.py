@@ -1,0 +1,480 @@
+"""Calibrate the GPU time model's free parameters on measured matmul times.
+
+The time model (``docs/gpu_model.md`` eqs. 4-8, :func:`estimate_time`) has
+free parameters in :class:`GpuModelParams`: the tensor-core efficiencies,
+the bandwidth efficiency and the pipelining overlap. The L2 simulation that
+feeds it (HBM bytes, resident programs) does not depend on them, so it is
+run once per config (:class:`MatmulObservations` holds its outputs) and the
+time formula is re-evaluated, vectorised, for every parameter vector
+(:func:`predict_matmul_time`, equal to :class:`KernelModelMeasurer`'s
+``time_s`` to rounding).
+
+:func:`fit_gpu_model` is a bounded robust least-squares fit of
+``log(predicted) - log(measured)`` (``scipy.optimize.least_squares``, trust
+region reflective, soft-L1 loss) with a small ridge pull towards the
+starting values, which keeps directions the data do not constrain where
+they were. :func:`calibrate_matmul` splits the configs into a fitting and a
+held-out set and reports the model's accuracy on the held-out set before
+and after (:func:`rank_accuracy`: Spearman and Kendall rank correlations,
+median absolute relative error).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from autotile.errors import MeasureError
+from autotile.measure._gpu_model import GpuModelParams
+from autotile.measure._hardware import HardwareProfile
+
+__all__ = [
+    "MatmulObservations",
+    "CalibrationReport",
+    "DEFAULT_FIT",
+    "predict_matmul_time",
+    "fit_gpu_model",
+    "rank_accuracy",
+    "calibrate_matmul",
+    "matmul_observations_from_csv",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Parameters :func:`fit_gpu_model` fits by default. ``warp_efficiency[w]`` is the
+#: factor of ``num_warps = w``.
+DEFAULT_FIT = ("peak_efficiency", "tile_overhead_elems", "k_overhead_elems",
+               "warp_efficiency[2]", "warp_efficiency[4]", "warp_efficiency[8]",
+               "mma_fallback_efficiency", "bandwidth_efficiency", "overlap_decay")
+
+_BOUNDS = {"peak_efficiency": (0.05, 1.0), "tile_overhead_elems": (0.0, 512.0),
+           "k_overhead_elems": (0.0, 512.0), "mma_fallback_efficiency": (0.02, 1.0),
+           "bandwidth_efficiency": (0.05, 1.0), "overlap_decay": (0.0, 0.99)}
+_WARP_BOUNDS = (0.01, 1.0)
+
+_FIELDS = ("M", "N", "K", "block_m", "block_n", "block_k", "num_warps", "num_stages",
+           "blocks_per_sm", "hbm_read_bytes", "hbm_write_bytes", "time_s")
+
+
+@dataclass(frozen=True)
+class MatmulObservations:
+    """Measured matmul launches with the simulator's per-config outputs.
+
+    Every attribute is an ndarray of shape (n_obs,), float64.
+
+    Attributes
+    ----------
+    M, N, K : ndarray
+        Problem shape.
+    block_m, block_n, block_k, num_warps, num_stages : ndarray
+        The config's knobs.
+    blocks_per_sm : ndarray
+        Resident programs per SM (model eq. 3), >= 1.
+    hbm_read_bytes, hbm_write_bytes : ndarray
+        HBM traffic from the L2 simulator, bytes.
+    time_s : ndarray
+        Measured kernel time, seconds (> 0).
+    groups : tuple of str
+        A label per observation (e.g. the config's text) that
+        :func:`calibrate_matmul` keeps on one side of the split.
+
+    Raises
+    ------
+    MeasureError
+        If the arrays differ in length, a time is not positive or
+        ``blocks_per_sm < 1``.
+    """
+
+    M: FloatArray
+    N: FloatArray
+    K: FloatArray
+    block_m: FloatArray
+    block_n: FloatArray
+    block_k: FloatArray
+    num_warps: FloatArray
+    num_stages: FloatArray
+    blocks_per_sm: FloatArray
+    hbm_read_bytes: FloatArray
+    hbm_write_bytes: FloatArray
+    time_s: FloatArray
+    groups: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        n = None
+        for f in _FIELDS:
+            a = np.asarray(getattr(self, f), np.float64).reshape(-1)
+            object.__setattr__(self, f, a)
+            if n is None:
+                n = a.shape[0]
+            elif a.shape[0] != n:
+                raise MeasureError(f"all arrays must have one length, got {f} of length "
+                                   f"{a.shape[0]} and M of length {n}")
+        groups = tuple(str(g) for g in self.groups) or tuple(str(i) for i in range(n or 0))
+        if len(groups) != n:
+            raise MeasureError(f"groups must have one label per observation, got "
+                               f"{len(groups)} for {n}")
+        object.__setattr__(self, "groups", groups)
+        if n and not np.all(self.time_s > 0):
+            raise MeasureError("time_s must be > 0 for every observation")
+        if n and not np.all(self.blocks_per_sm >= 1):
+            raise MeasureError("blocks_per_sm must be >= 1 (infeasible configs cannot be "
+                               "fitted)")
+
+    def __len__(self) -> int:
+        return int(self.M.shape[0])
+
+    def subset(self, index: Sequence[int] | npt.NDArray[np.integer[Any]]) -> MatmulObservations:
+        """The observations at ``index`` (an integer array)."""
+        idx = np.asarray(index, dtype=np.int64)
+        kw: dict[str, Any] = {f: getattr(self, f)[idx] for f in _FIELDS}
+        return MatmulObservations(**kw, groups=tuple(self.groups[i] for i in idx))
+
+
+def _warp_table(params: GpuModelParams, num_warps: FloatArray) -> FloatArray:
+    return np.array([params.warp_factor(int(w)) for w in num_warps], np.float64)
+
+
+def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
+                        hardware: HardwareProfile, dtype: str = "float16") -> FloatArray:
+    """Model time of every observation (eqs. 4-8), vectorised.
+
+    The same arithmetic as :class:`KernelModelMeasurer` for ``"matmul"``
+    (non-persistent) given its ``blocks_per_sm`` and traffic: efficiency
+    (eq. 4, :func:`matmul_efficiency`), compute with wave quantization over
+    the SMs (eq. 5), HBM time (eq. 6, writes counted when
+    ``params.count_writes``), overlap (eq. 7) and total (eq. 8).
+
+    Parameters
+    ----------
+    obs : MatmulObservations
+    params : GpuModelParams
+    hardware : HardwareProfile
+    dtype : str, default="float16"
+        Selects the tensor peak.
+
+    Returns
+    -------
+    ndarray of shape (n_obs,)
+        Predicted seconds.
+    """
+    bm, bn, bk, nw = obs.block_m, obs.block_n, obs.block_k, obs.num_warps
+    eff = params.peak_efficiency / (1.0 + params.tile_overhead_elems * (1.0 / bm + 1.0 / bn))
+    eff = eff / (1.0 + params.k_overhead_elems / bk) * _warp_table(params, nw)
+    eff = np.where(bm < 16 * nw, eff * params.mma_fallback_efficiency, eff)
+    n_prog = np.ceil(obs.M / bm) * np.ceil(obs.N / bn)
+    rounds = np.ceil(n_prog / hardware.n_sms)
+    flops_prog = 2.0 * bm * bn * np.ceil(obs.K / bk) * bk
+    peak_sm = hardware.tensor_flops_per_s(dtype) / hardware.n_sms
+    compute = rounds * flops_prog / (peak_sm * eff)
+    hbm = obs.hbm_read_bytes + (obs.hbm_write_bytes if params.count_writes else 0.0)
+    memory = hbm / (hardware.hbm_bytes_per_s * params.bandwidth_efficiency)
+    o = 1.0 - params.overlap_decay ** (obs.num_stages * obs.blocks_per_sm - 1.0)
+    t: FloatArray = (np.maximum(compute, memory) + (1.0 - o) * np.minimum(compute, memory)
+                     + hardware.launch_overhead_s)
+    return t
+
+
+def _get(params: GpuModelParams, name: str) -> float:
+    if name.startswith("warp_efficiency["):
+        return params.warp_factor(int(name[len("warp_efficiency["):-1]))
+    return float(getattr(params, name))
+
+
+def _with(params: GpuModelParams, names: Sequence[str], values: Iterable[float]
+          ) -> GpuModelParams:
+    table = dict(params.warp_efficiency)
+    plain: dict[str, Any] = {}
+    for name, v in zip(names, values):
+        if name.startswith("warp_efficiency["):
+            table[int(name[len("warp_efficiency["):-1])] = float(v)
+        else:
+            plain[name] = float(v)
+    return dataclasses.replace(params, warp_efficiency=tuple(sorted(table.items())), **plain)
+
+
+def _bounds(name: str) -> tuple[float, float]:
+    if name.startswith("warp_efficiency["):
+        return _WARP_BOUNDS
+    if name not in _BOUNDS:
+        raise MeasureError(f"cannot fit {name!r}: fittable parameters are "
+                           f"{sorted(_BOUNDS)} and 'warp_efficiency[<num_warps>]'")
+    return _BOUNDS[name]
+
+
+def fit_gpu_model(obs: MatmulObservations, hardware: HardwareProfile,
+                  params0: GpuModelParams | None = None, *, fit: Sequence[str] = DEFAULT_FIT,
+                  loss: str = "soft_l1", f_scale: float = 0.2, ridge: float = 0.01,
+                  dtype: str = "float16") -> tuple[GpuModelParams, Any]:
+    """Fit ``fit`` parameters of the time model to measured times.
+
+    Minimises ``sum rho((log t_pred - log t_meas)^2) + ridge^2 * sum(((x - x0) / s)^2)``
+    with ``scipy.optimize.least_squares`` (method ``"trf"``, bounds per
+    parameter), where ``rho`` is ``loss`` with scale ``f_scale`` and ``s``
+    a parameter's bound width. Working on log time makes the fit care
+    about ratios: a 2x miss on a 20 ms config weighs as much as on a 2 ms
+    one.
+
+    Parameters
+    ----------
+    obs : MatmulObservations
+        Fitting set.
+    hardware : HardwareProfile
+    params0 : GpuModelParams, optional
+        Starting point and source of the parameters not fitted (default
+        ``GpuModelParams()``).
+    fit : sequence of str, default=DEFAULT_FIT
+        Names of :class:`GpuModelParams` fields, or ``"warp_efficiency[w]"``.
+    loss : str, default="soft_l1"
+        ``least_squares``' robust loss (``"linear"`` for plain least squares).
+    f_scale : float, default=0.2
+        Residual scale of the robust loss, in log time (0.2 ~ 20%).
+    ridge : float, default=0.01
+        Weight of the pull towards ``params0``, relative to one observation.
+    dtype : str, default="float16"
+
+    Returns
+    -------
+    params : GpuModelParams
+        ``params0`` with the fitted values.
+    result : scipy.optimize.OptimizeResult
+        The solver's result (``cost``, ``nfev``, ``status``, ...).
+
+    Raises
+    ------
+    MeasureError
+        If ``obs`` has fewer observations than fitted parameters or a name
+        cannot be fitted.
+
+    References
+    ----------
+    Branch, Coleman, Li, "A subspace, interior, and conjugate gradient
+    method for large-scale bound-constrained minimization problems", SIAM J.
+    Sci. Comput. 21(1), 1999 (the ``trf`` method); SciPy
+    ``scipy.optimize.least_squares``.
+    """
+    from scipy.optimize import least_squares
+
+    p0 = GpuModelParams() if params0 is None else params0
+    names = tuple(fit)
+    if len(obs) < len(names):
+        raise MeasureError(f"need at least as many observations as fitted parameters, got "
+                           f"{len(obs)} observations for {len(names)} parameters")
+    lo, hi = np.array([_bounds(n) for n in names], np.float64).T
+    x0 = np.clip(np.array([_get(p0, n) for n in names], np.float64), lo, hi)
+    width = hi - lo
+    log_meas = np.log(obs.time_s)
+
+    def residuals(x: FloatArray) -> FloatArray:
+        p = _with(p0, names, x)
+        r = np.log(predict_matmul_time(obs, p, hardware, dtype)) - log_meas
+        return np.concatenate([r, ridge * (x - x0) / width])
+
+    res = least_squares(residuals, x0, bounds=(lo, hi), loss=loss, f_scale=f_scale,
+                        method="trf", x_scale=width, max_nfev=2000)
+    return _with(p0, names, res.x), res
+
+
+def _rankdata(x: FloatArray) -> FloatArray:
+    from scipy.stats import rankdata
+
+    return np.asarray(rankdata(x), np.float64)
+
+
+def rank_accuracy(predicted: npt.ArrayLike, measured: npt.ArrayLike) -> dict[str, float]:
+    """How well predicted times order and match measured ones.
+
+    Parameters
+    ----------
+    predicted, measured : array-like of shape (n,)
+        Seconds, one per config.
+
+    Returns
+    -------
+    dict
+        ``spearman`` and ``kendall`` rank correlations (ties averaged;
+        NaN below 3 points), ``median_abs_rel_error`` = median of
+        ``|pred / meas - 1|``, ``geo_mean_ratio`` = exp(mean log(pred /
+        meas)), and ``n``.
+    """
+    from scipy.stats import kendalltau, spearmanr
+
+    p = np.asarray(predicted, np.float64)
+    m = np.asarray(measured, np.float64)
+    if p.shape != m.shape:
+        raise MeasureError(f"predicted and measured must have one shape, got {p.shape} and "
+                           f"{m.shape}")
+    n = int(p.shape[0])
+    if n < 3:
+        sp = kt = math.nan
+    else:
+        sp = float(spearmanr(p, m).statistic)
+        kt = float(kendalltau(p, m).statistic)
+    ratio = p / m
+    return {"spearman": sp, "kendall": kt,
+            "median_abs_rel_error": float(np.median(np.abs(ratio - 1.0))) if n else math.nan,
+            "geo_mean_ratio": float(np.exp(np.mean(np.log(ratio)))) if n else math.nan,
+            "n": float(n)}
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Result of :func:`calibrate_matmul`.
+
+    Attributes
+    ----------
+    params, params0 : GpuModelParams
+        Fitted and starting parameters.
+    hardware : HardwareProfile
+    train_index, test_index : tuple of int
+        Observations used for the fit and held out.
+    before, after : dict
+        :func:`rank_accuracy` on the held-out observations with ``params0``
+        and ``params``.
+    before_train, after_train : dict
+        The same on the fitting observations.
+    cost : float
+        Final value of the solver's objective.
+    """
+
+    params: GpuModelParams
+    params0: GpuModelParams
+    hardware: HardwareProfile
+    train_index: tuple[int, ...]
+    test_index: tuple[int, ...]
+    before: dict[str, float]
+    after: dict[str, float]
+    before_train: dict[str, float]
+    after_train: dict[str, float]
+    cost: float
+
+
+def calibrate_matmul(obs: MatmulObservations, hardware: HardwareProfile,
+                     params0: GpuModelParams | None = None, *, test_fraction: float = 0.3,
+                     seed: int = 0, fit: Sequence[str] = DEFAULT_FIT,
+                     **fit_kwargs: Any) -> CalibrationReport:
+    """Split by group, fit on one part, report accuracy on the held-out part.
+
+    A seeded permutation of the distinct ``obs.groups`` puts
+    ``round(test_fraction * n_groups)`` groups in the held-out set: with
+    the config text as group, a held-out config is held out at every shape.
+
+    Parameters
+    ----------
+    obs : MatmulObservations
+    hardware : HardwareProfile
+    params0 : GpuModelParams, optional
+    test_fraction : float, default=0.3
+        In ``(0, 1)``.
+    seed : int, default=0
+        Seed of the split.
+    fit : sequence of str, default=DEFAULT_FIT
+    **fit_kwargs
+        Passed to :func:`fit_gpu_model`.
+
+    Returns
+    -------
+    CalibrationReport
+
+    Raises
+    ------
+    MeasureError
+        If ``test_fraction`` is outside ``(0, 1)``.
+    """
+    if not 0.0 < test_fraction < 1.0:
+        raise MeasureError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    p0 = GpuModelParams() if params0 is None else params0
+    labels = sorted(set(obs.groups))
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(len(labels))
+    n_test = max(1, int(round(test_fraction * len(labels))))
+    test_labels = {labels[i] for i in perm[:n_test]}
+    test = np.array([i for i, g in enumerate(obs.groups) if g in test_labels], np.int64)
+    train = np.array([i for i, g in enumerate(obs.groups) if g not in test_labels], np.int64)
+    tr, te = obs.subset(train), obs.subset(test)
+    params, res = fit_gpu_model(tr, hardware, p0, fit=fit, **fit_kwargs)
+    return CalibrationReport(
+        params=params, params0=p0, hardware=hardware,
+        train_index=tuple(int(i) for i in train), test_index=tuple(int(i) for i in test),
+        before=rank_accuracy(predict_matmul_time(te, p0, hardware), te.time_s),
+        after=rank_accuracy(predict_matmul_time(te, params, hardware), te.time_s),
+        before_train=rank_accuracy(predict_matmul_time(tr, p0, hardware), tr.time_s),
+        after_train=rank_accuracy(predict_matmul_time(tr, params, hardware), tr.time_s),
+        cost=float(res.cost))
+
+
+_KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+
+
+def matmul_observations_from_csv(measured: str | Path, model: str | Path, *,
+                                 l2_bytes: int | None = None,
+                                 shapes: Iterable[tuple[int, int, int]] | None = None
+                                 ) -> MatmulObservations:
+    """Join measured times with the simulator's outputs, one row per ok config.
+
+    Parameters
+    ----------
+    measured : path
+        CSV with ``M, N, K``, the six matmul knobs, ``status`` and ``time_s``
+        (``benchmarks/data/h200_matmul.csv``).
+    model : path
+        CSV with ``M, N, K``, the knobs, ``l2_bytes``, ``model_status``,
+        ``model_blocks_per_sm``, ``model_hbm_read_bytes`` and
+        ``model_hbm_bytes`` (reads + writes;
+        ``benchmarks/data/h200_matmul_model.csv``).
+    l2_bytes : int, optional
+        Which modelled L2 capacity to take (default: the first in the file).
+    shapes : iterable of (M, N, K), optional
+        Keep only these problem shapes.
+
+    Returns
+    -------
+    MatmulObservations
+        Rows that are ``"ok"`` both on the GPU and in the model; ``groups``
+        is the config text (knobs only), so one config is one group.
+
+    Raises
+    ------
+    MeasureError
+        If no row is left.
+    """
+    def key(r: Mapping[str, str]) -> tuple[int, ...]:
+        return tuple(int(r[k]) for k in ("M", "N", "K", *_KNOBS))
+
+    with open(model, newline="") as f:
+        mrows = list(csv.DictReader(f))
+    if l2_bytes is None and mrows:
+        l2_bytes = int(mrows[0]["l2_bytes"])
+    mod = {key(r): r for r in mrows if int(r["l2_bytes"]) == l2_bytes}
+    keep = None if shapes is None else {tuple(int(x) for x in s) for s in shapes}
+    cols: dict[str, list[float]] = {f: [] for f in _FIELDS}
+    groups: list[str] = []
+    with open(measured, newline="") as f:
+        for r in csv.DictReader(f):
+            k = key(r)
+            if r["status"] != "ok" or k not in mod or mod[k]["model_status"] != "ok":
+                continue
+            if keep is not None and k[:3] not in keep:
+                continue
+            m = mod[k]
+            read = float(m["model_hbm_read_bytes"])
+            vals: dict[str, float] = dict(zip(("M", "N", "K", "block_m", "block_n", "block_k"), k[:6]))
+            vals.update(num_warps=k[7], num_stages=k[8],
+                        blocks_per_sm=float(m["model_blocks_per_sm"]), hbm_read_bytes=read,
+                        hbm_write_bytes=float(m["model_hbm_bytes"]) - read,
+                        time_s=float(r["time_s"]))
+            for f_ in _FIELDS:
+                cols[f_].append(float(vals[f_]))
+            groups.append(";".join(f"{n}={v}" for n, v in zip(_KNOBS, k[3:])))
+    if not groups:
+        raise MeasureError(f"no row is ok in both {measured} and {model} "
+                           f"(l2_bytes={l2_bytes})")
+    arrays: dict[str, Any] = {f_: np.array(v, np.float64) for f_, v in cols.items()}
+    return MatmulObservations(**arrays, groups=tuple(groups))
