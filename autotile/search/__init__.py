@@ -7,12 +7,25 @@ model + simulated annealing) and :class:`EvolutionarySearcher`
 (Ansor-style). :func:`make_searcher` builds them, or Optuna's own samplers,
 by name. An objective gets its config with :func:`suggest_config`.
 :func:`create_study` and :func:`tune` run a resumable :class:`Study`
-(Optuna storage, parallel measurement, progress bar).
+(Optuna storage, parallel measurement, progress bar). :func:`compare` runs
+searchers for a budget x several seeds and reports best-so-far curves,
+trials to the optimum and Kernel Tuner's methodology score P(t).
 """
 
 from __future__ import annotations
 
 from autotile.search._base import History, SpaceSearcher
+from autotile.search._compare import (
+    DEFAULT_SEARCHERS,
+    ComparisonResult,
+    compare,
+    expected_best_random,
+    expected_trials_to_hit,
+    methodology_budget,
+    methodology_score,
+    random_trials_quantile,
+    trials_to_target,
+)
 from autotile.search._evolutionary import EvolutionarySearcher
 from autotile.search._factory import SEARCHERS, encoding_for, make_searcher
 from autotile.search._grid import GridSearcher
@@ -47,4 +60,13 @@ __all__ = [
     "create_study",
     "tune",
     "DEFAULT_STORAGE",
+    "compare",
+    "ComparisonResult",
+    "DEFAULT_SEARCHERS",
+    "expected_best_random",
+    "expected_trials_to_hit",
+    "methodology_budget",
+    "methodology_score",
+    "random_trials_quantile",
+    "trials_to_target",
 ]
