@@ -10,7 +10,7 @@ Parts (one device call each)::
     python benchmarks/bench_h200.py --part probe    --out $OUT   # versions, ncu, compile cost
     python benchmarks/bench_h200.py --part main     --out $OUT   # sweeps, cuBLAS, ncu, GPU tuning
     python benchmarks/bench_h200.py --part sim2real --out $OUT \
-        --configs benchmarks/data/h200_sim2real_configs.json      # time chosen configs
+        --configs benchmarks/data/h200_sim2real_configs.csv      # time chosen configs
 
 ``main`` measures matmul fp16 at 8192^3, 4096^3 and 8192x8192x2048 (Triton
 tutorial 03's 16 configs plus 130 configs sampled from the 8192^3 space),
@@ -347,25 +347,32 @@ def part_main(out: Path, n_jobs: int, skip: set[str]) -> None:
 
 
 def part_sim2real(out: Path, configs_path: Path) -> None:
-    """Time named configs at their shapes (sim-tuned, tutorial best, ...), plus cuBLAS."""
+    """Time listed configs (sim-tuned, tutorial best, GPU-direct) 3x each, plus cuBLAS 3x.
+
+    ``configs_path`` is a CSV with ``label``, ``M``, ``N``, ``K`` and the six
+    matmul knobs (``benchmarks/h200_sim2real.py`` writes it).
+    """
     from autotile.measure._triton_measurer import TritonMeasurer
 
-    spec = json.loads(configs_path.read_text())
+    knobs = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+    with configs_path.open() as f:
+        spec = list(csv.DictReader(f))
     info = env_info()
     rows = []
     meas: dict[tuple[int, ...], Any] = {}
-    for item in spec:
-        shp = tuple(item["shape"])
-        if shp not in meas:
-            meas[shp] = TritonMeasurer("matmul", dict(zip("MNK", shp)), warmup_ms=25.0,
-                                       rep_ms=200.0)
-        for rep in range(3):
-            res = meas[shp].measure(item["config"])
+    for rep in range(3):  # interleaved repeats: drift hits every config alike
+        for item in spec:
+            shp = (int(item["M"]), int(item["N"]), int(item["K"]))
+            if shp not in meas:
+                meas[shp] = TritonMeasurer("matmul", dict(zip("MNK", shp)), warmup_ms=25.0,
+                                           rep_ms=200.0)
+            cfg = {k: int(item[k]) for k in knobs}
+            res = meas[shp].measure(cfg)
             rows.append(result_row({"label": item["label"], "M": shp[0], "N": shp[1],
-                                    "K": shp[2], "repeat": rep}, item["config"], res))
-        log(item["label"], shp, res.status, res.metrics.get("tflops"), res.error)
-    for rep in range(3):
-        for r in cublas_rows(sorted({tuple(i["shape"]) for i in spec}), "sim2real"):
+                                    "K": shp[2], "repeat": rep}, cfg, res))
+            log(rep, item["label"], res.status, res.metrics.get("tflops"), res.error)
+        for r in cublas_rows(sorted({(int(i["M"]), int(i["N"]), int(i["K"])) for i in spec}),
+                             "sim2real"):
             rows.append({"label": "cuBLAS", **r, "repeat": rep, "status": "ok"})
     write_csv(out / "h200_sim2real.csv", rows)
     (out / "h200_sim2real_env.json").write_text(json.dumps(info, indent=1, default=str))
@@ -377,7 +384,7 @@ def main() -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", "h200_out"))
     ap.add_argument("--jobs", type=int, default=14, help="compile processes")
     ap.add_argument("--skip", default="", help="comma list: matmul,ncu,softmax,flash,tune")
-    ap.add_argument("--configs", default="benchmarks/data/h200_sim2real_configs.json")
+    ap.add_argument("--configs", default="benchmarks/data/h200_sim2real_configs.csv")
     args = ap.parse_args()
     try:
         import torch
