@@ -8,7 +8,7 @@ every config, for ``h200_sim2real.py --stage calibrated``).
 
 Usage::
 
-    python benchmarks/h200_analyze.py
+    python benchmarks/h200_analyze.py [--l2-scan]
 """
 
 from __future__ import annotations
@@ -218,10 +218,48 @@ def other_kernels_section() -> None:
         print()
 
 
+def l2_scan(sizes: tuple[float, ...] = (20e6, 25e6, 30e6, 35e6, 40e6)) -> None:
+    """Re-simulate the ncu configs with smaller effective L2 capacities (slow: minutes)."""
+    print("\n### ncu reads vs simulated reads, by modelled L2 capacity\n")
+    print("| L2 modelled | median sim/ncu | within 10% | within 25% | n |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    ncu = rows("h200_ncu.csv")
+    for l2 in sizes:
+        hw = dataclasses.replace(H200, l2_bytes=int(l2))
+        meas: dict[tuple[int, ...], KernelModelMeasurer] = {}
+        rat = []
+        for r in ncu:
+            shp = (int(r["M"]), int(r["N"]), int(r["K"]))
+            if shp not in meas:
+                meas[shp] = KernelModelMeasurer("matmul", dict(zip("MNK", shp)), hardware=hw)
+            res = meas[shp].measure({k: int(r[k]) for k in KNOBS})
+            if res.ok:
+                rat.append(res.metrics["hbm_read_bytes"] / float(r["dram_read_bytes"]))
+        a = np.array(rat)
+        print(f"| {l2 / 1e6:.0f} MB | {np.median(a):.3f} | {np.mean(np.abs(a - 1) <= 0.1):.0%} | "
+              f"{np.mean(np.abs(a - 1) <= 0.25):.0%} | {len(a)} |")
+
+
+def sim2real_section() -> None:
+    print("\n### Sim-to-real at 8192^3 (median of 3 interleaved repeats, rep=200 ms)\n")
+    data = [r for r in rows("h200_sim2real.csv") if r["status"] == "ok"]
+    cub = float(np.median([float(r["tflops"]) for r in data if r["label"] == "cuBLAS"]))
+    print("| config | knobs | TFLOP/s | % of cuBLAS |")
+    print("| --- | --- | ---: | ---: |")
+    for label in dict.fromkeys(r["label"] for r in data):
+        sub = [r for r in data if r["label"] == label]
+        t = float(np.median([float(r["tflops"]) for r in sub]))
+        knobs = sub[0].get("config", "").replace(";", " ") if label != "cuBLAS" else "-"
+        print(f"| {label} | {knobs} | {t:.0f} | {100 * t / cub:.1f}% |")
+
+
 def main() -> int:
     matmul_section()
     ncu_section()
     other_kernels_section()
+    sim2real_section()
+    if "--l2-scan" in sys.argv:
+        l2_scan()
     return 0
 
 

@@ -465,7 +465,8 @@ def matmul_observations_from_csv(measured: str | Path, model: str | Path, *,
                 continue
             m = mod[k]
             read = float(m["model_hbm_read_bytes"])
-            vals: dict[str, float] = dict(zip(("M", "N", "K", "block_m", "block_n", "block_k"), k[:6]))
+            vals: dict[str, float] = dict(zip(
+                ("M", "N", "K", "block_m", "block_n", "block_k"), k[:6]))
             vals.update(num_warps=k[7], num_stages=k[8],
                         blocks_per_sm=float(m["model_blocks_per_sm"]), hbm_read_bytes=read,
                         hbm_write_bytes=float(m["model_hbm_bytes"]) - read,
