@@ -235,42 +235,86 @@ def simulate_cache_reference(trace: npt.ArrayLike, cache: CacheConfig | None = N
     return CacheStats(n, hits, n - hits, len(seen), len(seen), cache.line_bytes)
 
 
+# --- LRU state updates shared by every numba path (this module and _nestsim) ---------
+# Set-associative state: ``tags`` and ``stamp`` of shape (n_sets, ways); a way with
+# stamp 0 is empty. Fully associative state: a doubly linked list over dense line
+# ids (``prev``, ``nxt``), ``resident`` flags, and ``ends = [head (MRU), tail (LRU),
+# size]``; O(1) per access.
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def sa_touch(tags, stamp, s, line, clock):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Access ``line`` in set ``s`` at time ``clock`` (> 0); return whether it hit."""
+    victim = 0
+    oldest = stamp[s, 0]
+    for w in range(tags.shape[1]):
+        if tags[s, w] == line:
+            stamp[s, w] = clock
+            return True
+        if stamp[s, w] < oldest:
+            oldest = stamp[s, w]
+            victim = w
+    tags[s, victim] = line
+    stamp[s, victim] = clock
+    return False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def fa_touch(prev, nxt, resident, ends, capacity, x):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Access dense line id ``x`` in the fully associative LRU; return whether it hit."""
+    head = ends[0]
+    if resident[x]:
+        if x == head:
+            return True
+        p = prev[x]
+        q = nxt[x]
+        nxt[p] = q
+        if q >= 0:
+            prev[q] = p
+        else:
+            ends[1] = p
+        hit = True
+    else:
+        if ends[2] == capacity:
+            v = ends[1]
+            ends[1] = prev[v]
+            if ends[1] >= 0:
+                nxt[ends[1]] = -1
+            else:
+                head = -1
+            resident[v] = False
+            ends[2] -= 1
+        resident[x] = True
+        ends[2] += 1
+        hit = False
+    prev[x] = -1
+    nxt[x] = head
+    if head >= 0:
+        prev[head] = x
+    ends[0] = x
+    if ends[1] < 0:
+        ends[1] = x
+    return hit
+
+
 @numba.njit(cache=True, nogil=True)
 def _sim_set_assoc(lines: npt.NDArray[np.int64], n_sets: int, ways: int) -> int:  # pragma: no cover
     tags = np.full((n_sets, ways), -1, np.int64)
     stamp = np.zeros((n_sets, ways), np.int64)
     hits = 0
     for t in range(lines.shape[0]):
-        line = lines[t]
-        s = line % n_sets
-        victim = 0
-        oldest = stamp[s, 0]
-        hit = False
-        for w in range(ways):
-            if tags[s, w] == line:
-                stamp[s, w] = t + 1
-                hits += 1
-                hit = True
-                break
-            if stamp[s, w] < oldest:
-                oldest = stamp[s, w]
-                victim = w
-        if not hit:
-            tags[s, victim] = line
-            stamp[s, victim] = t + 1
+        if sa_touch(tags, stamp, lines[t] % n_sets, lines[t], t + 1):
+            hits += 1
     return hits
 
 
 @numba.njit(cache=True, nogil=True)
 def _sim_fully_assoc(lines: npt.NDArray[np.int64], n_lines: int, capacity: int):  # type: ignore[no-untyped-def]  # pragma: no cover
-    # Doubly linked LRU list over dense line ids: O(1) per access.
     prev = np.full(n_lines, -1, np.int64)
     nxt = np.full(n_lines, -1, np.int64)
     resident = np.zeros(n_lines, np.bool_)
     seen = np.zeros(n_lines, np.bool_)
-    head = -1  # MRU
-    tail = -1  # LRU
-    size = 0
+    ends = np.array([-1, -1, 0], np.int64)
     hits = 0
     touched = 0
     for t in range(lines.shape[0]):
@@ -278,38 +322,8 @@ def _sim_fully_assoc(lines: npt.NDArray[np.int64], n_lines: int, capacity: int):
         if not seen[x]:
             seen[x] = True
             touched += 1
-        if resident[x]:
+        if fa_touch(prev, nxt, resident, ends, capacity, x):
             hits += 1
-            if x == head:
-                continue
-            # unlink
-            p = prev[x]
-            q = nxt[x]
-            nxt[p] = q
-            if q >= 0:
-                prev[q] = p
-            else:
-                tail = p
-        else:
-            if size == capacity:
-                v = tail
-                tail = prev[v]
-                if tail >= 0:
-                    nxt[tail] = -1
-                else:
-                    head = -1
-                resident[v] = False
-                size -= 1
-            resident[x] = True
-            size += 1
-        # push front
-        prev[x] = -1
-        nxt[x] = head
-        if head >= 0:
-            prev[head] = x
-        head = x
-        if tail < 0:
-            tail = x
     return hits, touched
 
 

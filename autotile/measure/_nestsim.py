@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autotile.errors import MeasureError
-from autotile.measure._cache import CacheConfig, CacheStats, MissBreakdown
+from autotile.measure._cache import CacheConfig, CacheStats, MissBreakdown, fa_touch, sa_touch
 
 if TYPE_CHECKING:
     from autotile.te import LoopNest
@@ -201,9 +201,7 @@ def _walk(ext, coef, kind, base, item, lin, off, rc, cc, misc,  # type: ignore[n
     nxt = np.full(n_ids, -1, np.int64)
     resident = np.zeros(n_ids, np.bool_)
     seen = np.zeros(n_ids, np.bool_)
-    head = -1
-    tail = -1
-    size = 0
+    ends = np.array([-1, -1, 0], np.int64)
     sa_hits = 0
     fa_hits = 0
     touched = 0
@@ -258,57 +256,14 @@ def _walk(ext, coef, kind, base, item, lin, off, rc, cc, misc,  # type: ignore[n
                 ln = lines[a]
                 last[a] = ln
                 clock += 1
-                # set-associative LRU
                 s = (ln & (n_sets - 1)) if pow2_sets else ln % n_sets
-                victim = 0
-                oldest = stamp[s, 0]
-                hit = False
-                for w in range(ways):
-                    if tags[s, w] == ln:
-                        stamp[s, w] = clock
-                        sa_hits += 1
-                        hit = True
-                        break
-                    if stamp[s, w] < oldest:
-                        oldest = stamp[s, w]
-                        victim = w
-                if not hit:
-                    tags[s, victim] = ln
-                    stamp[s, victim] = clock
-                # fully associative LRU
+                if sa_touch(tags, stamp, s, ln, clock):
+                    sa_hits += 1
                 if not seen[ln]:
                     seen[ln] = True
                     touched += 1
-                if resident[ln]:
+                if fa_touch(prev, nxt, resident, ends, fa_cap, ln):
                     fa_hits += 1
-                    if ln == head:
-                        continue
-                    pp = prev[ln]
-                    qq = nxt[ln]
-                    nxt[pp] = qq
-                    if qq >= 0:
-                        prev[qq] = pp
-                    else:
-                        tail = pp
-                else:
-                    if size == fa_cap:
-                        v = tail
-                        tail = prev[v]
-                        if tail >= 0:
-                            nxt[tail] = -1
-                        else:
-                            head = -1
-                        resident[v] = False
-                        size -= 1
-                    resident[ln] = True
-                    size += 1
-                prev[ln] = -1
-                nxt[ln] = head
-                if head >= 0:
-                    prev[head] = ln
-                head = ln
-                if tail < 0:
-                    tail = ln
         # advance the mixed-radix loop counter
         l = n_loops - 1
         while l >= 0:
