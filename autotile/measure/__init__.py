@@ -8,7 +8,9 @@ exhaustive, resumable sweep that writes a space's ground-truth table.
 GPU side: hardware profiles (H100 SXM, H200), a tile/line-granularity L2 LRU
 simulator driven by the interpreter's own records, a documented time model
 (docs/gpu_model.md), kernel knob spaces and :class:`KernelModelMeasurer`.
-Recorded spaces: Kernel Tuner cache and T4 files replay as spaces.
+Recorded spaces: Kernel Tuner cache and T4 files replay as spaces. Real
+hardware: :class:`TritonMeasurer` (imported lazily: needs Triton and a CUDA
+device only when constructed) and the time model's calibration.
 """
 
 from __future__ import annotations
@@ -20,6 +22,16 @@ from autotile.measure._cache import (
     classify_misses,
     simulate_cache,
     simulate_cache_reference,
+)
+from autotile.measure._calibrate import (
+    DEFAULT_FIT,
+    CalibrationReport,
+    MatmulObservations,
+    calibrate_matmul,
+    fit_gpu_model,
+    matmul_observations_from_csv,
+    predict_matmul_time,
+    rank_accuracy,
 )
 from autotile.measure._cpu import CpuCostModel
 from autotile.measure._gpu_model import (
@@ -65,6 +77,14 @@ from autotile.measure._replay import SHIPPED_TABLES, ReplayMeasurer, gemm_ground
 from autotile.measure._result import STATUSES, Measurer, MeasureResult
 from autotile.measure._schedule_measurer import SCHEDULE_METRICS, ScheduleMeasurer
 from autotile.measure._sweep import GroundTruth, sweep
+from autotile.measure._triton_measurer import (
+    TRITON_KERNELS,
+    TRITON_METRICS,
+    TritonMeasurer,
+    classify_error,
+    port_to_triton,
+    triton_source,
+)
 
 __all__ = [
     "CacheConfig",
@@ -121,4 +141,18 @@ __all__ = [
     "flash_attention_study",
     "RecordedSpace",
     "load_kernel_tuner",
+    "TritonMeasurer",
+    "TRITON_METRICS",
+    "TRITON_KERNELS",
+    "triton_source",
+    "port_to_triton",
+    "classify_error",
+    "MatmulObservations",
+    "CalibrationReport",
+    "DEFAULT_FIT",
+    "predict_matmul_time",
+    "fit_gpu_model",
+    "rank_accuracy",
+    "calibrate_matmul",
+    "matmul_observations_from_csv",
 ]
