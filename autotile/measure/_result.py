@@ -85,6 +85,11 @@ class MeasureResult:
                    float(d.get("wall_time_s", 0.0)), d.get("error"))
 
 
+def _short_repr(obj: Any, limit: int = 60) -> str:
+    text = repr(obj)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 class Measurer(abc.ABC):
     """Scores configs of one space.
 
@@ -118,7 +123,8 @@ class Measurer(abc.ABC):
         Returns
         -------
         MeasureResult
-            ``"failed"`` with the error message if measuring raised.
+            ``"failed"`` with the error message if measuring raised or
+            ``_measure`` returned something that is not a ``MeasureResult``.
         """
         t0 = time.perf_counter()
         try:
@@ -126,6 +132,11 @@ class Measurer(abc.ABC):
         except Exception as exc:  # noqa: BLE001 - a failed config is data, not a crash
             return MeasureResult(self.config_text(config), "failed", {},
                                  time.perf_counter() - t0, f"{type(exc).__name__}: {exc}")
+        if not isinstance(res, MeasureResult):
+            return MeasureResult(
+                self.config_text(config), "failed", {}, time.perf_counter() - t0,
+                f"{type(self).__name__}._measure must return a MeasureResult, "
+                f"got {type(res).__name__} {_short_repr(res)}")
         if res.wall_time_s == 0.0:
             object.__setattr__(res, "wall_time_s", time.perf_counter() - t0)
         return res

@@ -78,6 +78,22 @@ def test_measure_result_json_roundtrip():
         MeasureResult("a=1", "great")
 
 
+def test_measure_turns_a_non_result_into_a_failed_result():
+    from autotile.measure import Measurer
+
+    class FloatMeasurer(Measurer):
+        metrics = ("time",)
+        objective = "time"
+
+        def _measure(self, config):
+            return 1.5
+
+    res = FloatMeasurer().measure({"a": 1})
+    assert res.status == "failed" and res.metrics == {}
+    assert res.error == "FloatMeasurer._measure must return a MeasureResult, got float 1.5"
+    assert res.config == "{'a': 1}" and res.wall_time_s >= 0.0
+
+
 class CountingMeasurer(ScheduleMeasurer):
     calls = 0
 
