@@ -15,6 +15,7 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
+from autotile.lang import _semantic as S
 from autotile.lang._record import RECORDER, LaunchRecord, build_trace
 from autotile.lang._state import CURRENT, Buffer, Launch, np_errstate
 from autotile.lang._tensor import constexpr, tensor
@@ -168,21 +169,19 @@ class JITFunction:
                 raise LangError(f"kernel {self.__name__!r} got multiple values for {names[i]!r}")
         return vals, options
 
-    def _grid(self, grid: Any, vals: list[Any], options: dict[str, Any]) -> tuple[int, int, int]:
+    def _grid(self, grid: Any, vals: list[Any], options: dict[str, Any],
+              max_programs: int | None = S.MAX_PROGRAMS) -> tuple[int, int, int]:
         if callable(grid):
             meta = dict(zip(self.arg_names, vals))
             meta.update(options)
-            grid = grid(meta)
-        if isinstance(grid, (int, np.integer)):
-            grid = (grid,)
-        try:
-            g = tuple(int(x) for x in grid)
-        except TypeError:
-            raise LangError(f"grid must be a tuple of 1 to 3 ints or a callable returning one, "
-                            f"got {grid!r}") from None
-        if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
-            raise LangError(f"grid must have 1 to 3 non-negative entries, got grid={g}")
-        return (g + (1, 1))[:3]  # type: ignore[return-value]
+            fn = grid
+            grid = fn(meta)
+            try:
+                return S.check_grid(grid, max_programs)
+            except LangError as e:
+                name = getattr(fn, "__qualname__", repr(fn))
+                raise LangError(f"{e} (returned by the grid callable {name})") from None
+        return S.check_grid(grid, max_programs)
 
     def _convert(self, vals: list[Any]) -> tuple[list[Any], list[Buffer]]:
         out: list[Any] = []
@@ -223,7 +222,8 @@ class JITFunction:
     def _launch(self, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
                 ir: bool, only_first: bool = False) -> Launch:
         vals, options = self._bind(args, kwargs)
-        g = self._grid(grid, vals, options)
+        # ``trace`` runs program 0 only, so any grid size is fine there
+        g = self._grid(grid, vals, options, None if only_first else S.MAX_PROGRAMS)
         call_args, buffers = self._convert(vals)
         rec = RECORDER.get()
         trace = rec.trace if rec is not None else None

@@ -12,7 +12,10 @@ Promotion follows ``triton/language/semantic.py``:
 
 from __future__ import annotations
 
+import operator
 from typing import Any
+
+import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
@@ -24,7 +27,15 @@ __all__ = [
     "check_constexpr_shape",
     "check_dot_shapes",
     "check_axis",
+    "check_grid",
+    "MAX_PROGRAMS",
 ]
+
+#: Most programs one launch may run.  The interpreter runs programs one after
+#: another and keeps a few int64 counters per program, so a larger grid could
+#: only fail later in a huge allocation (or run for days).
+MAX_PROGRAMS = 2**24
+_MAX_GRID_ENTRY = 2**31 - 1
 
 _PROMOTE_CACHE: dict[tuple[Any, ...], D.dtype] = {}
 
@@ -170,6 +181,61 @@ def check_axis(axis: Any, ndim: int) -> int:
     if not isinstance(axis, int) or not -ndim <= axis < max(ndim, 1):
         raise LangError(f"axis must be in [{-ndim}, {ndim}) for a {ndim}-D tensor, got axis={axis}")
     return axis % max(ndim, 1)
+
+
+def check_grid(grid: Any, max_programs: int | None = MAX_PROGRAMS) -> tuple[int, int, int]:
+    """Check a launch grid and pad it to three entries.
+
+    Parameters
+    ----------
+    grid : int or sequence of int
+        What ``kernel[grid]`` got, or what a grid callable returned.  Entries
+        must be Python or NumPy integers (not bool, float or str): ``x / 1024``
+        is a float, use ``tl.cdiv(x, 1024)``.
+    max_programs : int or None, default=MAX_PROGRAMS
+        Largest allowed product of the entries; None for no limit.
+
+    Returns
+    -------
+    tuple of (int, int, int)
+        The grid with missing trailing entries set to 1.
+
+    Raises
+    ------
+    LangError
+        If ``grid`` is not 1 to 3 entries, an entry is not an integer, is
+        negative or exceeds ``2**31 - 1``, or the grid has more than ``max_programs`` programs.
+    """
+    if isinstance(grid, (int, np.integer)) and not isinstance(grid, (bool, np.bool_)):
+        grid = (grid,)
+    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__iter__"):
+        raise LangError(f"grid must be a tuple of 1 to 3 ints or a callable returning one, "
+                        f"got grid={grid!r}")
+    entries = tuple(grid)
+    g = []
+    for x in entries:
+        if hasattr(x, "value") and not hasattr(x, "v"):  # constexpr
+            x = x.value
+        if isinstance(x, (bool, np.bool_)):
+            raise LangError(f"grid must hold ints, got grid={entries!r} (bool {x!r})")
+        try:
+            g.append(operator.index(x))
+        except TypeError:
+            hint = ("; use tl.cdiv for a ceiling division"
+                    if isinstance(x, (float, np.floating)) else "")
+            raise LangError(f"grid must hold ints, got grid={entries!r} "
+                            f"({type(x).__name__} {x!r}){hint}") from None
+    if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
+        raise LangError(f"grid must have 1 to 3 non-negative entries, got grid={tuple(g)}")
+    if any(x > _MAX_GRID_ENTRY for x in g):
+        raise LangError(f"grid entries must be at most 2**31 - 1 (program ids are int32), "
+                        f"got grid={tuple(g)}")
+    g3 = (tuple(g) + (1, 1))[:3]
+    n = g3[0] * g3[1] * g3[2]
+    if max_programs is not None and n > max_programs:
+        raise LangError(f"grid must have at most {max_programs} programs (the interpreter "
+                        f"runs them one by one), got grid={tuple(g)} with {n} programs")
+    return g3  # type: ignore[return-value]
 
 
 def _describe(v: Any) -> str:

@@ -136,3 +136,63 @@ def test_python_scalar_arguments_have_triton_types():
     of = np.zeros(1, np.float32)
     k[(1,)](oi, of, 7, 3.0, 2**40)
     assert oi[0] == 21 and of[0] == 1.5
+
+
+@pytest.mark.parametrize("grid", [(96.125,), (8.0,), (np.float32(2.0),), (True,), (np.bool_(True),),
+                                  ("8",), "8", (2, "1"), (2, None), None])
+def test_non_integer_grid_entries_raise(grid):
+    out = np.zeros((8, 4), dtype=np.int32)
+    with pytest.raises(LangError, match=r"grid must (hold ints|be a tuple)") as ei:
+        pid_kernel[grid](out, GX=8, GY=1)
+    bad = grid[-1] if isinstance(grid, tuple) else grid
+    assert f"grid={grid!r}" in str(ei.value) and repr(bad) in str(ei.value)
+    assert not out.any()
+
+
+def test_float_grid_error_names_value_and_hints_cdiv():
+    out = np.zeros((97, 4), dtype=np.int32)
+    with pytest.raises(LangError, match=r"grid=\(96\.125,\).*tl\.cdiv"):
+        pid_kernel[(98_432 / 1024,)](out, GX=97, GY=1)
+
+
+def test_numpy_integer_grid_entries_are_accepted():
+    out = np.full((6, 4), -1, dtype=np.int32)
+    pid_kernel[(np.int64(3), np.uint8(2))](out, GX=3, GY=2)
+    assert pid_kernel.last_record.grid == (3, 2, 1)
+    assert all(type(x) is int for x in pid_kernel.last_record.grid)
+    np.testing.assert_array_equal(out[:, 0], [0, 1, 2, 0, 1, 2])
+    pid_kernel[np.int32(2)](out, GX=2, GY=1)
+    assert pid_kernel.last_record.n_programs == 2
+
+
+def test_callable_grid_result_is_checked():
+    out = np.zeros((8, 4), dtype=np.int32)
+    with pytest.raises(LangError, match=r"grid=\(2\.5,\).*grid callable"):
+        pid_kernel[lambda meta: (meta["GX"] / 4,)](out, GX=10, GY=1)
+    with pytest.raises(LangError, match=r"bool"):
+        pid_kernel[lambda meta: (True,)](out, GX=1, GY=1)
+    with pytest.raises(LangError, match=r"at most 16777216 programs.*grid callable"):
+        pid_kernel[lambda meta: (2**20, 2**5)](out, GX=1, GY=1)
+
+
+@pytest.mark.parametrize("grid", [(2**30,), (2**12, 2**12, 2), (2**24 + 1,)])
+def test_huge_grid_raises_before_allocating(grid):
+    out = np.zeros((1, 4), dtype=np.int32)
+    with pytest.raises(LangError, match=r"at most 16777216 programs .*got grid=") as ei:
+        pid_kernel[grid](out, GX=1, GY=1)
+    assert str(grid[0]) in str(ei.value)
+
+
+def test_trace_of_huge_grid_runs_program_zero_only():
+    out = np.zeros((1, 4), dtype=np.int32)
+    ir = pid_kernel.trace(out, GX=1, GY=1, grid=(2**30, 4))
+    assert len(ir) > 0
+    assert pid_kernel.last_record.n_programs == 1
+
+
+def test_grid_entry_beyond_int32_raises():
+    out = np.zeros((1, 4), dtype=np.int32)
+    with pytest.raises(LangError, match=r"at most 2\*\*31 - 1.*grid=\(2147483648,\)"):
+        pid_kernel[(2**31,)](out, GX=1, GY=1)
+    with pytest.raises(LangError, match=r"at most 2\*\*31 - 1"):
+        pid_kernel.trace(out, GX=1, GY=1, grid=(2**31,))
