@@ -53,13 +53,16 @@ class BuiltFunction:
         Returns
         -------
         ndarray
-            The output; its dtype is the result type of the inputs (float64
-            inputs compute and accumulate in float64) unless ``out`` is given.
+            The output, of the compute dtype (see :func:`build`) unless ``out``
+            is given.
 
         Raises
         ------
         LangError
-            If the number or shapes of the arrays do not match.
+            If the number or shapes of the arrays do not match, an array's
+            dtype kind does not match its placeholder's (see :func:`build`),
+            or ``out`` is not an ndarray of the output shape whose dtype the
+            result can be cast to without changing kind.
         """
         nest = self.nest
         in_bufs, out_buf = nest.buffers[:-1], nest.buffers[-1]
@@ -70,20 +73,34 @@ class BuiltFunction:
             )
         arrays = [np.asarray(x) for x in inputs]
         storage: dict[str, npt.NDArray[np.generic]] = {}
+        in_dtypes = []
         for buf, arr in zip(in_bufs, arrays):
             if arr.shape != buf.shape:
                 raise LangError(
                     f"input {buf.name} must have shape {buf.shape}, got shape {arr.shape}"
                 )
-            flat = np.zeros(buf.n_elements, dtype=arr.dtype)
+            dt = _input_dtype(buf.name, np.dtype(buf.dtype), arr.dtype)
+            in_dtypes.append(dt)
+            flat = np.zeros(buf.n_elements, dtype=dt)
             grid = np.indices(buf.shape).reshape(len(buf.shape), -1)
             flat[buf.layout.element_offset(*grid)] = arr.reshape(-1)
             storage[buf.name] = flat
-        dtype = np.result_type(*arrays) if arrays else np.dtype(out_buf.dtype)
-        if out is not None and out.shape != out_buf.shape:
-            raise LangError(
-                f"out must have shape {out_buf.shape}, got shape {out.shape} for {out_buf.name}"
-            )
+        dtype = _compute_dtype(in_dtypes, np.dtype(out_buf.dtype))
+        if out is not None:
+            if not isinstance(out, np.ndarray):
+                raise LangError(
+                    f"out must be a NumPy array, got {type(out).__name__} for {out_buf.name}"
+                )
+            if out.shape != out_buf.shape:
+                raise LangError(
+                    f"out must have shape {out_buf.shape}, got shape {out.shape} "
+                    f"for {out_buf.name}"
+                )
+            if not np.can_cast(dtype, out.dtype, casting="same_kind"):
+                raise LangError(
+                    f"out must have a dtype {dtype} can be cast to without changing kind, "
+                    f"got out.dtype={out.dtype} for {out_buf.name}"
+                )
         result = np.zeros(out_buf.n_elements, dtype=dtype)
 
         axis_col = {id(a): n for n, a in enumerate(nest.op.axis + nest.op.reduce_axis)}
@@ -104,6 +121,37 @@ class BuiltFunction:
             return shaped
         out[...] = shaped
         return out
+
+
+_KIND_NAMES = {"b": "bool", "i": "integer", "u": "integer", "f": "float", "c": "complex"}
+# placeholder kind -> array kinds it accepts
+_ACCEPTS = {"b": "b", "i": "iu", "u": "iu", "f": "f", "c": "fc"}
+
+
+def _input_dtype(name: str, ph: np.dtype[Any], got: np.dtype[Any]) -> np.dtype[Any]:
+    """Dtype an input of placeholder dtype ``ph`` is stored in, given an array of ``got``."""
+    accepts = _ACCEPTS.get(ph.kind, "")
+    if got.kind not in accepts:
+        want = " or ".join(sorted({_KIND_NAMES[k] for k in accepts})) or ph.name
+        raise LangError(
+            f"input {name} must be a {want} array for placeholder dtype {ph.name}, "
+            f"got dtype {got.name}"
+        )
+    if ph.kind == "b":
+        return ph
+    return np.promote_types(ph, got)
+
+
+def _compute_dtype(in_dtypes: list[np.dtype[Any]], declared: np.dtype[Any]) -> np.dtype[Any]:
+    """Dtype the body is evaluated and accumulated in.
+
+    Floats (and complex) compute in the widest input type; integers and bools
+    in int64 (uint64 if an input is uint64) so that sums do not wrap.
+    """
+    dt = np.result_type(*in_dtypes) if in_dtypes else declared
+    if dt.kind in "biu":
+        return np.dtype(np.uint64) if dt == np.uint64 else np.dtype(np.int64)
+    return dt
 
 
 def _evaluate(
@@ -145,6 +193,25 @@ def build(s: Schedule) -> BuiltFunction:
     -------
     BuiltFunction
         ``fn(*inputs, out=None)`` returns the output array.
+
+    Notes
+    -----
+    Input arrays must have their placeholder's shape and a dtype of the same
+    kind, else :class:`~autotile.errors.LangError` names the placeholder, its
+    dtype and the array's dtype:
+
+    * a float placeholder takes any float array (never an integer or bool
+      one) and computes in the wider of the two float types: float64 arrays
+      keep float64 accuracy on a float32 placeholder, float16 arrays are
+      widened to float32;
+    * an integer placeholder takes signed or unsigned integer arrays, and a
+      bool placeholder bool arrays; integer and bool computes evaluate and
+      accumulate in int64 (uint64 for uint64 inputs), so an int8 matmul does
+      not wrap around;
+    * a complex placeholder takes float or complex arrays.
+
+    The output has the type the body was computed in (the widest input type
+    after these rules); ``out=`` must be an array of a dtype of the same kind.
 
     Examples
     --------
