@@ -9,6 +9,8 @@ also records the storage layout of each input buffer.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from autotile.errors import ScheduleError
@@ -144,25 +146,35 @@ class Stage:
         ScheduleError
             If any requirement fails; the message names the axis and value.
         """
+        with self._atomic():
+            parent, inner_ext = self._check_split(parent, factor, nparts)
+            return self._apply_split(parent, inner_ext)
+
+    def _check_split(
+        self, parent: object, factor: int | None, nparts: int | None, verb: str = "split"
+    ) -> tuple[IterVar, int]:
+        """Validate a split without changing the stage; return the leaf and inner extent."""
         if (factor is None) == (nparts is None):
             raise ScheduleError(
                 f"split of axis {getattr(parent, 'name', parent)} needs exactly one of factor "
                 f"and nparts, got factor={factor}, nparts={nparts}"
             )
-        parent = self._check_leaf(parent, "split")
+        leaf = self._check_leaf(parent, verb)
         what, value = ("factor", factor) if factor is not None else ("nparts", nparts)
         if not _is_int(value) or value < 1:  # type: ignore[operator]
             raise ScheduleError(
-                f"split {what} must be an int >= 1, got {what}={value!r} for axis {parent.name}"
+                f"split {what} must be an int >= 1, got {what}={value!r} for axis {leaf.name}"
             )
         assert value is not None
         value = int(value)
-        if parent.extent % value != 0:
+        if leaf.extent % value != 0:
             raise ScheduleError(
-                f"split {what} {value} does not divide extent {parent.extent} of axis "
-                f"{parent.name} (guarded tail loops are not implemented)"
+                f"split {what} {value} does not divide extent {leaf.extent} of axis "
+                f"{leaf.name} (guarded tail loops are not implemented)"
             )
-        inner_ext = value if factor is not None else parent.extent // value
+        return leaf, value if factor is not None else leaf.extent // value
+
+    def _apply_split(self, parent: IterVar, inner_ext: int) -> tuple[IterVar, IterVar]:
         outer = self._new_var(f"{parent.name}_o", parent.extent // inner_ext, parent.kind)
         inner = self._new_var(f"{parent.name}_i", inner_ext, parent.kind)
         pos = self._leaves.index(parent)
@@ -170,6 +182,17 @@ class Stage:
         self._relations.append(Split(parent, outer, inner, inner_ext))
         self._consumed[id(parent)] = "split"
         return outer, inner
+
+    @contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """Undo every change to the stage if the block raises."""
+        saved = (list(self._all), list(self._leaves), list(self._relations),
+                 dict(self._consumed), set(self._names))
+        try:
+            yield
+        except BaseException:
+            self._all, self._leaves, self._relations, self._consumed, self._names = saved
+            raise
 
     def tile(
         self, x_parent: IterVar, y_parent: IterVar, x_factor: int, y_factor: int
@@ -191,16 +214,20 @@ class Stage:
         Raises
         ------
         ScheduleError
-            As for :meth:`split` and :meth:`reorder`.
+            As for :meth:`split` and :meth:`reorder`.  Both splits are checked
+            before either is made, so a failed ``tile`` leaves the stage as it
+            was (as does any failed primitive).
         """
         if x_parent is y_parent:
             name = getattr(x_parent, "name", x_parent)
             raise ScheduleError(f"tile needs two distinct axes, got axis {name} twice")
-        self._check_leaf(x_parent, "tile")
-        self._check_leaf(y_parent, "tile")
-        xo, xi = self.split(x_parent, factor=x_factor)
-        yo, yi = self.split(y_parent, factor=y_factor)
-        self.reorder(xo, yo, xi, yi)
+        # validate both splits before changing anything
+        x_leaf, x_ext = self._check_split(x_parent, x_factor, None, "tile")
+        y_leaf, y_ext = self._check_split(y_parent, y_factor, None, "tile")
+        with self._atomic():
+            xo, xi = self._apply_split(x_leaf, x_ext)
+            yo, yi = self._apply_split(y_leaf, y_ext)
+            self.reorder(xo, yo, xi, yi)
         return xo, yo, xi, yi
 
     def reorder(self, *args: IterVar) -> None:
@@ -215,6 +242,10 @@ class Stage:
             If an axis is repeated, is not a current loop, or belongs to
             another stage.
         """
+        with self._atomic():
+            self._reorder(args)
+
+    def _reorder(self, args: tuple[IterVar, ...]) -> None:
         axes = [self._check_leaf(a, "reorder") for a in args]
         seen: set[int] = set()
         for a in axes:
@@ -250,6 +281,10 @@ class Stage:
         """
         if len(args) < 2:
             raise ScheduleError(f"fuse needs at least two axes, got {len(args)}")
+        with self._atomic():
+            return self._fuse(args)
+
+    def _fuse(self, args: tuple[IterVar, ...]) -> IterVar:
         axes = [self._check_leaf(a, "fuse") for a in args]
         for outer, inner in zip(axes, axes[1:]):
             if outer is inner:

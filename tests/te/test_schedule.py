@@ -262,3 +262,44 @@ def test_tvm_tutorial_sequence_correct_with_packing():
     out = np.full((64, 64), np.nan)
     assert fn(a, b, out=out) is out
     np.testing.assert_array_equal(out, c_tiled)
+
+
+def _stage_state(stage):
+    return ([a.name for a in stage.leaf_iter_vars], [a.name for a in stage.all_iter_vars],
+            len(stage.relations))
+
+
+@pytest.mark.parametrize("factors", [(8, 7), (7, 8), (8, 0), (8, 128)])
+def test_failed_tile_leaves_schedule_unchanged(factors):
+    A, B, C = make_gemm(64)
+    s = te.create_schedule(C)
+    i, j = s[C].op.axis
+    before = _stage_state(s[C])
+    with pytest.raises(ScheduleError, match="split factor"):
+        s[C].tile(i, j, *factors)
+    assert _stage_state(s[C]) == before
+    xo, yo, xi, yi = s[C].tile(i, j, 8, 8)
+    assert [a.name for a in (xo, yo, xi, yi)] == ["i_o", "j_o", "i_i", "j_i"]
+    assert [a.name for a in s[C].leaf_iter_vars] == ["i_o", "j_o", "i_i", "j_i", "k"]
+    a = np.random.default_rng(0).standard_normal((64, 64))
+    np.testing.assert_allclose(te.build(s)(a, a), a @ a, rtol=1e-12, atol=1e-12)
+
+
+def test_failed_split_fuse_reorder_leave_schedule_unchanged():
+    A, B, C = make_gemm(64)
+    s = te.create_schedule(C)
+    i, j = s[C].op.axis
+    (k,) = s[C].op.reduce_axis
+    io, ii = s[C].split(i, nparts=4)
+    before = _stage_state(s[C])
+    with pytest.raises(ScheduleError, match="nparts 3 does not divide"):
+        s[C].split(j, nparts=3)
+    with pytest.raises(ScheduleError, match="directly outside"):
+        s[C].fuse(io, ii, k)
+    with pytest.raises(ScheduleError, match="more than once"):
+        s[C].reorder(k, j, k)
+    with pytest.raises(ScheduleError, match="already been split"):
+        s[C].reorder(k, i)
+    assert _stage_state(s[C]) == before
+    f = s[C].fuse(io, ii, j)
+    assert f.name == "i_o_i_i_j_f" and f.extent == 64 * 64
