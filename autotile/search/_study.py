@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 import os
 import socket
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -17,7 +19,7 @@ from optuna.samplers import BaseSampler
 from optuna.storages import BaseStorage
 from optuna.trial import FrozenTrial, Trial, TrialState
 
-from autotile.errors import InvalidConfigError
+from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure import Measurer, MeasureResult
 from autotile.search._base import SpaceSearcher
 from autotile.search._factory import encoding_for, make_searcher
@@ -30,6 +32,10 @@ __all__ = ["Study", "TrialRecord", "create_study", "tune", "DEFAULT_STORAGE"]
 DEFAULT_STORAGE = "sqlite:///autotile_studies.db"
 _OWNER_ATTR = "autotile:owner"
 _FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
+#: File suffixes a storage string without ``://`` may have: it names an SQLite file.
+_SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+#: Distinct errors quoted when every trial of a run failed.
+_N_ERRORS_SHOWN = 3
 
 
 @contextlib.contextmanager
@@ -126,6 +132,7 @@ class Study:
         self._cache: dict[str, tuple[int, MeasureResult]] | None = None
         self._in_flight: set[int] = set()
         self._best = math.inf
+        self._run_outcomes: list[tuple[str, str | None]] = []
 
     # -- basic properties -------------------------------------------------------------
     @property
@@ -170,10 +177,15 @@ class Study:
         told. Searchers without repeats stop early once every config of the
         space is in the study.
 
+        When every trial this call finished failed or was infeasible (so
+        nothing was measured), a ``RuntimeWarning`` quotes the first few
+        distinct errors: a measurer built for another space, or one whose
+        results lack the objective metric, shows up here.
+
         Parameters
         ----------
         n_trials : int
-            Total number of finished trials wanted, ``>= 0``.
+            Total number of finished trials wanted, ``>= 1``.
         n_jobs : int, default=1
             Trials measured in parallel (joblib's ``n_jobs``; ``-1``: all
             cores). With an autotile searcher the proposed configs do not
@@ -184,7 +196,7 @@ class Study:
         progress : bool, default=True
             Show a tqdm bar: trials, best so far, elapsed time.
         timeout : float, optional
-            Seconds after which no new batch is started.
+            Seconds after which no new batch is started, ``> 0``.
 
         Returns
         -------
@@ -194,18 +206,36 @@ class Study:
         Raises
         ------
         ValueError
-            If ``n_trials < 0`` or ``n_jobs == 0``.
+            If ``n_trials < 1``, ``n_jobs == 0`` or ``timeout <= 0``.
+        MeasureError
+            If no trial could be attempted at all (the space has no valid
+            config) and the study holds none.
+
+        Warns
+        -----
+        RuntimeWarning
+            If every trial finished by this call failed or was infeasible.
         """
+        n_trials = _check_count("n_trials", n_trials)
+        if not _is_int(n_jobs) or n_jobs == 0:
+            raise ValueError(f"n_jobs must be a non-zero int, got n_jobs={n_jobs!r}")
+        _check_timeout(timeout)
+        return self._optimize(n_trials, int(n_jobs), progress, timeout)
+
+    def _optimize(self, n_trials: int, n_jobs: int, progress: bool,
+                  timeout: float | None) -> Study:
         from tqdm.auto import tqdm
 
-        if int(n_trials) != n_trials or n_trials < 0:
-            raise ValueError(f"n_trials must be an int >= 0, got n_trials={n_trials!r}")
-        if int(n_jobs) != n_jobs or n_jobs == 0:
-            raise ValueError(f"n_jobs must be a non-zero int, got n_jobs={n_jobs!r}")
-        n_trials, n_jobs = int(n_trials), int(n_jobs)
+        if len(self.space) == 0:
+            raise MeasureError(
+                f"no trial can be run: space {self.space.name or 'space'!r} has no valid config "
+                f"(its constraints reject all {self.space.product_size} combinations of "
+                f"knobs {list(self.space.names)})")
         batch = n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
         t0 = time.perf_counter()
         st = self.optuna_study
+        self._run_outcomes = []
+        timed_out = False
         with _quiet_optuna():
             self._load_cache()
             stale, others = self._running()
@@ -223,6 +253,7 @@ class Study:
                     if remaining <= 0 or (n_trials >= len(self.space) and self._exhausted()):
                         break
                     if timeout is not None and time.perf_counter() - t0 >= timeout:
+                        timed_out = True
                         break
                     pending: list[_Pending] = []
                     for _ in range(min(batch, remaining)):
@@ -232,7 +263,33 @@ class Study:
                     self._run_batch(pending, n_jobs, bar)
             finally:
                 bar.close()
+        self._report_run(n_trials, timed_out)
         return self
+
+    def _report_run(self, n_trials: int, timed_out: bool) -> None:
+        """Raise or warn when this run measured nothing."""
+        outcomes = self._run_outcomes
+        if not outcomes:
+            if self._n_finished() == 0 and not timed_out:
+                raise MeasureError(
+                    f"no trial could be run: the searcher {self.searcher} proposed no config "
+                    f"of space {self.space.name or 'space'!r} (n_trials={n_trials})")
+            return
+        if any(status == "ok" for status, _ in outcomes):
+            return
+        errors: list[str] = []
+        for _, err in outcomes:
+            text = str(err) if err else "no error recorded"
+            if text not in errors:
+                errors.append(text)
+        shown = "; ".join(repr(e) for e in errors[:_N_ERRORS_SHOWN])
+        more = f" (and {len(errors) - _N_ERRORS_SHOWN} more)" if len(errors) > _N_ERRORS_SHOWN \
+            else ""
+        warnings.warn(
+            f"study {self.study_name!r}: all {len(outcomes)} trials of this run failed or were "
+            f"infeasible, so nothing was measured; distinct errors: {shown}{more}. Check that "
+            f"the measurer was built for this space and reports the objective "
+            f"{self.objective!r}", RuntimeWarning, stacklevel=4)
 
     def _load_cache(self) -> None:
         if self._cache is not None:
@@ -334,22 +391,33 @@ class Study:
 
     def _tell(self, trial: Trial, res: MeasureResult, bar: Any,
               cached_from: int | None = None) -> None:
-        metrics = {str(k): float(v) for k, v in res.metrics.items()}
+        metrics: dict[str, float] = {}
+        bad: list[str] = []
+        for k, v in res.metrics.items():
+            try:
+                metrics[str(k)] = float(v)
+            except (TypeError, ValueError):
+                bad.append(f"{k}={_short(v)} ({type(v).__name__})")
         attrs: dict[str, Any] = {
             "config": res.config, "status": res.status, "metrics": metrics,
             "error": res.error, "wall_time_s": 0.0 if cached_from is not None else float(
                 res.wall_time_s),
         }
+        if bad and res.ok:
+            attrs["status"] = "failed"
+            attrs["error"] = f"metrics must be real numbers, got {', '.join(bad)}"
         if cached_from is not None:
             attrs["cached_from"] = int(cached_from)
         value = math.inf
-        if res.ok:
+        if attrs["status"] == "ok":
             if self.objective in metrics and not math.isnan(metrics[self.objective]):
                 value = metrics[self.objective]
             else:
                 attrs["status"] = "failed"
-                attrs["error"] = (f"the measurement has no value of the objective "
-                                  f"{self.objective!r}; metrics: {sorted(metrics)}")
+                attrs["error"] = (
+                    f"the objective {self.objective!r} is NaN" if self.objective in metrics
+                    else f"the measurement has no value of the objective "
+                         f"{self.objective!r}; metrics: {sorted(metrics)}")
         for k, v in attrs.items():
             trial.set_user_attr(k, v)
         if attrs["status"] == "ok":
@@ -357,6 +425,7 @@ class Study:
         else:
             self.optuna_study.tell(trial, state=TrialState.FAIL)
         self._in_flight.discard(trial._trial_id)
+        self._run_outcomes.append((str(attrs["status"]), attrs["error"]))
         if attrs["status"] == "ok" and value < self._best:
             self._best = value
             bar.set_postfix(best=f"{value:.6g}", refresh=False)
@@ -497,12 +566,83 @@ class Study:
         return pd.DataFrame(self.to_records())
 
 
-def _storage_arg(storage: str | BaseStorage | None) -> str | BaseStorage:
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_count(name: str, value: Any) -> int:
+    """Return ``value`` as an int >= 1, else raise ValueError naming ``name``."""
+    if not _is_int(value) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {name}={value!r}")
+    return int(value)
+
+
+def _check_timeout(timeout: Any) -> None:
+    if timeout is None:
+        return
+    if (not isinstance(timeout, numbers.Real) or isinstance(timeout, bool)
+            or not timeout > 0):
+        raise ValueError(f"timeout must be a number of seconds > 0 or None, "
+                         f"got timeout={timeout!r}")
+
+
+def _check_seed(seed: Any) -> None:
+    if seed is not None and (not _is_int(seed) or seed < 0):
+        raise ValueError(f"seed must be None or an int >= 0, got seed={seed!r}")
+
+
+def _storage_arg(storage: Any) -> str | BaseStorage:
+    """Validate ``storage`` and turn a plain SQLite file path into a URL."""
     if storage is None:
         return DEFAULT_STORAGE
-    if isinstance(storage, str) and storage == ":memory:":
+    if isinstance(storage, BaseStorage):
+        return storage
+    if isinstance(storage, os.PathLike):
+        storage = os.fspath(storage)
+    if not isinstance(storage, str):
+        raise TypeError(
+            f"storage must be a storage URL (str), an SQLite file path or an "
+            f"optuna.storages.BaseStorage, got {type(storage).__name__} {_short(storage)}")
+    if storage == ":memory:":
         return optuna.storages.InMemoryStorage()
+    if "://" not in storage:
+        if storage.lower().endswith(_SQLITE_SUFFIXES):
+            storage = f"sqlite:///{storage}"
+        else:
+            raise ValueError(
+                f"storage must be an Optuna storage URL (with '://'), an SQLite file path "
+                f"ending in {'/'.join(_SQLITE_SUFFIXES)} or ':memory:', got storage={storage!r}; "
+                f"e.g. storage='sqlite:///file.db'")
+    if storage.startswith("sqlite:///"):
+        path = storage[len("sqlite:///"):].partition("?")[0]
+        parent = os.path.dirname(path)
+        if path and path != ":memory:" and parent and not os.path.isdir(parent):
+            raise ValueError(
+                f"storage must be an SQLite file in an existing directory, got "
+                f"storage={storage!r} (directory {parent!r} does not exist)")
     return storage
+
+
+def _check_measurer(space: Space, measurer: Any) -> None:
+    if not isinstance(space, Space):
+        raise TypeError(f"space must be an autotile.space.Space, got "
+                        f"{type(space).__name__} {_short(space)}")
+    if not isinstance(measurer, Measurer):
+        raise TypeError(
+            f"measurer must be an autotile.measure.Measurer, got {type(measurer).__name__} "
+            f"{_short(measurer)}; subclass Measurer and implement _measure(config) -> "
+            f"MeasureResult")
+    other = getattr(measurer, "space", None)
+    if isinstance(other, Space) and other is not space and set(other.names) != set(space.names):
+        raise ValueError(
+            f"the measurer must be built for the study's space: the study's space "
+            f"{space.name or 'space'!r} has knobs {list(space.names)}, the measurer's space "
+            f"{other.name or 'space'!r} has knobs {list(other.names)}")
 
 
 def create_study(
@@ -531,16 +671,19 @@ def create_study(
         ``"nsga2"``, ``"qmc"``) or any Optuna sampler.
     objective : str, optional
         Metric to minimise; default ``measurer.objective``.
-    storage : str or optuna.storages.BaseStorage, optional
+    storage : str, path-like or optuna.storages.BaseStorage, optional
         Where trials are kept. Default: the SQLite file
         ``autotile_studies.db`` in the current directory
-        (:data:`DEFAULT_STORAGE`). Any Optuna storage URL or storage object
-        is accepted; ``":memory:"`` keeps the study in memory.
+        (:data:`DEFAULT_STORAGE`). Any Optuna storage URL (``"sqlite:///"
+        "file.db"``, ``"postgresql://..."``) or storage object is accepted;
+        a path without ``://`` ending in ``.db``, ``.sqlite`` or
+        ``.sqlite3`` names an SQLite file (``"runs.db"`` means
+        ``"sqlite:///runs.db"``); ``":memory:"`` keeps the study in memory.
     study_name : str, optional
         Default ``"<space name>-<searcher>-<objective>-seed<seed>"``, so
         running the same call again resumes the same study.
     seed : int, optional
-        Seed of the searcher.
+        Seed of the searcher, ``>= 0``.
     load_if_exists : bool, default=True
         Load the study if one with this name exists (resume); otherwise
         Optuna raises ``DuplicatedStudyError``.
@@ -554,8 +697,14 @@ def create_study(
 
     Raises
     ------
+    TypeError
+        If ``space`` is not a ``Space``, ``measurer`` is not a ``Measurer``
+        (e.g. a plain function) or ``storage`` has an unsupported type.
     ValueError
-        If ``objective`` is not one of ``measurer.metrics``, or a loaded
+        If ``objective`` is not one of ``measurer.metrics`` (or there is no
+        objective at all), the measurer's ``space`` has other knobs than
+        ``space``, ``seed`` is not None or an int ``>= 0``, ``storage`` is a
+        string that is neither a URL nor an SQLite file path, or a loaded
         study was created for another objective or space.
 
     Examples
@@ -565,7 +714,14 @@ def create_study(
     >>> space = gemm_space(8)
     >>> study = create_study(space, ScheduleMeasurer(space), storage=":memory:", seed=0)
     """
+    _check_measurer(space, measurer)
+    _check_seed(seed)
+    storage_arg = _storage_arg(storage)
     objective = objective or measurer.objective
+    if not objective:
+        raise ValueError(
+            f"objective must name a metric, got objective={objective!r}: pass objective= or "
+            f"set {type(measurer).__name__}.objective")
     if measurer.metrics and objective not in measurer.metrics:
         raise ValueError(
             f"objective must be one of the measurer's metrics {tuple(measurer.metrics)}, "
@@ -578,7 +734,7 @@ def create_study(
     if study_name is None:
         study_name = f"{space.name or 'space'}-{label}-{objective}-seed{seed}"
     with _quiet_optuna():
-        ost = optuna.create_study(storage=_storage_arg(storage), sampler=sampler,
+        ost = optuna.create_study(storage=storage_arg, sampler=sampler,
                                   study_name=study_name, direction="minimize",
                                   load_if_exists=load_if_exists)
     meta = {"autotile:objective": objective, "autotile:knobs": list(space.names),
@@ -633,11 +789,12 @@ def tune(
     searcher : str or optuna.samplers.BaseSampler, default="random"
         See :func:`create_study`.
     budget : int, default=100
-        Total number of trials.
+        Total number of trials, ``>= 1``.
     seed : int, optional
-        Seed of the searcher.
-    storage : str or optuna.storages.BaseStorage, optional
-        See :func:`create_study` (default: ``autotile_studies.db``).
+        Seed of the searcher, ``>= 0``.
+    storage : str, path-like or optuna.storages.BaseStorage, optional
+        See :func:`create_study` (default: ``autotile_studies.db``; a
+        plain ``"file.db"`` path is an SQLite file).
     n_jobs : int, default=1
         Parallel measurements.
     progress : bool, default=True
@@ -651,8 +808,25 @@ def tune(
     -------
     Study
         The finished study.
+
+    Raises
+    ------
+    TypeError, ValueError
+        See :func:`create_study`; also if ``budget < 1`` or ``timeout <= 0``.
+    MeasureError
+        If no trial could be attempted (the space has no valid config).
+
+    Warns
+    -----
+    RuntimeWarning
+        If every trial of this run failed or was infeasible (the warning
+        quotes the first few distinct errors).
     """
+    budget = _check_count("budget", budget)
+    if not _is_int(n_jobs) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero int, got n_jobs={n_jobs!r}")
+    _check_timeout(timeout)
     study = create_study(space, measurer, searcher=searcher, objective=objective,
                          storage=storage, study_name=study_name, seed=seed,
                          load_if_exists=load_if_exists, searcher_kwargs=searcher_kwargs)
-    return study.optimize(budget, n_jobs=n_jobs, progress=progress, timeout=timeout)
+    return study._optimize(budget, int(n_jobs), progress, timeout)
