@@ -6,6 +6,7 @@ import gzip
 import json
 import math
 import os
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,15 +123,33 @@ class RecordedSpace:
 
 
 def _read_json(path: Path) -> Any:
-    """Read JSON text from ``path``, gunzipping it if it starts with the gzip magic bytes."""
+    """Read JSON text from ``path``, gunzipping it if it starts with the gzip magic bytes.
+
+    Raises
+    ------
+    MeasureError
+        If the gzip stream is truncated or corrupt, or the text is not UTF-8
+        JSON; the message names the file.
+    """
     with open(path, "rb") as fh:
         head = fh.read(2)
-    opener: Any = gzip.open if head == _GZIP_MAGIC else open
-    with opener(path, "rt", encoding="utf-8") as fh:
+    if head == _GZIP_MAGIC:
         try:
-            return json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise MeasureError(f"{path} is not valid JSON: {exc}") from None
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read()
+        except (EOFError, OSError, zlib.error) as exc:
+            raise MeasureError(f"{path} is not gzip/JSON: the gzip stream is truncated or "
+                               f"corrupt ({type(exc).__name__}: {exc})") from None
+    else:
+        raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MeasureError(f"{path} is not gzip/JSON: not UTF-8 text ({exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MeasureError(f"{path} is not valid JSON: {exc}") from None
 
 
 def _as_number(value: Any) -> float | None:
@@ -141,15 +160,26 @@ def _as_number(value: Any) -> float | None:
 
 
 def _is_valid_time(value: Any) -> bool:
-    """Whether a recorded objective is a usable number (finite and below the 1e20 marker)."""
+    """Whether a recorded objective is usable: finite, positive and below the 1e20 marker."""
     x = _as_number(value)
-    return x is not None and math.isfinite(x) and x < FAILED_TIME_MS
+    return x is not None and math.isfinite(x) and 0 < x < FAILED_TIME_MS
 
 
 def _failure_reason(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return "InvalidTime" if value is None else f"time={value!r}"
+    if value is None:
+        return "InvalidTime"
+    x = _as_number(value)
+    if x is not None and x <= 0:
+        return "non-positive time"
+    return f"time={value!r}"
+
+
+def _short(value: Any, n_chars: int = 80) -> str:
+    """``repr(value)``, cut to ``n_chars`` characters."""
+    text = repr(value)
+    return text if len(text) <= n_chars else text[: n_chars - 3] + "..."
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
@@ -204,9 +234,22 @@ def _build(
                 arr[r] = m[col]
         values[col] = arr
     objective = objective or str(meta.get("objective") or "time")
+    source = meta.get("source", "the file")
+    n_valid = int(np.count_nonzero(status == 0))
+    if n == 0:
+        raise MeasureError(f"no configs in {source}: the file records no measurements")
+    if n_valid == 0:
+        failures = meta.get("failures") or {}
+        raise MeasureError(
+            f"no valid (finite) objective values in {source}: all {n} configs failed "
+            f"(failure reasons: {failures})")
     if objective not in values:
         raise ValueError(f"objective must be one of the file's metrics {columns}, "
-                         f"got objective={objective!r}")
+                         f"got objective={objective!r} for {source}")
+    if not np.isfinite(values[objective]).any():
+        raise MeasureError(
+            f"no valid (finite) objective values in {source}: none of the {n_valid} valid "
+            f"configs records objective={objective!r}")
     meta["objective"] = objective
     meta["n_configs"] = n
     meta["n_valid"] = int(np.count_nonzero(status == 0))
@@ -217,7 +260,16 @@ def _build(
 
 def _load_kt(data: Mapping[str, Any], meta: dict[str, Any],
              objective: str | None) -> RecordedSpace:
+    src = meta["source"]
     tune_params = data["tune_params"]
+    if not isinstance(tune_params, Mapping) or not all(
+            isinstance(v, list) for v in tune_params.values()):
+        raise MeasureError(f"{src}: a Kernel Tuner cache's 'tune_params' must map each "
+                           f"parameter to a list of values, got {_short(tune_params)}")
+    cache = data["cache"]
+    if not isinstance(cache, Mapping):
+        raise MeasureError(f"{src}: a Kernel Tuner cache's 'cache' must be an object "
+                           f"(config key -> record), got a {type(cache).__name__}")
     names = list(data.get("tune_params_keys") or tune_params)
     missing = [n for n in names if n not in tune_params]
     if missing:
@@ -232,7 +284,10 @@ def _load_kt(data: Mapping[str, Any], meta: dict[str, Any],
     valid: list[bool] = []
     metrics: list[dict[str, float]] = []
     failures: dict[str, int] = {}
-    for key, rec in data["cache"].items():
+    for key, rec in cache.items():
+        if not isinstance(rec, Mapping):
+            raise MeasureError(f"{src}: cache record {key!r} must be an object, "
+                               f"got {_short(rec)}")
         if all(n in rec for n in names):
             raw = [rec[n] for n in names]
         else:
@@ -329,8 +384,9 @@ def load_kernel_tuner(path: str | os.PathLike[str], objective: str | None = None
 
     A config is failed when its objective is not a number (Kernel Tuner's
     ``"CompilationFailedConfig"``, ``"RuntimeFailedConfig"``,
-    ``"InvalidConfig"``), is not finite, or is at least ``1e20`` (the old
-    failure marker), or when a T4 ``invalidity`` is not ``"correct"``.
+    ``"InvalidConfig"``), is not finite, is zero or negative (failure reason
+    ``"non-positive time"``), or is at least ``1e20`` (the old failure
+    marker), or when a T4 ``invalidity`` is not ``"correct"``.
 
     Parameters
     ----------
@@ -351,8 +407,11 @@ def load_kernel_tuner(path: str | os.PathLike[str], objective: str | None = None
     FileNotFoundError
         If ``path`` does not exist.
     MeasureError
-        If the file is not JSON, or is neither format, or a record names a
-        value outside its parameter's ``tune_params``.
+        If the file is a truncated or corrupt gzip, is not UTF-8 JSON, is
+        neither format or malformed (e.g. ``cache`` not an object), records
+        no configs, has no config with a valid (finite, positive) objective,
+        or a record names a value outside its parameter's ``tune_params``.
+        The message names the file.
     ValueError
         If ``objective`` is not one of the file's numeric fields.
 
@@ -374,10 +433,21 @@ def load_kernel_tuner(path: str | os.PathLike[str], objective: str | None = None
         raise FileNotFoundError(f"no such Kernel Tuner cache file: {p}")
     data = _read_json(p)
     meta: dict[str, Any] = {"source": str(p), "time_unit": "ms"}
+    loader = None
     if isinstance(data, Mapping) and "cache" in data and "tune_params" in data:
-        return _load_kt(data, meta, objective)
-    if isinstance(data, Mapping) and isinstance(data.get("results"), list):
-        return _load_t4(data, meta, objective)
+        loader, fmt = _load_kt, "Kernel Tuner cache"
+    elif isinstance(data, Mapping) and isinstance(data.get("results"), list):
+        loader, fmt = _load_t4, "T4 results file"
+    if loader is not None:
+        try:
+            return loader(data, meta, objective)
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise MeasureError(f"{p} is not a well-formed {fmt}: {type(exc).__name__}: "
+                               f"{exc}") from None
+        except MeasureError as exc:
+            if str(p) in str(exc):
+                raise
+            raise MeasureError(f"{p}: {exc}") from None
     keys = sorted(data) if isinstance(data, Mapping) else type(data).__name__
     raise MeasureError(
         f"{p} is neither a Kernel Tuner cache (needs 'tune_params' and 'cache') nor a T4 "

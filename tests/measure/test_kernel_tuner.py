@@ -124,3 +124,88 @@ def test_pnpoly_keys_round_trip(pnpoly: RecordedSpace) -> None:
             assert pnpoly.truth.values["time"][i] == rec["time"]
         else:
             assert rec["time"] == "RuntimeFailedConfig"
+
+
+def _tiny() -> dict:
+    return json.loads((DATA / "kt_tiny.json").read_text())
+
+
+def test_truncated_or_corrupt_gzip_raises_measure_error(tmp_path: Path) -> None:
+    packed = gzip.compress((DATA / "kt_tiny.json").read_bytes())
+    trunc = tmp_path / "trunc.json.gz"
+    trunc.write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(MeasureError, match=r"trunc\.json\.gz is not gzip/JSON: .*truncated"):
+        load_kernel_tuner(trunc)
+    corrupt = tmp_path / "corrupt.json.gz"
+    corrupt.write_bytes(packed[:10] + bytes(range(256)) * 4)
+    with pytest.raises(MeasureError, match=r"corrupt\.json\.gz is not gzip/JSON"):
+        load_kernel_tuner(corrupt)
+    garbage = tmp_path / "garbage.json.gz"
+    garbage.write_bytes(np.random.default_rng(0).integers(128, 256, 100, np.uint8).tobytes())
+    with pytest.raises(MeasureError, match=r"garbage\.json\.gz is not gzip/JSON: not UTF-8"):
+        load_kernel_tuner(garbage)
+    inner = tmp_path / "inner.json.gz"  # valid gzip, not JSON inside
+    inner.write_bytes(gzip.compress(b"\x00\x01 hello"))
+    with pytest.raises(MeasureError, match=r"inner\.json\.gz is not valid JSON"):
+        load_kernel_tuner(inner)
+
+
+def test_malformed_files_raise_measure_error_naming_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    d = _tiny()
+    d["cache"] = list(d["cache"].values())
+    bad.write_text(json.dumps(d))
+    with pytest.raises(MeasureError, match=r"bad\.json: .*'cache' must be an object.*list"):
+        load_kernel_tuner(bad)
+    d = _tiny()
+    d["cache"]["32,1,0,1"] = 3.0
+    bad.write_text(json.dumps(d))
+    with pytest.raises(MeasureError, match=r"bad\.json: cache record '32,1,0,1' must be"):
+        load_kernel_tuner(bad)
+    d = _tiny()
+    d["tune_params"] = [1, 2]
+    bad.write_text(json.dumps(d))
+    with pytest.raises(MeasureError, match=r"bad\.json: .*'tune_params' must map"):
+        load_kernel_tuner(bad)
+    d = _tiny()
+    d["cache"]["32,1,0,1"]["block_size_x"] = 12345
+    bad.write_text(json.dumps(d))
+    with pytest.raises(MeasureError, match=r"bad\.json: value block_size_x=12345"):
+        load_kernel_tuner(bad)
+    bad.write_text(json.dumps({"results": [{"no_configuration": 1}]}))
+    with pytest.raises(MeasureError, match=r"bad\.json is not a well-formed T4"):
+        load_kernel_tuner(bad)
+    bad.write_text("[1, 2, 3]")
+    with pytest.raises(MeasureError, match="neither a Kernel Tuner cache"):
+        load_kernel_tuner(bad)
+
+
+def test_empty_or_all_failed_cache_raises(tmp_path: Path) -> None:
+    f = tmp_path / "failed.json"
+    d = _tiny()
+    for rec in d["cache"].values():
+        rec["time"] = "RuntimeFailedConfig"
+    f.write_text(json.dumps(d))
+    with pytest.raises(MeasureError, match=r"no valid \(finite\) objective values in .*failed\.json"
+                                           r": all 14 configs failed"):
+        load_kernel_tuner(f)
+    d["cache"] = {}
+    f.write_text(json.dumps(d))
+    with pytest.raises(MeasureError, match=r"no configs in .*failed\.json"):
+        load_kernel_tuner(f)
+
+
+@pytest.mark.parametrize("bad_time", [-5.0, 0.0, 0])
+def test_non_positive_time_is_a_failed_config(tmp_path: Path, bad_time: float) -> None:
+    ref = load_kernel_tuner(DATA / "kt_tiny.json")
+    d = _tiny()
+    d["cache"]["32,1,0,1"]["time"] = bad_time
+    f = tmp_path / "neg.json"
+    f.write_text(json.dumps(d))
+    rec = load_kernel_tuner(f)
+    assert rec.meta["n_valid"] == ref.meta["n_valid"] - 1
+    assert rec.meta["failures"]["non-positive time"] == 1
+    row = rec.space.index_of({"block_size_x": 32, "tile": 1, "use_shmem": 0, "unroll": 1})
+    assert rec.truth.status[row] == 1
+    assert np.isnan(rec.truth.values["time"][row])
+    assert rec.truth.optimum("time") == ref.truth.optimum("time") > 0
