@@ -1,5 +1,7 @@
 """The ``autotile`` command line.
 
+usage: autotile {compare,schedule,sweep} [options]   (``autotile <command> --help``)
+
 ``autotile compare``   compare searchers on a space (convergence report; the main job)
 ``autotile schedule``  the §7.2 schedule walk-through with exact miss counts
 ``autotile sweep``     measure every config of the GEMM schedule space into a table
@@ -33,15 +35,22 @@ def _sweep(argv: Sequence[str]) -> int:
                                  description="Measure every schedule of the GEMM space.")
     ap.add_argument("--n", type=int, default=64, help="matrix size (default 64)")
     ap.add_argument("--out", default=None, help="output .npz (default gemm<n>_truth.npz)")
-    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--n-jobs", type=int, default=2,
+                    help="parallel workers (joblib; -1 = all cores; default 2)")
     ap.add_argument("--limit", type=int, default=None, help="only the first LIMIT configs")
     args = ap.parse_args(argv)
     try:
+        if args.limit is not None and args.limit < 1:
+            raise ValueError(f"--limit must be >= 1, got {args.limit}")
+        if args.n_jobs == 0:
+            raise ValueError("--n-jobs must be a non-zero int (-1: all cores), got 0")
         space = gemm_space(args.n)
     except ValueError as exc:
         print(f"autotile sweep: error: {exc}", file=sys.stderr)
         return 2
     out = args.out or f"gemm{args.n}_truth.npz"
+    if not out.endswith(".npz"):
+        out += ".npz"  # as sweep() names the file
     truth = sweep(space, ScheduleMeasurer(space), out, n_jobs=args.n_jobs, limit=args.limit,
                   key=lambda c: gemm_canonical_key(c, args.n))
     print(f"wrote {out}: {truth.meta['n_configs']} configs "

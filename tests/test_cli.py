@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from autotile.__main__ import main
 from autotile._walkthrough import run_walkthrough
 
@@ -34,3 +36,27 @@ def test_cli_sweep_small(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stderr
     assert "500 configs" in r.stdout and out.exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--limit", "-1"], "--limit must be >= 1, got -1"),
+    (["--limit", "0"], "--limit must be >= 1, got 0"),
+    (["--n-jobs", "0"], "--n-jobs must be a non-zero int (-1: all cores), got 0"),
+])
+def test_cli_sweep_bad_flags_exit_2(argv, message, capsys, tmp_path):
+    assert main(["sweep", "--n", "4", "--out", str(tmp_path / "x.npz"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err == f"autotile sweep: error: {message}\n"
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_sweep_reports_the_written_path(tmp_path, capsys):
+    out = tmp_path / "s3.txt"
+    assert main(["sweep", "--n", "4", "--limit", "50", "--n-jobs", "1", "--out", str(out)]) == 0
+    assert f"wrote {out}.npz: 50 configs" in capsys.readouterr().out
+    assert (tmp_path / "s3.txt.npz").is_file()
+
+
+def test_cli_help_has_a_usage_line(capsys):
+    assert main(["--help"]) == 0
+    assert "usage: autotile {compare,schedule,sweep}" in capsys.readouterr().out

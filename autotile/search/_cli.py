@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -92,6 +93,37 @@ def _kernel_tuner(path: str, objective: str | None) -> tuple[Any, Any, str, int 
     return rec.space, rec.measurer(objective), objective, None
 
 
+def _check_searchers(names: list[str], known: Sequence[str]) -> None:
+    """Reject unknown, repeated or not installable searcher names."""
+    from autotile.search._factory import _require
+
+    bad = [s for s in names if s not in known]
+    if bad or not names:
+        raise _UsageError(f"unknown searcher {bad[0]!r}; choose from {', '.join(known)}"
+                          if bad else "--searchers names no searcher")
+    twice = sorted({s for s in names if names.count(s) > 1})
+    if twice:
+        raise _UsageError(f"--searchers must name each searcher once, got {twice[0]!r} "
+                          f"{names.count(twice[0])} times in {','.join(names)}")
+    for name in names:
+        try:
+            _require(name)
+        except ImportError as exc:
+            raise _UsageError(str(exc)) from None
+
+
+def _check_out(out: str) -> None:
+    """Reject an ``--out`` that is a file or cannot be created as a folder."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise _UsageError(f"--out must be a folder, got {out!r}, which is an existing file")
+    parent = path if path.exists() else next(
+        (p for p in path.absolute().parents if p.exists()), None)
+    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise _UsageError(f"--out {out!r} cannot be written: {str(parent)!r} is not a "
+                          "writable folder")
+
+
 def compare_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``autotile compare``.
 
@@ -104,9 +136,12 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success; 2 on bad input (unknown searcher or objective, missing
-        or unreadable file, non-positive budget or seeds), after printing a
-        one-line ``autotile compare: error: ...`` to stderr.
+        0 on success; 2 on bad input (unknown, repeated or not installed
+        searcher, unknown objective, missing or unreadable file,
+        non-positive budget or seeds, ``--n-jobs 0``, an ``--out`` that is
+        a file or cannot be created), after printing a one-line
+        ``autotile compare: error: ...`` to stderr; 1 if the report cannot
+        be written.
 
     Examples
     --------
@@ -119,15 +154,14 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         names = [s.strip() for s in args.searchers.split(",") if s.strip()]
-        known = _known_searchers()
-        bad = [s for s in names if s not in known]
-        if bad or not names:
-            raise _UsageError(f"unknown searcher {bad[0]!r}; choose from {', '.join(known)}"
-                              if bad else "--searchers names no searcher")
+        _check_searchers(names, _known_searchers())
         if args.seeds < 1:
             raise _UsageError(f"--seeds must be >= 1, got {args.seeds}")
         if args.budget is not None and args.budget < 1:
             raise _UsageError(f"--budget must be >= 1, got {args.budget}")
+        if args.n_jobs == 0:
+            raise _UsageError("--n-jobs must be a non-zero int (-1: all cores), got 0")
+        _check_out(args.out)
         if args.kernel_tuner:
             space, measurer, objective, budget = _kernel_tuner(args.kernel_tuner, args.objective)
         else:
@@ -137,7 +171,12 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         return 2
     res = compare(space, measurer, names, budget=args.budget or budget, seeds=args.seeds,
                   objective=objective, n_jobs=args.n_jobs, progress=not args.no_progress)
-    paths = res.write(args.out)
+    try:
+        paths = res.write(args.out)
+    except OSError as exc:
+        print(f"{_PROG}: error: could not write the report to {args.out!r}: {exc}",
+              file=sys.stderr)
+        return 1
     print(res.table())
     print(f"\nreport: {paths['html']}  ({time.perf_counter() - t0:.1f} s)")
     return 0
