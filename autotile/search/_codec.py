@@ -48,6 +48,7 @@ class IndexCodec:
         self._movable = np.array([i for i, k in enumerate(knobs) if len(k) > 1], dtype=np.int64)
         self._tables: list[npt.NDArray[np.float64]] | None = None
         self._moves: dict[int, npt.NDArray[np.int64]] = {}
+        self._nbrs: list[npt.NDArray[np.int64]] | None = None
 
     # -- conversions ------------------------------------------------------------------
     def digits(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -128,3 +129,42 @@ class IndexCodec:
                 step = rng.integers(1, r, size=int(rows.sum()))
                 new[rows] = (cur[rows] + step) % r
         return idx + (new - cur) * self._strides[which]
+
+    def neighbours(self, idx: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The distinct valid configs one knob-neighbour step from any of ``idx``.
+
+        The union of ``space.neighbours`` over the configs at ``idx`` (one
+        knob moved to an adjacent value; for a permutation, an adjacent swap
+        or one loop moved), the configs at ``idx`` themselves excluded.
+
+        Parameters
+        ----------
+        idx : array-like of shape (n,), int
+            Space indices.
+
+        Returns
+        -------
+        ndarray of shape (n_neighbours,), int64
+            Sorted space indices.
+        """
+        idx = np.unique(np.asarray(idx, dtype=np.int64))
+        if idx.size == 0:
+            return idx
+        if not self.fast:
+            out = {self.space.index_of(c) for cfg in self.configs(idx)
+                   for c in self.space.neighbours(cfg)}
+            return np.setdiff1d(np.fromiter(out, np.int64, len(out)), idx)
+        if self._nbrs is None:
+            self._nbrs = []
+            for k in self.space.knobs:
+                rows = [[k.index(w) for w in k.neighbours(v)] for v in k.values]
+                width = max(1, max(len(r) for r in rows))
+                self._nbrs.append(np.array([r + [-1] * (width - len(r)) for r in rows],
+                                           dtype=np.int64))
+        d = self.digits(idx)
+        parts = []
+        for j, tab in enumerate(self._nbrs):
+            to = tab[d[:, j]]
+            cand = idx[:, None] + (to - d[:, j, None]) * self._strides[j]
+            parts.append(cand[to >= 0])
+        return np.setdiff1d(np.concatenate(parts), idx)

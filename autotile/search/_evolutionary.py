@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from autotile.search._base import History, SpaceSearcher
 from autotile.search._codec import IndexCodec
-from autotile.search._model import ModelScorer, TopK
+from autotile.search._model import ModelScorer, TopK, best_first
 from autotile.space import Config, Space
 
 __all__ = ["EvolutionarySearcher"]
@@ -24,6 +24,15 @@ class EvolutionarySearcher(SpaceSearcher):
     any round before two trials have an objective value, is uniformly
     random. Then each round:
 
+    * **With a cost model** (the default, ``cost_model="xgb"``), the model
+      is refitted on every finished trial and a population of
+      ``population`` configs (the best measured ones, ``init_measured_ratio``
+      of it, ties broken at random, plus random configs) evolves for
+      ``n_generations`` generations on the *predicted* cost, with the
+      tournament, crossover and mutation below; the round measures the
+      ``batch_size`` configs with the lowest predicted cost seen during the
+      evolution that are not in the study (MetaSchedule's
+      ``EvolutionarySearch``; ties broken at random).
     * **Without a cost model** (``cost_model=None``), the parents are the
       ``population`` best measured configs. Each child comes from two
       parents picked by binary tournament and recombined
@@ -32,14 +41,13 @@ class EvolutionarySearcher(SpaceSearcher):
       parent; it is then mutated (``space.mutate``: another value of one
       split factor, or a loop moved in the order) with probability
       ``mutation_prob``, and always if it is already in the study.
-    * **With a cost model** (``cost_model="xgb"``, ...), the model is
-      refitted on every finished trial and a population of ``population``
-      configs (the best measured ones, ``init_measured_ratio`` of it, plus
-      random configs) evolves for ``n_generations`` generations on the
-      *predicted* cost, with the same tournament, crossover and mutation;
-      the round measures the ``batch_size`` configs with the lowest
-      predicted cost seen during the evolution that are not in the study
-      (MetaSchedule's ``EvolutionarySearch``).
+
+    Small rounds matter: the model is only trusted near the measured good
+    configs, and the population's measured half keeps the evolution there.
+    On the 246,960-config GEMM space rounds of 16 to 64 configs and a
+    population seeded mostly at random find the optimum no sooner than
+    random sampling; rounds of 8 with half the population from the best
+    measured configs find it several times sooner.
 
     With probability ``epsilon`` a trial takes a uniformly random
     unmeasured config instead (epsilon-greedy). Configs already in the
@@ -54,7 +62,7 @@ class EvolutionarySearcher(SpaceSearcher):
         Seed.
     population : int, default=64
         Parents kept (no model) or configs evolved (model).
-    batch_size : int, default=16
+    batch_size : int, default=8
         Configs proposed per round.
     n_generations : int, default=4
         Generations evolved on the model per round (model only).
@@ -62,14 +70,14 @@ class EvolutionarySearcher(SpaceSearcher):
         Probability that a child is mutated.
     crossover_prob : float, default=0.3
         Probability that a child has two parents.
-    cost_model : None, str or estimator, default=None
+    cost_model : None, str or estimator, default="xgb"
         ``None``: evolve on measured values only. Otherwise see
         :class:`ModelGuidedSearcher`.
-    featurizer : "knob", "auto" or object, default="knob"
+    featurizer : "auto", "knob" or object, default="auto"
         See :class:`ModelGuidedSearcher` (model only).
     epsilon : float, default=0.05
         Share of random proposals, in [0, 1].
-    init_measured_ratio : float, default=0.2
+    init_measured_ratio : float, default=0.5
         Share of the model-evolved population seeded from the best measured
         configs.
 
@@ -90,14 +98,14 @@ class EvolutionarySearcher(SpaceSearcher):
         space: Space,
         seed: int | None = None,
         population: int = 64,
-        batch_size: int = 16,
+        batch_size: int = 8,
         n_generations: int = 4,
         mutation_prob: float = 0.85,
         crossover_prob: float = 0.3,
-        cost_model: Any = None,
-        featurizer: Any = "knob",
+        cost_model: Any = "xgb",
+        featurizer: Any = "auto",
         epsilon: float = 0.05,
-        init_measured_ratio: float = 0.2,
+        init_measured_ratio: float = 0.5,
     ) -> None:
         super().__init__(space, seed)
         for name, v in (("population", population), ("batch_size", batch_size),
@@ -192,16 +200,18 @@ class EvolutionarySearcher(SpaceSearcher):
         """Evolve a population on predicted cost; the best unmeasured configs seen."""
         assert self._scorer is not None
         n_pop = min(self.population, len(self.space))
-        best = history.best(max(1, int(round(self.init_measured_ratio * n_pop))))
-        start = [self.space.index_of(c) for c in best]
+        ranked = best_first(history, rng)
+        start = ranked[:max(1, int(round(self.init_measured_ratio * n_pop)))].tolist()
         start += self._random_untaken(set(start), rng, n_pop - len(start))
         pop = np.asarray(start, dtype=np.int64)
         top = TopK(self.batch_size, history.taken)
         for _ in range(self.n_generations):
             cost = self._scorer.predict(pop)
-            top.push(pop, cost)
+            order = rng.permutation(pop.size)  # random ties among equal predictions
+            top.push(pop[order], cost[order])
             parents = self._codec.configs(pop)
             children = [self._offspring(parents, cost, rng) for _ in range(n_pop)]
             pop = self._codec.index(children)
-        top.push(pop, self._scorer.predict(pop))
+        order = rng.permutation(pop.size)
+        top.push(pop[order], self._scorer.predict(pop)[order])
         return top.best()

@@ -13,7 +13,8 @@ from autotile.search._base import History
 from autotile.search._codec import IndexCodec
 from autotile.space import Space
 
-__all__ = ["make_cost_model", "make_featurizer", "ModelScorer", "TopK"]
+__all__ = ["make_cost_model", "make_featurizer", "ModelScorer", "TopK", "best_first",
+           "trials_since_improvement", "local_candidates"]
 
 _MODEL_NAMES = ("xgb", "xgb-rank", "xgb-reg", "rf")
 
@@ -108,7 +109,8 @@ class ModelScorer:
 
     With ``featurizer="knob"`` features are gathered from per-knob tables
     (:meth:`IndexCodec.encode`); otherwise the featurizer's rows are cached
-    per index, so configs revisited by a search are featurized once.
+    per space index in one growing array, so configs revisited by a search
+    (and by later studies of the same searcher) are featurized once.
     """
 
     def __init__(self, space: Space, cost_model: Any, featurizer: Any, codec: IndexCodec) -> None:
@@ -118,7 +120,8 @@ class ModelScorer:
         make_cost_model(cost_model, 0)  # validate the spec now, not at the first fit
         self._knob = isinstance(featurizer, str) and featurizer == "knob"
         self.featurizer = None if self._knob else make_featurizer(featurizer, space)
-        self._rows: dict[int, npt.NDArray[np.float64]] = {}
+        self._pos: dict[int, int] = {}  # space index -> row of self._X
+        self._X = np.zeros((0, 0))
         self.model: Any = None
 
     def features(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
@@ -127,13 +130,21 @@ class ModelScorer:
         if self._knob:
             return self.codec.encode(idx)
         assert self.featurizer is not None
-        missing = list(dict.fromkeys(int(i) for i in idx if int(i) not in self._rows))
+        pos = self._pos
+        missing = list(dict.fromkeys(i for i in idx.tolist() if i not in pos))
         if missing:
             X = np.asarray(self.featurizer.transform(self.codec.configs(missing)), np.float64)
-            self._rows.update(zip(missing, X))
+            n = len(pos)
+            if self._X.shape[0] < n + len(missing):
+                grown = np.empty((max(2 * self._X.shape[0], n + len(missing), 1024), X.shape[1]))
+                if n:
+                    grown[:n] = self._X[:n]
+                self._X = grown
+            self._X[n:n + len(missing)] = X
+            pos.update(zip(missing, range(n, n + len(missing))))
         if idx.size == 0:
-            return np.zeros((0, 0))
-        return np.stack([self._rows[int(i)] for i in idx])
+            return np.zeros((0, self._X.shape[1]))
+        return self._X[np.fromiter((pos[i] for i in idx.tolist()), np.int64, idx.size)]
 
     def fit(self, history: History, seed: int) -> bool:
         """Fit a fresh model on every finished trial; return whether there was enough data."""
@@ -154,6 +165,64 @@ class ModelScorer:
         if len(idx) == 0:
             return np.zeros(0)
         return np.asarray(self.model.predict(self.features(idx)), dtype=np.float64)
+
+
+def best_first(history: History, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """Space indices of the finished trials with a finite value, best first.
+
+    Ties (frequent: plateaus of equal miss counts, or configs that differ
+    only in a loop order that does not matter) are broken at random, so a
+    search that ranks by measured value does not always walk the same side
+    of a plateau.
+    """
+    vals = history.value_array()
+    ok = np.flatnonzero(np.isfinite(vals))
+    order = ok[np.lexsort((rng.random(ok.size), vals[ok]))]
+    return np.asarray(history.indices, dtype=np.int64)[order]
+
+
+def trials_since_improvement(history: History) -> int:
+    """Finished trials since the best value so far was first reached (all, if none is finite)."""
+    vals = history.value_array()
+    if vals.size == 0 or not np.isfinite(vals).any():
+        return int(vals.size)
+    return int(vals.size - 1 - int(np.argmin(vals)))
+
+
+def local_candidates(codec: IndexCodec, ranked: npt.NDArray[np.int64], taken: set[int],
+                     n_centres: int, n_min: int) -> npt.NDArray[np.int64]:
+    """Unmeasured neighbours of the best measured configs.
+
+    Parameters
+    ----------
+    codec : IndexCodec
+        Codec of the space.
+    ranked : ndarray of shape (n_measured,), int64
+        Measured space indices, best first (see :func:`best_first`).
+    taken : set of int
+        Space indices already in the study (never returned).
+    n_centres : int
+        Neighbourhoods of the ``n_centres`` best configs are taken; more
+        centres are added, in rank order, until there are ``n_min``
+        candidates or no centre is left.
+    n_min : int
+        Minimum number of candidates wanted.
+
+    Returns
+    -------
+    ndarray of shape (n_candidates,), int64
+        Distinct space indices, sorted.
+    """
+    out = np.zeros(0, dtype=np.int64)
+    start = 0
+    while start < ranked.size and (start < n_centres or out.size < n_min):
+        stop = max(n_centres, start + max(1, start)) if start < n_centres else 2 * start
+        nb = codec.neighbours(ranked[start:stop])
+        if taken:
+            nb = nb[~np.isin(nb, np.fromiter(taken, np.int64, len(taken)))]
+        out = np.union1d(out, nb)
+        start = stop
+    return out
 
 
 class TopK:
