@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,13 @@ from autotile.errors import InvalidConfigError, MeasureError
 from autotile.lang import JITFunction
 from autotile.measure import H100_SXM, HardwareProfile
 from autotile.space import Space
-from autotile.tuner._cache import DiskCache, default_cache_dir, digest, source_hash
+from autotile.tuner._cache import (
+    DiskCache,
+    default_cache_dir,
+    digest,
+    scorer_hash,
+    source_hash,
+)
 from autotile.tuner._check import arrays_of, call_small_args, n_elems
 from autotile.tuner._config import Config
 from autotile.tuner._evaluate import CandidateMeasurer, Evaluator, Scorer
@@ -317,8 +324,7 @@ class Autotuner:
         return "configs:" + "\n".join(str(c) for c in self.configs)
 
     def _digest(self, key: tuple[Any, ...], space: Space | None) -> str:
-        tag = getattr(self.scorer, "cache_tag", None) or getattr(
-            self.scorer, "__qualname__", type(self.scorer).__name__)
+        tag = getattr(self.scorer, "cache_tag", None) or scorer_hash(self.scorer)
         return digest(self._source_hash, repr(key), self._identity(space),
                       str(getattr(self.hardware, "name", self.hardware)), str(tag),
                       f"check={self.check},reference={self.reference is not None}")
@@ -423,9 +429,14 @@ class Autotuner:
         from autotile.search import tune
 
         measurer = CandidateMeasurer(ev)
-        study = tune(space, measurer, searcher=self.searcher, budget=self.budget,
-                     seed=self.seed, storage=":memory:", progress=False,
-                     study_name=f"autotune-{self.fn.__name__}")
+        with warnings.catch_warnings():
+            # tune() warns when every trial failed; _tune raises a MeasureError that
+            # lists each candidate's reason instead.
+            warnings.filterwarnings("ignore", r"study .*: all \d+ trials of this run failed",
+                                    RuntimeWarning)
+            study = tune(space, measurer, searcher=self.searcher, budget=self.budget,
+                         seed=self.seed, storage=":memory:", progress=False,
+                         study_name=f"autotune-{self.fn.__name__}")
         self.study = study
         history: list[TuningRecord] = []
         for t in sorted(study.optuna_study.get_trials(deepcopy=False), key=lambda t: t.number):
