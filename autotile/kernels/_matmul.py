@@ -235,8 +235,11 @@ MATMUL_KNOBS = KernelKnobs(
                    lambda c, s: c["BLOCK_N"] <= max(16, next_power_of_2(s["N"])),
                    "BLOCK_N <= max(16, next_power_of_2(N))"),
         Constraint("group_m_le_tile_rows",
-                   lambda c, s: c["GROUP_M"] <= max(1, cdiv(s["M"], c["BLOCK_M"])),
-                   "GROUP_M <= cdiv(M, BLOCK_M) (larger groups are all column-major)"),
+                   lambda c, s: c["GROUP_M"] <= next_power_of_2(max(1, cdiv(s["M"], c["BLOCK_M"]))),
+                   "GROUP_M <= next_power_of_2(cdiv(M, BLOCK_M)): every GROUP_M >= cdiv(M, "
+                   "BLOCK_M) gives the same column-major order (the kernel clamps the group "
+                   "to the tile rows left), so the space keeps only the smallest such power "
+                   "of two"),
         Constraint("warps_fit_tile",
                    lambda c, s: c["num_warps"] * 32 * 4 <= c["BLOCK_M"] * c["BLOCK_N"],
                    "num_warps * 128 <= BLOCK_M * BLOCK_N (>= 4 outputs per thread)"),

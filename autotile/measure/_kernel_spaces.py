@@ -102,8 +102,12 @@ def matmul_space(M: int, N: int, K: int, dtype: str = "float16") -> Space:
     ``BLOCK_K`` in 16..128 (powers of two), ``GROUP_M`` in 1..64 (powers of
     two), ``num_warps`` in {2, 4, 8}, ``num_stages`` in {2, 3, 4, 5}; the
     kernel's constraints (fp16 tiles fit 228 KiB of shared memory, no block
-    beyond the padded problem, ``GROUP_M <= cdiv(M, BLOCK_M)``, at least 4
-    outputs per thread).
+    beyond the padded problem, ``GROUP_M <= next_power_of_2(cdiv(M,
+    BLOCK_M))``, at least 4 outputs per thread). Every ``GROUP_M >= cdiv(M,
+    BLOCK_M)`` launches the tiles in the same column-major order (Triton's
+    grouped formula clamps the group to the tile rows left), so the space
+    keeps one of them, the smallest power of two; ``@autotune``'s scorer maps
+    a larger ``GROUP_M`` onto it.
 
     Parameters
     ----------

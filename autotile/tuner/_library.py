@@ -45,6 +45,23 @@ def _int(v: Any) -> int:
     return int(v.value if isinstance(v, tl.constexpr) else v)
 
 
+def _canonical_group_m(knobs: dict[str, Any], M: int) -> None:
+    """Map a ``GROUP_M >= cdiv(M, BLOCK_M)`` onto the space's representative, in place.
+
+    The grouped pid formula clamps the group to the tile rows left
+    (``group_size_m = min(num_pid_m - first_pid_m, GROUP_M)``), so every
+    such ``GROUP_M`` launches the tiles in the same column-major order, as
+    Triton accepts it; the matmul space keeps only the smallest power of two
+    among them (``next_power_of_2(cdiv(M, BLOCK_M))``).
+    """
+    g, bm = knobs.get("GROUP_M"), knobs.get("BLOCK_M")
+    if not (isinstance(g, int) and isinstance(bm, int)) or isinstance(g, bool) or bm < 1:
+        return
+    num_pid_m = max(1, -(-M // bm))
+    if g >= num_pid_m:
+        knobs["GROUP_M"] = 1 << (num_pid_m - 1).bit_length()
+
+
 class KernelModelScorer:
     """Score a config of a library kernel at the real shape with the GPU model.
 
@@ -54,7 +71,10 @@ class KernelModelScorer:
     and ``num_stages`` onto the measurer's knobs. Meta-parameters the model
     has no knob for (``PID_ORDER``, ``BLOCK_SIZE``, ...) are ignored; a model
     knob the config lacks takes its default (``ROWS_PER_PROGRAM=1``) or makes
-    the config ``"infeasible"``.
+    the config ``"infeasible"``. A matmul ``GROUP_M`` at least
+    ``cdiv(M, BLOCK_M)`` (e.g. Triton's usual ``GROUP_M=8`` on a small
+    ``M``) is scored as the equivalent config the space holds: the kernel
+    clamps the group to the tile rows, so the launch order is the same.
 
     Parameters
     ----------
@@ -150,6 +170,8 @@ class KernelModelScorer:
                 return MeasureResult(str(config), "infeasible", {}, 0.0,
                                      f"the {self.kernel_name} model needs knob {name}, "
                                      f"which the config does not set")
+        if self.kernel_name.startswith("matmul"):
+            _canonical_group_m(knobs, _int(args["M"]))
         return m.measure(knobs)
 
 

@@ -23,6 +23,10 @@ def test_matmul_constraints_name_the_rule():
     shape = {"M": 512, "N": 512, "K": 512}
     ok = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=4, num_warps=4, num_stages=3)
     assert MATMUL_KNOBS.violated(dict(ok, GROUP_M=8), shape) == ("group_m_le_tile_rows",)
+    # 3 tile rows: every GROUP_M >= 3 is column-major; the space keeps 4, the next power of 2.
+    rows3 = {"M": 384, "N": 512, "K": 512}
+    assert MATMUL_KNOBS.is_valid(dict(ok, GROUP_M=4), rows3)
+    assert MATMUL_KNOBS.violated(dict(ok, GROUP_M=8), rows3) == ("group_m_le_tile_rows",)
     assert MATMUL_KNOBS.is_valid(ok, shape)
     too_big = dict(ok, BLOCK_M=256, BLOCK_N=256, BLOCK_K=128, GROUP_M=2, num_stages=5)
     assert MATMUL_KNOBS.violated(too_big, shape) == ("smem_fits",)
