@@ -75,7 +75,9 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
             Seed of the searcher.
         scorer : callable, optional
             ``scorer(config, args_by_name) -> MeasureResult`` (status and
-            ``time_s`` in seconds) or a float ``time_s``. Default for the
+            ``time_s`` in seconds) or a float ``time_s``. Its code is part
+            of the disk-cache key (see Notes); a ``cache_tag`` string
+            attribute replaces it. Default for the
             library's matmul, persistent matmul, softmax and flash-attention
             kernels: :class:`KernelModelScorer` on ``hardware``. Required
             otherwise (unless there is a single config).
@@ -84,8 +86,11 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
         small_args : callable, optional
             ``small_args(args_by_name)`` (or ``small_args()``) returning the
             check instance as a tuple or dict of kernel arguments (names it
-            leaves out come from the call). Use a callable grid so the check
-            launch gets the instance's own grid. Default: a built-in shrink
+            leaves out come from the call). Use a callable grid that reads
+            the sizes from its ``META`` argument (``META["M"]``, not a
+            closure over the caller's ``M``) so the check launch gets the
+            instance's own grid; a grid sized for the full problem makes the
+            check fail with a reason that says so. Default: a built-in shrink
             for ``matmul_kernel``/``softmax_kernel`` (with a callable grid),
             else the call's own arguments when they hold at most
             ``check_max_elems`` elements; otherwise the launch raises
@@ -121,19 +126,41 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     -----
     The disk cache file is keyed by the SHA-256 of the kernel source, the
     tuning key, the candidates (config list, or space JSON + searcher +
-    budget + seed), the hardware name and the scorer. Set
+    budget + seed), the hardware name and the scorer: its ``cache_tag``
+    attribute when it has one, else its qualified name and code (source
+    text, bytecode and plain closure values of a function; the class source
+    of a callable object), so editing the scorer re-tunes. Code the scorer calls into is
+    not hashed: give such a scorer a ``cache_tag`` that changes with it. Set
     ``AUTOTILE_PRINT_AUTOTUNING=1`` to print each candidate, the winner and
     the tuning time.
 
     Examples
     --------
+    Every constexpr of the kernel must come from the config or the call
+    (``matmul_kernel`` also takes ``PID_ORDER``). The grid callable computes
+    the grid from its ``META`` argument, never from the caller's ``M``/``N``:
+    the correctness check launches it on a small instance too.
+
+    >>> import numpy as np
     >>> import autotile.lang as tl
     >>> from autotile.kernels import matmul_kernel
     >>> from autotile.tuner import Config, autotune
     >>> mm = autotune(configs=[
-    ...     Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=4),
-    ...     Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8),
+    ...     Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
+    ...             "PID_ORDER": "grouped"}, num_warps=4),
+    ...     Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8,
+    ...             "PID_ORDER": "grouped"}, num_warps=8),
     ... ], key=["M", "N", "K"], disk_cache=False)(matmul_kernel)
+    >>> M = N = K = 256
+    >>> a, b = np.ones((M, K), np.float16), np.ones((K, N), np.float16)
+    >>> c = np.zeros((M, N), np.float16)
+    >>> grid = lambda META: (
+    ...     tl.cdiv(META["M"], META["BLOCK_M"]) * tl.cdiv(META["N"], META["BLOCK_N"]),)
+    >>> mm[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1)
+    >>> bool((c == K).all()), [r.status for r in mm.history]
+    (True, ['ok', 'ok'])
+    >>> mm.best_config.kwargs["BLOCK_M"]
+    64
     """
     unknown = set(options) - {"space", "searcher", "budget", "seed", "scorer", "hardware",
                               "small_args", "reference", "check", "check_max_elems", "rtol",

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from autotile.errors import OutOfBoundsError
 from autotile.measure import Measurer, MeasureResult
 from autotile.tuner._check import compare_outputs, poison, snapshot, write_only_buffers
 from autotile.tuner._config import Config
@@ -23,6 +24,15 @@ Hook = Callable[..., Any]
 
 def _err(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _grid_tuple(g: Any) -> tuple[Any, ...]:
+    return tuple(g) if isinstance(g, (tuple, list)) else (g,)
+
+
+def _shapes(named: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} {tuple(v.shape)}" for k, v in named.items()
+                     if isinstance(v, np.ndarray))
 
 
 def as_measure_result(config: Config, out: Any) -> MeasureResult:
@@ -150,6 +160,38 @@ class Evaluator:
             return None
         return compare_outputs(got, self.expected, self.rtol, self.atol)
 
+    def _is_small_instance(self) -> bool:
+        """Whether the check runs on other arrays than the real call's (a shrunk instance)."""
+        assert self.check_args is not None
+        return any(v is not self.real_args.get(k) for k, v in self.check_args.items()
+                   if isinstance(v, np.ndarray))
+
+    def _grid_reason(self, exc: BaseException, meta: Mapping[str, Any]) -> str | None:
+        """Explain an out-of-bounds check launch caused by a grid sized for the real call."""
+        if not isinstance(exc, OutOfBoundsError) or not self._is_small_instance():
+            return None
+        assert self.check_args is not None
+        shapes = _shapes(self.check_args)
+        if not callable(self.grid):
+            return (f"interpreter raised {_err(exc)} on the small check instance ({shapes}): "
+                    f"the grid {_grid_tuple(self.grid)} is a fixed tuple for the full problem; "
+                    f"pass a callable grid that computes it from its META argument, e.g. "
+                    f"lambda META: (triton.cdiv(META['n'], META['BLOCK']),)")
+        try:
+            small = _grid_tuple(self.grid({**self.check_args, **meta}))
+            real = _grid_tuple(self.grid({**self.real_args, **meta}))
+        except Exception:  # noqa: BLE001 - the launch error stays the reason
+            return None
+        if small != real:
+            return None
+        return (f"the grid callable must compute the grid from its META argument (got a grid "
+                f"for the full problem while checking a small instance): it returned {small} "
+                f"both for the real call and for the check instance ({shapes}), so it reads "
+                f"the sizes from elsewhere (e.g. a closure over M and N); use META['M'], "
+                f"META['N'], ... as in lambda META: (triton.cdiv(META['M'], META['BLOCK_M']) "
+                f"* triton.cdiv(META['N'], META['BLOCK_N']),). The check launch raised "
+                f"{_err(exc)}")
+
     def _run(self, config: Config) -> tuple[dict[str, Any] | None, str | None]:
         """One hooked launch on the check instance: (outputs, None) or (None, reason)."""
         assert self.check_args is not None
@@ -175,7 +217,12 @@ class Evaluator:
                     self.post_hook(full, exception=exc)
                 except Exception:  # noqa: BLE001, S110 - the kernel's error is the reason
                     pass
-                return None, f"interpreter raised {_err(exc)}"
+                hint = self._grid_reason(exc, meta)
+                if hint is not None:
+                    return None, f"interpreter raised on the check instance: {hint}"
+                where = (f" (on the small check instance: {_shapes(self.check_args)})"
+                         if self._is_small_instance() else "")
+                return None, f"interpreter raised {_err(exc)}{where}"
             got = snapshot(full)
         finally:
             for n, v in saved.items():
