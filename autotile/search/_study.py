@@ -586,7 +586,7 @@ def _check_timeout(timeout: Any) -> None:
     if timeout is None:
         return
     if (not isinstance(timeout, numbers.Real) or isinstance(timeout, bool)
-            or not timeout > 0):
+            or not float(timeout) > 0):
         raise ValueError(f"timeout must be a number of seconds > 0 or None, "
                          f"got timeout={timeout!r}")
 
@@ -618,14 +618,15 @@ def _storage_arg(storage: Any) -> str | BaseStorage:
                 f"storage must be an Optuna storage URL (with '://'), an SQLite file path "
                 f"ending in {'/'.join(_SQLITE_SUFFIXES)} or ':memory:', got storage={storage!r}; "
                 f"e.g. storage='sqlite:///file.db'")
-    if storage.startswith("sqlite:///"):
-        path = storage[len("sqlite:///"):].partition("?")[0]
+    url: str = storage
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):].partition("?")[0]
         parent = os.path.dirname(path)
         if path and path != ":memory:" and parent and not os.path.isdir(parent):
             raise ValueError(
                 f"storage must be an SQLite file in an existing directory, got "
-                f"storage={storage!r} (directory {parent!r} does not exist)")
-    return storage
+                f"storage={url!r} (directory {parent!r} does not exist)")
+    return url
 
 
 def _check_measurer(space: Space, measurer: Any) -> None:
