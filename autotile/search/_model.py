@@ -14,7 +14,7 @@ from autotile.search._codec import IndexCodec
 from autotile.space import Space
 
 __all__ = ["make_cost_model", "make_featurizer", "ModelScorer", "TopK", "best_first",
-           "trials_since_improvement", "local_candidates"]
+           "trials_since_improvement", "local_candidates", "spread_ties"]
 
 _MODEL_NAMES = ("xgb", "xgb-rank", "xgb-reg", "rf")
 
@@ -223,6 +223,40 @@ def local_candidates(codec: IndexCodec, ranked: npt.NDArray[np.int64], taken: se
         out = np.union1d(out, nb)
         start = stop
     return out
+
+
+def spread_ties(idx: npt.NDArray[np.int64], costs: npt.NDArray[np.float64],
+                rng: np.random.Generator) -> list[int]:
+    """Order candidates by predicted cost, one per distinct prediction first.
+
+    A tree model predicts the same cost for every config in one leaf
+    combination: on a plateau (configs that differ only in a loop order
+    that does not change the objective) hundreds of candidates tie. Taking
+    them in cost order would spend a whole plan on one plateau; instead the
+    first pass takes one random config per distinct predicted cost, best
+    first, and the remaining ones follow in cost order.
+
+    Parameters
+    ----------
+    idx : ndarray of shape (n,), int64
+        Candidate space indices.
+    costs : ndarray of shape (n,), float64
+        Their predicted costs.
+    rng : numpy.random.Generator
+        Breaks ties.
+
+    Returns
+    -------
+    list of int
+        All of ``idx``, in proposal order.
+    """
+    perm = rng.permutation(idx.size)
+    idx, costs = idx[perm], costs[perm]
+    order = np.argsort(costs, kind="stable")
+    _, first = np.unique(costs[order], return_index=True)
+    lead = np.zeros(order.size, dtype=bool)
+    lead[first] = True
+    return idx[np.concatenate([order[lead], order[~lead]])].tolist()
 
 
 class TopK:

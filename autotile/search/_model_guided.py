@@ -15,6 +15,8 @@ from autotile.search._model import (
     TopK,
     best_first,
     local_candidates,
+    spread_ties,
+    trials_since_improvement,
 )
 from autotile.space import Config, Space
 
@@ -54,6 +56,14 @@ class ModelGuidedSearcher(SpaceSearcher):
     config better than the best it was fitted on, so without it a seed may
     stay in one basin.
 
+    Restarts: once ``patience`` trials have finished without improving on
+    the best value since the last restart, the next plan is ``plan_size``
+    random configs, and the centres and annealing starts come only from the
+    trials since then (a new local search; the model still learns from every
+    trial). On the GEMM miss-count objective a seed otherwise stays on a
+    plateau of equal miss counts (hundreds of configs that differ only in
+    loop order) for the rest of the budget.
+
     Why local candidates: a tree model fitted on a few dozen trials ranks
     configs near the measured good ones well, but not the whole space: on
     the 246,960-config GEMM space an exhaustive ranking by a model refitted
@@ -91,6 +101,8 @@ class ModelGuidedSearcher(SpaceSearcher):
         Best measured configs whose neighbourhoods are candidates.
     n_sa_picks : int, default=1
         Plan slots for annealing candidates.
+    patience : int, default=48
+        Trials without improvement after which the local search restarts.
     epsilon : float, default=0.05
         Share of random proposals, in [0, 1].
     n_sa_iters : int, default=20
@@ -128,6 +140,7 @@ class ModelGuidedSearcher(SpaceSearcher):
         plan_size: int = 8,
         n_centres: int = 4,
         n_sa_picks: int = 1,
+        patience: int = 48,
         epsilon: float = 0.05,
         n_sa_iters: int = 20,
         n_parallel: int = 16,
@@ -137,7 +150,7 @@ class ModelGuidedSearcher(SpaceSearcher):
     ) -> None:
         super().__init__(space, seed)
         for name, v in (("plan_size", plan_size), ("n_centres", n_centres),
-                        ("n_sa_iters", n_sa_iters),
+                        ("patience", patience), ("n_sa_iters", n_sa_iters),
                         ("n_parallel", n_parallel), ("early_stop", early_stop),
                         ("n_moves", n_moves)):
             if int(v) != v or v < 1:
@@ -151,6 +164,7 @@ class ModelGuidedSearcher(SpaceSearcher):
         self.plan_size = int(plan_size)
         self.n_centres = int(n_centres)
         self.n_sa_picks = int(n_sa_picks)
+        self.patience = int(patience)
         self.epsilon = float(epsilon)
         self.n_sa_iters = int(n_sa_iters)
         self.n_parallel = int(n_parallel)
@@ -166,8 +180,16 @@ class ModelGuidedSearcher(SpaceSearcher):
             memory["fitted_at"] = n
             seed = int(self._trial_rng(number, stream=1).integers(2**31 - 1))
             if self._scorer.fit(history, seed):
-                memory["plan"] = self._plan(history, self._trial_rng(number, stream=2),
-                                            memory)
+                rng = self._trial_rng(number, stream=2)
+                start = memory.get("restart_at", 0)
+                seg = History(indices=history.indices[start:], values=history.values[start:],
+                              configs=history.configs[start:])
+                if trials_since_improvement(seg) >= self.patience:
+                    memory["restart_at"] = n  # stuck: a new local search from random configs
+                    memory["plan"] = self._random_untaken(history.taken, rng, self.plan_size)
+                else:
+                    seg.taken = history.taken
+                    memory["plan"] = self._plan(seg, rng, memory)
         rng = self._trial_rng(number)
         plan: list[int] = memory.get("plan", [])
         if rng.random() >= self.epsilon:
@@ -184,8 +206,7 @@ class ModelGuidedSearcher(SpaceSearcher):
         ranked = best_first(history, rng)
         local = local_candidates(self._codec, ranked, history.taken, self.n_centres,
                                  self.plan_size)
-        local = rng.permutation(local)  # random ties among equal predictions
-        local = local[np.argsort(self._scorer.predict(local), kind="stable")].tolist()
+        local = spread_ties(local, self._scorer.predict(local), rng)
         n_sa = self.n_sa_picks
         sa = self._anneal(history, ranked, rng, memory) if n_sa else []
         n_local = self.plan_size - min(n_sa, len(sa))
