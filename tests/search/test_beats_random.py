@@ -1,9 +1,9 @@
-"""Model-guided and evolutionary search against random on a swept GEMM schedule space.
+"""Model-guided and evolutionary search against random on the shipped GEMM table.
 
-gemm_space(8) (46,080 schedules) under a 256-byte, 2-way, 32-byte-line
-cache: 16 schedules reach the minimum of 296 misses, so uniform random
-sampling without replacement needs (N + 1) / (K + 1) = 2711 trials in
-expectation to hit one.
+gemm_space(64) (246,960 schedules) replayed from ``gemm_ground_truth(64)``:
+1,262 schedules reach the minimum of 1,536 misses, so uniform random
+sampling without replacement needs (N + 1) / (K + 1) = 195.5 trials in
+expectation to hit one, and 136 at the median.
 """
 
 from __future__ import annotations
@@ -11,37 +11,40 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autotile.search import tune
+from autotile.measure import ReplayMeasurer, gemm_ground_truth
+from autotile.search import random_trials_quantile, tune
+from autotile.space import gemm_space
 
-BUDGET = 400
+BUDGET = 150
 SEEDS = range(5)
 
 
-def _trials_to_optimum(space, measurer, name, seed, **kw):
+@pytest.fixture(scope="module")
+def gemm64():
+    space, truth = gemm_space(64), gemm_ground_truth(64)
+    return space, truth, ReplayMeasurer(space, truth, objective="misses")
+
+
+def _trials_to_optimum(space, measurer, name, seed):
     st = tune(space, measurer, name, budget=BUDGET, seed=seed, storage=":memory:",
-              progress=False, searcher_kwargs=kw or None)
-    best = st.best_so_far()
-    hit = np.flatnonzero(best <= measurer.optimum())
+              progress=False)
+    hit = np.flatnonzero(st.best_so_far() <= measurer.optimum())
     return float(hit[0] + 1) if hit.size else np.inf
 
 
-@pytest.fixture(scope="module")
-def random_expected(gemm8):
-    _, truth, m = gemm8
+def test_random_baseline(gemm64):
+    _, truth, _ = gemm64
     v = truth.column("misses")
     k = int((v == np.nanmin(v)).sum())
-    assert (len(v), k, np.nanmin(v)) == (46080, 16, 296.0)
-    return (len(v) + 1) / (k + 1)
+    assert (len(v), k, np.nanmin(v)) == (246960, 1262, 1536.0)
+    assert random_trials_quantile(len(v), k, 0.5) == 136
 
 
 @pytest.mark.parametrize("name", ["model", "evolutionary"])
-def test_beats_random_at_equal_budget(gemm8, random_expected, name):
-    space, _, m = gemm8
+def test_beats_random_median_trials_to_optimum(gemm64, name):
+    space, _, m = gemm64
     ours = [_trials_to_optimum(space, m, name, s) for s in SEEDS]
-    rand = [_trials_to_optimum(space, m, "random", s) for s in SEEDS]
-    med = float(np.median(ours))
-    # Measured: model [225, 259, 259, 78, 26], evolutionary [265, 233, 49, 273, 324];
-    # random reaches the optimum within 400 trials for at most one seed.
-    assert med <= 300
-    assert med * 5 < random_expected
-    assert sum(np.isfinite(rand)) <= 1 < sum(np.isfinite(ours))
+    # Measured (seeds 0-4, 500-trial runs): model [9, 17, 345, 20, 5],
+    # evolutionary [28, 54, 28, 63, 19]; random's median is 136.
+    assert np.median(ours) * 2.5 <= 136
+    assert sum(np.isfinite(ours)) >= 4
