@@ -15,7 +15,7 @@ __all__ = ["compare_main", "DEFAULT_GEMM_BUDGET", "DEFAULT_CLI_SEEDS", "DEFAULT_
 #: Trials per run on the GEMM space when ``--budget`` is not given.
 DEFAULT_GEMM_BUDGET = 500
 #: Seeds per searcher when ``--seeds`` is not given.
-DEFAULT_CLI_SEEDS = 10
+DEFAULT_CLI_SEEDS = 5
 #: Where the report goes when ``--out`` is not given.
 DEFAULT_OUT = "autotile-results/compare"
 _PROG = "autotile compare"
