@@ -95,9 +95,6 @@ class ScheduleMeasurer(Measurer):
         self.objective = objective
         self.n = int(space["i_factor"].n)
 
-    def config_text(self, config: Any) -> str:  # noqa: D102
-        return str(config)
-
     def nest(self, config: Any) -> AffineNest:
         """The affine loop nest of a config (validated against the space).
 
