@@ -32,7 +32,10 @@ grid=...)`` (or :func:`ir_listing`) lists the block-level ops of program 0.
 Semantics notes (where the interpreter fixes what Triton leaves open):
 
 * programs run sequentially, axis 0 fastest, each as plain Python (``for``
-  and ``if`` on scalars are ordinary Python control flow);
+  and ``if`` on scalars are ordinary Python control flow); the launch option
+  ``batch_programs=True`` (interpreter only) runs batches of programs in one
+  pass with the same memory, record and trace, falling back to one program
+  at a time where programs branch differently (:mod:`autotile.lang._batch`);
 * index arithmetic keeps Triton's types (``program_id``/``arange`` are
   int32, int32 products wrap like on the GPU); pointer offsets are int64;
 * ``//`` and ``%`` on integers truncate toward zero (C), ``%`` on floats is

@@ -16,8 +16,17 @@ import numpy as np
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _semantic as S
-from autotile.lang._state import CURRENT, current, shape_str, type_str
-from autotile.lang._tensor import binary, constexpr, tensor, to_tensor, unwrap
+from autotile.lang._state import CURRENT, NeedsSequential, current, shape_str, type_str
+from autotile.lang._tensor import (
+    BatchedTensor,
+    aligned,
+    binary,
+    constexpr,
+    tensor,
+    to_tensor,
+    unwrap,
+    values,
+)
 
 __all__ = [
     "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "cast", "where",
@@ -40,7 +49,11 @@ def _emit(text: str) -> None:
 
 # -- program ids and creation ------------------------------------------------------------
 def program_id(axis: int) -> tensor:
-    """Return the id of the current program along ``axis`` (0, 1 or 2), an int32 scalar."""
+    """Return the id of the current program along ``axis`` (0, 1 or 2), an int32 scalar.
+
+    In a batched launch it is a :class:`BatchedTensor` holding the id of every
+    program of the batch (a plain scalar when they all share it).
+    """
     st = current("program_id")
     axis = unwrap(axis)
     if axis not in (0, 1, 2):
@@ -145,7 +158,8 @@ def cast(input: Any, dtype: Any, fp_downcast_rounding: str | None = None,
         raise LangError(f"cannot cast a pointer to {dt}")
     if src is dt:
         return t
-    v = t.v
+    batched = type(t) is BatchedTensor
+    v = values(t)
     if unwrap(bitcast):
         if src.bits != dt.bits:
             raise LangError(f"bitcast needs equal bit widths, got {src} ({src.bits}) -> "
@@ -158,6 +172,8 @@ def cast(input: Any, dtype: Any, fp_downcast_rounding: str | None = None,
         r = np.clip(np.nan_to_num(np.trunc(f), nan=0.0), info.min, info.max).astype(dt.np)
     else:
         r = dt.cast(v)
+    if batched:
+        return BatchedTensor(r, dt)
     if np.ndim(r) == 0:
         r = np.asarray(r)[()]
     _emit(f"tt.cast {src}->{dt} : {shape_str(np.shape(r))}")
@@ -184,8 +200,50 @@ def _common(x: Any, y: Any) -> tuple[Any, Any, Any]:
     return xv, yv, ct
 
 
+def _common_batched(*ops: Any) -> tuple[list[Any], Any, bool]:
+    """Values of ``ops`` aligned for broadcasting (program axis first when batched).
+
+    The last two operands are promoted to their common type, as :func:`_common`
+    does; any operands before them (conditions) are returned unconverted.
+    """
+    ts = [op if isinstance(op, tensor) else to_tensor(op) for op in ops]
+    vals, batched = aligned(*ts)
+    xt, yt = ts[-2], ts[-1]
+    if isinstance(xt.dtype, D.pointer_type) or isinstance(yt.dtype, D.pointer_type):
+        return vals, xt.dtype, batched
+    ct = S.computation_type(xt.dtype, not isinstance(ops[-2], tensor), yt.dtype,
+                            not isinstance(ops[-1], tensor), False)
+    if xt.dtype is not ct:
+        vals[-2] = ct.cast(vals[-2])
+    if yt.dtype is not ct:
+        vals[-1] = ct.cast(vals[-1])
+    return vals, ct, batched
+
+
+def _any_batched(*xs: Any) -> bool:
+    return any(type(x) is BatchedTensor for x in xs)
+
+
+def _realign(ops: tuple[Any, ...], vals: tuple[Any, ...]) -> list[Any]:
+    """Pad batched ``vals`` (program axis first) to the largest block rank of ``ops``."""
+    rank = builtins.max(len(to_tensor(o).shape) for o in ops)
+    out = []
+    for o, v in zip(ops, vals):
+        if type(o) is BatchedTensor and v.ndim < rank + 1:
+            v = v.reshape(v.shape[:1] + (1,) * (rank + 1 - v.ndim) + v.shape[1:])
+        out.append(v)
+    return out
+
+
 def where(condition: Any, x: Any, y: Any) -> tensor:
     """Select ``x`` where ``condition`` is true, else ``y`` (broadcasting)."""
+    buf = x.buf if isinstance(x, tensor) and x.buf is not None else getattr(y, "buf", None)
+    if _any_batched(condition, x, y):
+        c = to_tensor(condition)
+        (cv, xv, yv), ct, _ = _common_batched(c, x, y)
+        if c.dtype is not D.int1:
+            cv = cv != 0
+        return BatchedTensor(np.where(cv, xv, yv), ct, buf)
     c = to_tensor(condition)
     cv = c.v if c.dtype is D.int1 else (c.v != 0)
     xv, yv, ct = _common(x, y)
@@ -197,11 +255,14 @@ def where(condition: Any, x: Any, y: Any) -> tensor:
     if r.ndim == 0:
         r = r[()]
     _emit(f"arith.select : {shape_str(np.shape(r))}")
-    buf = x.buf if isinstance(x, tensor) and x.buf is not None else getattr(y, "buf", None)
     return tensor(r, ct, buf)
 
 
 def _minmax(x: Any, y: Any, nan_fn: Any, num_fn: Any, propagate_nan: Any, name: str) -> tensor:
+    if _any_batched(x, y):
+        (xv, yv), ct, _ = _common_batched(x, y)
+        fn = num_fn if ct.kind != 3 or propagate_nan != PropagateNan.ALL else nan_fn
+        return BatchedTensor(fn(xv, yv), ct)
     xv, yv, ct = _common(x, y)
     fn = num_fn if ct.kind != 3 or propagate_nan != PropagateNan.ALL else nan_fn
     try:
@@ -233,12 +294,15 @@ def _math1(x: Any, fn: Any, name: str, allow_int: bool = False) -> tensor:
     dt = t.dtype
     if isinstance(dt, D.pointer_type) or (dt.kind != 3 and not allow_int):
         raise LangError(f"tl.{name} expects a floating-point tensor, got {dt}")
+    v = values(t)
     if dt is D.float16:
-        r = fn(np.asarray(t.v, dtype=np.float32)).astype(np.float16)
+        r = fn(np.asarray(v, dtype=np.float32)).astype(np.float16)
     elif dt is D.bfloat16:
-        r = D.round_to_bf16(fn(t.v))
+        r = D.round_to_bf16(fn(v))
     else:
-        r = fn(t.v)
+        r = fn(v)
+    if type(t) is BatchedTensor:
+        return BatchedTensor(r, dt)
     if np.ndim(r) == 0:
         r = np.asarray(r)[()]
     _emit(f"math.{name} : {shape_str(np.shape(r))}")
@@ -329,14 +393,23 @@ def softmax(x: Any, ieee_rounding: bool = False) -> tensor:
 
 def fma(x: Any, y: Any, z: Any) -> tensor:
     """Fused multiply-add ``x * y + z`` with one rounding."""
-    xv, yv, ct = _common(x, y)
-    zt = to_tensor(z)
+    batched = _any_batched(x, y, z)
+    if batched:
+        zt = to_tensor(z)
+        (xv, yv), ct, _ = _common_batched(x, y)
+        xv, yv, zv = _realign((x, y, zt), (xv, yv, values(zt)))
+    else:
+        xv, yv, ct = _common(x, y)
+        zt = to_tensor(z)
+        zv = zt.v
     ct = S.computation_type(ct, False, zt.dtype, not isinstance(z, tensor), False)
     if ct.kind == 3 and ct is not D.float64:
         r = ct.cast(np.asarray(xv, np.float64) * np.asarray(yv, np.float64)
-                    + np.asarray(zt.v, np.float64))
+                    + np.asarray(zv, np.float64))
     else:
-        r = ct.cast(np.asarray(xv) * np.asarray(yv) + np.asarray(zt.v))
+        r = ct.cast(np.asarray(xv) * np.asarray(yv) + np.asarray(zv))
+    if batched:
+        return BatchedTensor(r, ct)
     if np.ndim(r) == 0:
         r = np.asarray(r)[()]
     _emit(f"math.fma : {shape_str(np.shape(r))}")
@@ -364,7 +437,30 @@ def _red_prep(input: Any, axis: Any, name: str) -> tuple[tensor, Any]:
     return t, S.check_axis(axis, len(t.shape))
 
 
+def _red_in(t: tensor, v: Any, ax: Any, contiguous: bool = False) -> tuple[Any, Any]:
+    """Values and NumPy axis of a reduction of ``t`` (values ``v``) along block axis ``ax``.
+
+    ``ax=None`` reduces the flattened block.  With ``contiguous`` the values
+    are made C-contiguous first, so a float sum adds in the same order in one
+    program and in a batch of programs (NumPy's order depends on the layout).
+    """
+    if contiguous and isinstance(v, np.ndarray) and not v.flags.c_contiguous:
+        v = np.ascontiguousarray(v)
+    if type(t) is BatchedTensor:
+        if ax is None:
+            return v.reshape(v.shape[0], -1), 1
+        return v, ax + 1
+    if ax is None:
+        return np.reshape(v, -1), 0
+    return v, ax
+
+
 def _red_finish(r: Any, t: tensor, axis: Any, keep_dims: bool, dt: Any, name: str) -> tensor:
+    if type(t) is BatchedTensor:
+        if keep_dims:
+            r = np.reshape(r, r.shape[:1] + (1,) * len(t.shape)) if axis is None else \
+                np.expand_dims(r, axis + 1)
+        return BatchedTensor(r, dt)
     if keep_dims:
         if axis is None:
             r = np.reshape(r, (1,) * len(t.shape))
@@ -388,37 +484,37 @@ def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None
     """
     t, ax = _red_prep(input, axis, "sum")
     dt = t.dtype
+    v = values(t)
     if unwrap(dtype) is not None:
         dt = _dt(dtype)
-        v = dt.cast(t.v)
+        v = dt.cast(v)
     elif dt.kind != 3 and dt.bits < 32:
         dt = D.int32 if dt.kind != 1 else D.uint32
-        v = np.asarray(t.v).astype(dt.np)
-    else:
-        v = t.v
+        v = np.asarray(v).astype(dt.np)
+    v, nax = _red_in(t, v, ax, contiguous=True)
     if dt in (D.float16, D.bfloat16):
-        r = dt.cast(np.sum(np.asarray(v, np.float32), axis=ax))
+        r = dt.cast(np.sum(np.asarray(v, np.float32), axis=nax))
     else:
-        r = np.sum(v, axis=ax, dtype=dt.np)
+        r = np.sum(v, axis=nax, dtype=dt.np)
     return _red_finish(r, t, ax, keep_dims, dt, "add")
 
 
 def xor_sum(input: Any, axis: Any = None, keep_dims: bool = False) -> tensor:
     """Bitwise xor along ``axis``."""
     t, ax = _red_prep(input, axis, "xor_sum")
-    r = np.bitwise_xor.reduce(np.asarray(t.v), axis=ax)
+    v, nax = _red_in(t, np.asarray(values(t)), ax)
+    r = np.bitwise_xor.reduce(v, axis=nax)
     return _red_finish(r, t, ax, keep_dims, t.dtype, "xor")
 
 
 def _maxmin(input: Any, axis: Any, return_indices: bool, keep_dims: bool, is_max: bool) -> Any:
     name = "max" if is_max else "min"
     t, ax = _red_prep(input, axis, name)
-    v = np.asarray(t.v)
+    v, nax = _red_in(t, np.asarray(values(t)), ax)
     if t.dtype.kind == 3:
-        r = (np.fmax if is_max else np.fmin).reduce(v.reshape(-1) if ax is None else v,
-                                                    axis=0 if ax is None else ax)
+        r = (np.fmax if is_max else np.fmin).reduce(v, axis=nax)
     else:
-        r = (np.max if is_max else np.min)(v, axis=ax)
+        r = (np.max if is_max else np.min)(v, axis=nax)
     out = _red_finish(r, t, ax, keep_dims, t.dtype, name)
     if unwrap(return_indices):
         idx = (argmax if is_max else argmin)(t, ax, keep_dims=keep_dims)
@@ -441,10 +537,7 @@ def min(input: Any, axis: Any = None, return_indices: bool = False,
 def _argext(input: Any, axis: Any, tie_break_left: bool, keep_dims: bool, is_max: bool) -> Any:
     name = "argmax" if is_max else "argmin"
     t, ax = _red_prep(input, axis, name)
-    v = np.asarray(t.v)
-    if ax is None:
-        v = v.reshape(-1)
-    a = 0 if ax is None else ax
+    v, a = _red_in(t, np.asarray(values(t)), ax)
     if unwrap(tie_break_left):
         r = (np.argmax if is_max else np.argmin)(v, axis=a)
     else:
@@ -559,15 +652,20 @@ def dot(input: Any, other: Any, acc: Any = None, input_precision: Any = None,
         rt, cdt = D.int32, np.int32
     else:
         rt, cdt = _dt(out_dtype), np.float32
-    r = np.matmul(np.asarray(a.v, dtype=cdt), np.asarray(b.v, dtype=cdt))
+    batched = _any_batched(a, b, acc)
+    # a batched operand's program axis is a matmul batch axis (the other one broadcasts)
+    r = np.matmul(np.asarray(values(a), dtype=cdt), np.asarray(values(b), dtype=cdt))
+    r_shape = r.shape[1:] if _any_batched(a, b) else r.shape
     if acc is not None:
         at = to_tensor(acc)
-        if at.shape != r.shape:
+        if at.shape != r_shape:
             raise LangError(f"dot accumulator shape {at.shape} does not match the product shape "
-                            f"{r.shape}")
+                            f"{r_shape}")
         rt = at.dtype
-        r = np.asarray(at.v, dtype=np.float64 if rt is D.float64 else cdt) + r
+        r = np.asarray(values(at), dtype=np.float64 if rt is D.float64 else cdt) + r
     r = rt.cast(r)
+    if batched:
+        return BatchedTensor(r, rt)
     _emit(f"tt.dot : {shape_str(a.shape)} * {shape_str(b.shape)} -> {shape_str(r.shape)}")
     return tensor(r, rt)
 
@@ -591,6 +689,8 @@ def reshape(input: Any, *shape: Any, can_reorder: bool = False) -> tensor:
     shp = _shape_args(shape, "reshape")
     if int(np.prod(shp)) != t.numel:
         raise LangError(f"reshape cannot change the number of elements: {t.shape} -> {shp}")
+    if type(t) is BatchedTensor:
+        return BatchedTensor(t.pv.reshape(t.pv.shape[:1] + shp), t.dtype, t.buf)
     _emit(f"tt.reshape : {shape_str(t.shape)} -> {shape_str(shp)}")
     return tensor(np.reshape(t.v, shp), t.dtype, t.buf)
 
@@ -614,6 +714,9 @@ def permute(input: Any, *dims: Any) -> tensor:
     dims = tuple(int(unwrap(d)) for d in dims)
     if sorted(dims) != list(builtins.range(len(t.shape))):
         raise LangError(f"permute dims must be a permutation of range({len(t.shape)}), got {dims}")
+    if type(t) is BatchedTensor:
+        return BatchedTensor(np.transpose(t.pv, (0,) + tuple(d + 1 for d in dims)), t.dtype,
+                             t.buf)
     _emit(f"tt.trans order={list(dims)} : {shape_str(t.shape)}")
     return tensor(np.transpose(t.v, dims), t.dtype, t.buf)
 
@@ -638,6 +741,11 @@ def broadcast_to(input: Any, *shape: Any) -> tensor:
     """
     t = to_tensor(input)
     shp = _shape_args(shape, "broadcast_to")
+    if type(t) is BatchedTensor:
+        if len(t.shape) > len(shp):
+            raise LangError(f"cannot broadcast shape {t.shape} to {shp}")
+        pv = t.pv.reshape(t.pv.shape[:1] + (1,) * (len(shp) - len(t.shape)) + t.shape)
+        return BatchedTensor(np.broadcast_to(pv, pv.shape[:1] + shp), t.dtype, t.buf)
     try:
         r = np.broadcast_to(t.v, shp)
     except ValueError:
@@ -660,6 +768,14 @@ def expand_dims(input: Any, axis: Any) -> tensor:
     """Insert size-1 dimensions at ``axis`` (an int or a sequence)."""
     t = to_tensor(input)
     axis = unwrap(axis)
+    if type(t) is BatchedTensor:
+        axes = tuple(int(unwrap(a)) for a in axis) if isinstance(axis, (list, tuple)) else \
+            (int(axis),)
+        out_rank = len(t.shape) + len(axes)
+        if any(not -out_rank <= a < out_rank for a in axes):
+            raise NeedsSequential("expand_dims axis out of range")
+        return BatchedTensor(np.expand_dims(t.pv, tuple(a % out_rank + 1 for a in axes)),
+                             t.dtype, t.buf)
     r = np.expand_dims(t.v, tuple(axis) if isinstance(axis, (list, tuple)) else axis)
     _emit(f"tt.expand_dims : {shape_str(t.shape)} -> {shape_str(r.shape)}")
     return tensor(r, t.dtype, t.buf)
@@ -770,7 +886,8 @@ def static_assert(cond: Any, msg: str = "") -> None:
 
 def static_print(*values: Any, sep: str = " ", end: str = "\n", file: Any = None,
                  flush: bool = False) -> None:
-    """Print at "compile time" (here: when executed)."""
+    """Print at "compile time" (here: when executed, once per program)."""
+    _no_batch("static_print")
     print(*values, sep=sep, end=end, file=file, flush=flush)
 
 
@@ -793,9 +910,17 @@ def device_assert(cond: Any, msg: str = "", mask: Any = None) -> None:
 
 def device_print(prefix: str, *args: Any, hex: bool = False) -> None:
     """Print values with the program id."""
+    _no_batch("device_print")
     st = CURRENT.get()
     pid = st.pid_tuple() if st is not None else ()
     print(f"pid {pid} {prefix}", *[to_tensor(a).v for a in args])
+
+
+def _no_batch(what: str) -> None:
+    """Send a batched launch back to one program at a time (for per-program side effects)."""
+    st = CURRENT.get()
+    if st is not None and st.batch is not None:
+        raise NeedsSequential(f"tl.{what} runs once per program")
 
 
 def cdiv(x: Any, div: Any) -> Any:

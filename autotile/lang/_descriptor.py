@@ -95,6 +95,8 @@ def _scatter(st: Any, base: tensor, shape: tuple[int, ...], strides: tuple[int, 
     m = None if inb.all() else inb
     act = access(st, buf, off, m, True)
     if act.size:
+        if st.batch is not None:
+            st.batch.save(buf, act)
         vals = np.ravel(vv) if m is None else np.asarray(vv)[m]
         buf.flat[act] = et.to_storage(et.cast(vals))
     if st.ir is not None:

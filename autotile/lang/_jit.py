@@ -2,7 +2,10 @@
 
 A launch runs every program of the grid one after another (axis 0 fastest)
 as plain Python calling NumPy, then stores a :class:`LaunchRecord` on
-``kernel.last_record`` (and in the active :func:`recording` block).
+``kernel.last_record`` (and in the active :func:`recording` block).  With the
+interpreter-only launch option ``batch_programs=True`` (or an int) it runs
+batches of programs in one pass instead, with the same result
+(:mod:`autotile.lang._batch`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import numpy as np
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _semantic as S
+from autotile.lang._batch import DEFAULT_BATCH_PROGRAMS, run_batched
 from autotile.lang._record import RECORDER, LaunchRecord, build_trace
 from autotile.lang._state import CURRENT, Buffer, Launch, np_errstate
 from autotile.lang._tensor import constexpr, tensor
@@ -23,7 +27,8 @@ from autotile.lang._tensor import constexpr, tensor
 __all__ = ["JITFunction", "jit", "IRListing"]
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
-                   "launch_cooperative_grid", "debug", "warmup", "stream", "device")
+                   "launch_cooperative_grid", "debug", "warmup", "stream", "device",
+                   "batch_programs")
 
 
 class IRListing:
@@ -216,7 +221,21 @@ class JITFunction:
 
     # -- execution -----------------------------------------------------------
     def run(self, *args: Any, grid: Any, **kwargs: Any) -> None:
-        """Launch on ``grid`` (what ``kernel[grid](*args, **kwargs)`` calls)."""
+        """Launch on ``grid`` (what ``kernel[grid](*args, **kwargs)`` calls).
+
+        Besides the kernel's arguments and Triton's launch options (accepted,
+        recorded or ignored), the interpreter takes ``batch_programs``:
+
+        batch_programs : bool or int, default=False
+            Run up to this many consecutive programs (``True``: 1024) in one
+            pass of the kernel function, each value carrying a program axis
+            (:mod:`autotile.lang._batch`).  Memory, the record and the trace
+            are those of the one-program-at-a-time run; batches whose programs
+            branch differently on program-dependent values, share memory
+            through stores or use builtins without batched support fall back
+            to fewer programs at a time.  Not a Triton option: pass it only
+            to the interpreter.
+        """
         self._launch(args, kwargs, grid, ir=False)
 
     def _launch(self, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
@@ -231,39 +250,31 @@ class JITFunction:
         n_prog = g[0] * g[1] * g[2]
         if only_first:
             n_prog = min(n_prog, 1)
+        batch = S.check_batch_programs(options.get("batch_programs", False))
+        if batch is True:
+            batch = DEFAULT_BATCH_PROGRAMS
         nb = len(buffers)
         counts = np.zeros((n_prog, 2 * nb), dtype=np.int64)
         masked = np.zeros(n_prog, dtype=np.int64)
         lanes = np.zeros(n_prog, dtype=np.int64)
-        pids = np.zeros((n_prog, 3), dtype=np.int64)
         fn = self.fn
         token = CURRENT.set(st)
-        i32 = D.int32
+        n_batched = 0
+
+        def sequential(lo: int, hi: int) -> None:
+            _run_programs(st, fn, call_args, lo, hi, counts, masked, lanes)
+
         try:
             with np_errstate():
-                i = 0
-                for z in range(g[2]):
-                    tz = tensor(np.int32(z), i32)
-                    for y in range(g[1]):
-                        ty = tensor(np.int32(y), i32)
-                        for x in range(g[0]):
-                            if i >= n_prog:
-                                break
-                            st.pid = (x, y, z)
-                            st.pid_tensors = [tensor(np.int32(x), i32), ty, tz]
-                            st.linear = i
-                            st.op = 0
-                            fn(*call_args)
-                            if nb:
-                                counts[i] = st.counts
-                                st.counts = [0] * (2 * nb)
-                            masked[i] = st.masked
-                            lanes[i] = st.lanes
-                            st.masked = st.lanes = 0
-                            pids[i] = (x, y, z)
-                            i += 1
+                if batch and not ir and n_prog > 1:
+                    n_batched = run_batched(st, fn, call_args, n_prog, int(batch), counts,
+                                            masked, lanes, sequential)
+                else:
+                    sequential(0, n_prog)
         finally:
             CURRENT.reset(token)
+        lin = np.arange(n_prog, dtype=np.int64)
+        pids = np.stack([lin % g[0], lin // g[0] % g[1], lin // (g[0] * g[1])], axis=1)
         names = tuple(b.name for b in buffers)
         itemsizes = [b.itemsize for b in buffers]
         tr = None
@@ -277,7 +288,8 @@ class JITFunction:
             elems_read=counts[:, 0::2], elems_written=counts[:, 1::2],
             masked_lanes=masked, total_lanes=lanes,
             num_warps=int(options.get("num_warps", 4)),
-            num_stages=int(options.get("num_stages", 3)), meta=meta, trace=tr)
+            num_stages=int(options.get("num_stages", 3)), meta=meta, trace=tr,
+            n_programs_batched=n_batched)
         self.last_record = record
         if rec is not None:
             rec.records.append(record)
@@ -304,6 +316,33 @@ class JITFunction:
         st = self._launch(args, kwargs, grid, ir=True, only_first=True)
         ops = [t for t, a in (st.ir or []) if include_arith or not a]
         return IRListing(tuple(f"%{i} = {t}" for i, t in enumerate(ops)))
+
+
+def _run_programs(st: Launch, fn: Callable[..., Any], call_args: list[Any], lo: int, hi: int,
+                  counts: Any, masked: Any, lanes: Any) -> None:
+    """Run programs ``lo .. hi - 1`` one after another, filling their counters."""
+    g0, g1 = st.grid[0], st.grid[1]
+    nb = len(st.buffers)
+    i32 = D.int32
+    ty = tz = None
+    last_yz = (-1, -1)
+    for i in range(lo, hi):
+        x, yz = i % g0, i // g0
+        y, z = yz % g1, yz // g1
+        if (y, z) != last_yz:
+            ty, tz = tensor(np.int32(y), i32), tensor(np.int32(z), i32)
+            last_yz = (y, z)
+        st.pid = (x, y, z)
+        st.pid_tensors = [tensor(np.int32(x), i32), ty, tz]
+        st.linear = i
+        st.op = 0
+        fn(*call_args)
+        if nb:
+            counts[i] = st.counts
+            st.counts = [0] * (2 * nb)
+        masked[i] = st.masked
+        lanes[i] = st.lanes
+        st.masked = st.lanes = 0
 
 
 def jit(fn: Callable[..., Any] | None = None, **kwargs: Any) -> Any:

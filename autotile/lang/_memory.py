@@ -14,8 +14,8 @@ import numpy as np
 
 from autotile.errors import LangError, OutOfBoundsError
 from autotile.lang import _dtypes as D
-from autotile.lang._state import Launch, current, type_str
-from autotile.lang._tensor import tensor, to_tensor, unwrap
+from autotile.lang._state import Launch, NeedsSequential, current, type_str
+from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
 
 __all__ = ["load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg",
            "atomic_cas", "atomic_and", "atomic_or", "atomic_xor", "access"]
@@ -58,9 +58,17 @@ def access(st: Launch, buf: Any, off: Any, m: Any, is_write: bool) -> Any:
     -------
     ndarray of int64
         1-D offsets of the active lanes (C order).
+
+    Notes
+    -----
+    In a batched run ``off`` is the same in every program of the batch: the
+    op is counted and traced once per program.
     """
     act = np.ravel(off) if m is None else np.asarray(off)[m]
     _check(st, buf, act, "store" if is_write else "load")
+    if st.batch is not None:  # the same op in every program of a batch
+        st.batch.record(st, buf, act, None, np.size(off), is_write)
+        return act
     n_act = act.size
     st.counts[2 * buf.index + (1 if is_write else 0)] += n_act
     total = np.size(off)
@@ -130,10 +138,13 @@ def load(pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any 
     if hasattr(pointer, "_block_load"):
         return pointer._block_load(st, boundary_check, padding_option)  # type: ignore[no-any-return]
     p = _pointer(pointer, "load")
+    mask = unwrap(mask)
+    if st.batch is not None and (type(p) is BatchedTensor or type(mask) is BatchedTensor
+                                 or type(unwrap(other)) is BatchedTensor):
+        return _load_batched(st, p, mask, unwrap(other))
     buf = p.buf
     et = p.dtype.element_ty
     off = p.v
-    mask = unwrap(mask)
     if mask is not None:
         mshape = mask.shape if isinstance(mask, tensor) else np.shape(mask)
         if mshape != np.shape(off):
@@ -200,6 +211,11 @@ def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
         pointer._block_store(st, value, boundary_check)
         return
     p = _pointer(pointer, "store")
+    mask = unwrap(mask)
+    if st.batch is not None and (type(p) is BatchedTensor or type(mask) is BatchedTensor
+                                 or type(value) is BatchedTensor):
+        _store_batched(st, p, value, mask)
+        return
     buf = p.buf
     et = p.dtype.element_ty
     off = p.v
@@ -220,6 +236,8 @@ def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
         m = None
     act = access(st, buf, off, m, True)
     if act.size:
+        if st.batch is not None:
+            st.batch.save(buf, act)
         vals = vv if m is None else np.asarray(vv)[m]
         if vt.dtype is not et:
             vals = et.cast(vals)
@@ -229,8 +247,91 @@ def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
                 f"{type_str(shape, et)}")
 
 
+def _full(v: Any, batched: bool, shape: tuple[int, ...]) -> Any:
+    """``v`` (program axis first when ``batched``) broadcast to ``shape``."""
+    if batched:
+        v = v.reshape(v.shape[:1] + (1,) * (len(shape) - v.ndim) + v.shape[1:])
+    return np.broadcast_to(v, shape)
+
+
+def _bool_mask(mv: Any) -> Any:
+    return mv if mv.dtype == np.bool_ else mv != 0
+
+
+def _load_batched(st: Launch, p: tensor, mask: Any, other: Any) -> tensor:
+    """:func:`load` in a batched run: one gather for every program of the batch."""
+    run = st.batch
+    buf, et = p.buf, p.dtype.element_ty
+    mt = None if mask is None else to_tensor(mask)
+    block = p.shape if mt is None else np.broadcast_shapes(p.shape, mt.shape)
+    shape = (run.n,) + block
+    off = _full(values(p), type(p) is BatchedTensor, shape)
+    m = None
+    if mt is not None:
+        m = _full(_bool_mask(np.asarray(values(mt))), type(mt) is BatchedTensor, shape)
+        if m.all():
+            m = None
+    act = off.reshape(-1) if m is None else off[m]
+    _check(st, buf, act, "load")
+    n_lanes = int(np.prod(block, dtype=np.int64))
+    n_act = None if m is None else np.count_nonzero(m.reshape(run.n, -1), axis=1)
+    if n_act is None:
+        n_act = np.full(run.n, n_lanes, dtype=np.int64)
+    run.record(st, buf, act, n_act, n_lanes, False)
+    if m is None:
+        return BatchedTensor(et.to_compute(buf.flat[act]).reshape(shape), et)
+    if other is None:
+        ov: Any = 0
+        ob = False
+    elif isinstance(other, tensor):
+        ov, ob = values(other), type(other) is BatchedTensor
+    else:
+        ov, ob = other, False
+    val = np.empty(shape, dtype=et.np)
+    val[...] = _full(et.cast(np.asarray(ov)), ob, shape) if ob else et.cast(np.asarray(ov))
+    if act.size:
+        val[m] = et.to_compute(buf.flat[act])
+    return BatchedTensor(val, et)
+
+
+def _store_batched(st: Launch, p: tensor, value: Any, mask: Any) -> None:
+    """:func:`store` in a batched run: one scatter for every program of the batch."""
+    run = st.batch
+    buf, et = p.buf, p.dtype.element_ty
+    shape = (run.n,) + p.shape
+    off = _full(values(p), type(p) is BatchedTensor, shape)
+    vt = to_tensor(value)
+    if isinstance(vt.dtype, D.pointer_type):
+        raise LangError("cannot store a pointer")
+    if len(vt.shape) > len(p.shape):
+        raise NeedsSequential("store value of a larger rank than the pointer")
+    vv = _full(values(vt), type(vt) is BatchedTensor, shape)
+    m = None
+    if mask is not None:
+        mt = to_tensor(mask)
+        if len(mt.shape) > len(p.shape):
+            raise NeedsSequential("store mask of a larger rank than the pointer")
+        m = _full(_bool_mask(np.asarray(values(mt))), type(mt) is BatchedTensor, shape)
+        if m.all():
+            m = None
+    act = off.reshape(-1) if m is None else off[m]
+    _check(st, buf, act, "store")
+    n_lanes = int(np.prod(p.shape, dtype=np.int64))
+    n_act = np.full(run.n, n_lanes, dtype=np.int64) if m is None else \
+        np.count_nonzero(m.reshape(run.n, -1), axis=1)
+    run.record(st, buf, act, n_act, n_lanes, True)
+    if act.size:
+        run.save(buf, act)
+        vals = vv.reshape(-1) if m is None else vv[m]
+        if vt.dtype is not et:
+            vals = et.cast(vals)
+        buf.flat[act] = et.to_storage(vals)
+
+
 def _atomic(kind: str, pointer: Any, val: Any, mask: Any, cmp: Any = None) -> tensor:
     st = current(f"atomic_{kind}")
+    if st.batch is not None:
+        raise NeedsSequential("atomics run one program at a time")
     p = _pointer(pointer, f"atomic_{kind}")
     buf, et = p.buf, p.dtype.element_ty
     vt = to_tensor(val)

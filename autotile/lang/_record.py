@@ -22,7 +22,8 @@ Trace granularities (one row per ...):
     ``size_bytes`` the bytes actually accessed (active lanes x itemsize).
 
 Rows are in execution order: programs in linear order (axis 0 fastest),
-ops in program order.
+ops in program order -- also for a batched launch (``batch_programs=``),
+whose rows are put back in that order.
 """
 
 from __future__ import annotations
@@ -119,6 +120,10 @@ class LaunchRecord:
         Keyword arguments of the launch.
     trace : AccessTrace or None
         Access trace, when requested through :func:`recording`.
+    n_programs_batched : int
+        Programs that ran in batches (launch option ``batch_programs``); the
+        others ran one at a time.  Everything else in the record is the same
+        either way.
     """
 
     kernel_name: str
@@ -134,6 +139,7 @@ class LaunchRecord:
     num_stages: int = 3
     meta: dict[str, Any] = field(default_factory=dict)
     trace: AccessTrace | None = None
+    n_programs_batched: int = 0
 
     @property
     def n_programs(self) -> int:
@@ -283,13 +289,66 @@ def recording(trace: str | None = None) -> Iterator[Recorder]:
         RECORDER.reset(token)
 
 
-def build_trace(granularity: str, chunks: list[tuple[int, Any, bool, int, int]],
-                itemsizes: list[int], names: tuple[str, ...],
-                bases: tuple[int, ...]) -> AccessTrace:
-    """Assemble an :class:`AccessTrace` from per-op chunks ``(buf, elem_offsets, w, prog, op)``."""
+def _batch_rows(ch: Any, gran: int, isz: int) -> tuple[Any, Any, Any] | None:
+    """Rows of a :class:`~autotile.lang._batch.BatchChunk`: (offset_bytes, size_bytes, program).
+
+    Rows are program-major and, per program, exactly those of the sequential
+    chunk (same deduplication and order).
+    """
+    n = ch.n_act
+    n_prog = n.size
+    progs = ch.lo + np.arange(n_prog, dtype=np.int64)
+    keep = n > 0
+    if not keep.any():
+        return None
+    if gran < 0 and ch.uniform:
+        off = np.full(n_prog, int(ch.act.min()) * isz, dtype=np.int64)
+        return off, n * isz, progs
+    act = np.tile(ch.act, n_prog) if ch.uniform else ch.act
+    if gran < 0:
+        starts = (np.cumsum(n) - n)[keep]
+        off = np.minimum.reduceat(act, starts).astype(np.int64) * isz
+        return off, n[keep] * isz, progs[keep]
+    byte = act.astype(np.int64) * isz
+    if gran == 0:
+        return byte, np.full(byte.size, isz, dtype=np.int64), np.repeat(progs, n)
+    line = byte // gran
+    seg = np.repeat(np.arange(n_prog, dtype=np.int64), n)
+    order = np.lexsort((line, seg))
+    line, seg = line[order], seg[order]
+    first = np.ones(line.size, dtype=bool)
+    first[1:] = (line[1:] != line[:-1]) | (seg[1:] != seg[:-1])
+    line, seg = line[first], seg[first]
+    return line * gran, np.full(line.size, gran, dtype=np.int64), progs[seg]
+
+
+def build_trace(granularity: str, chunks: list[Any], itemsizes: list[int],
+                names: tuple[str, ...], bases: tuple[int, ...]) -> AccessTrace:
+    """Assemble an :class:`AccessTrace` from the chunks a launch recorded.
+
+    A chunk is ``(buf, elem_offsets, w, prog, op)`` for one op of one program,
+    or a :class:`~autotile.lang._batch.BatchChunk` for one op of a batch of
+    programs; rows of batches are put back in program order.
+    """
     gran = GRANULARITIES[granularity]
     bufs, offs, sizes, ws, progs, ops = [], [], [], [], [], []
-    for b, act, w, p, o in chunks:
+    batched = False
+    for ch in chunks:
+        if not isinstance(ch, tuple):
+            batched = True
+            rows = _batch_rows(ch, gran, itemsizes[ch.buf])
+            if rows is None:
+                continue
+            off, size, prog = rows
+            n = off.size
+            offs.append(off)
+            sizes.append(size)
+            progs.append(prog.astype(np.int32))
+            bufs.append(np.full(n, ch.buf, dtype=np.int16))
+            ws.append(np.full(n, ch.is_write, dtype=np.bool_))
+            ops.append(np.full(n, ch.op, dtype=np.int32))
+            continue
+        b, act, w, p, o = ch
         if act.size == 0:
             continue
         isz = itemsizes[b]
@@ -314,6 +373,10 @@ def build_trace(granularity: str, chunks: list[tuple[int, Any, bool, int, int]],
     def cat(xs: list[Any], dt: Any) -> Any:
         return np.concatenate(xs) if xs else np.zeros(0, dtype=dt)
 
-    return AccessTrace(granularity, cat(bufs, np.int16), cat(offs, np.int64),
-                       cat(sizes, np.int64), cat(ws, np.bool_), cat(progs, np.int32),
-                       cat(ops, np.int32), names, bases)
+    cols = [cat(bufs, np.int16), cat(offs, np.int64), cat(sizes, np.int64), cat(ws, np.bool_),
+            cat(progs, np.int32), cat(ops, np.int32)]
+    if batched:  # a batch's rows are op-major: stable sort by program
+        order = np.argsort(cols[4], kind="stable")
+        cols = [c[order] for c in cols]
+    return AccessTrace(granularity, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], names,
+                       bases)

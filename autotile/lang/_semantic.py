@@ -28,6 +28,7 @@ __all__ = [
     "check_dot_shapes",
     "check_axis",
     "check_grid",
+    "check_batch_programs",
     "MAX_PROGRAMS",
 ]
 
@@ -245,3 +246,19 @@ def _describe(v: Any) -> str:
     if hasattr(v, "v"):
         return f"a runtime tensor of shape {tuple(v.shape)}"
     return repr(v)
+
+
+def check_batch_programs(value: Any) -> bool | int:
+    """Check the ``batch_programs`` launch option: a bool or a positive int.
+
+    Raises
+    ------
+    LangError
+        If ``value`` is neither a bool nor an int >= 1.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value >= 1:
+        return int(value)
+    raise LangError(f"batch_programs must be a bool or an int >= 1 (programs per batch), "
+                    f"got batch_programs={value!r}")

@@ -16,7 +16,8 @@ import numpy as np
 
 from autotile.errors import LangError
 
-__all__ = ["Buffer", "Launch", "CURRENT", "current", "shape_str"]
+__all__ = ["Buffer", "Launch", "CURRENT", "current", "shape_str", "Divergence",
+           "NeedsSequential"]
 
 
 class Buffer:
@@ -58,7 +59,7 @@ class Launch:
 
     __slots__ = (
         "kernel_name", "grid", "pid", "pid_tensors", "buffers", "counts", "masked",
-        "lanes", "op", "trace", "chunks", "ir", "arange_cache", "linear",
+        "lanes", "op", "trace", "chunks", "ir", "arange_cache", "linear", "batch",
     )
 
     def __init__(self, kernel_name: str, grid: tuple[int, int, int], buffers: list[Buffer],
@@ -73,10 +74,13 @@ class Launch:
         self.lanes = 0
         self.op = 0
         self.trace = trace
-        self.chunks: list[tuple[int, Any, bool, int, int]] = []
+        # trace chunks: (buf, elem_offsets, is_write, program, op) or _batch.BatchChunk
+        self.chunks: list[Any] = []
         self.ir: list[tuple[str, bool]] | None = [] if ir else None
         self.arange_cache: dict[tuple[int, int], Any] = {}
         self.linear = 0
+        # the running batch of programs (``_batch.BatchRun``), None for one program at a time
+        self.batch: Any = None
 
     def where(self) -> str:
         """Describe the current program for error messages."""
@@ -93,6 +97,31 @@ class Launch:
         """Append one line to the IR listing (when listing is on)."""
         if self.ir is not None:
             self.ir.append((text, arith))
+
+
+class NeedsSequential(BaseException):  # noqa: N818 - a signal, not an error
+    """Raised inside a batched run for what only one program at a time can do.
+
+    The launch undoes the batch and runs its programs one by one, which gives
+    the result (or the error) of the sequential interpreter.  It derives from
+    :class:`BaseException` so that no ``except Exception`` in a kernel or a
+    builtin swallows it.
+    """
+
+
+class Divergence(NeedsSequential):
+    """A Python-level decision (``bool``, ``int``, ``range``, ...) differs between programs.
+
+    Parameters
+    ----------
+    key : ndarray of shape (n_programs,)
+        What each program of the batch decided; programs with equal
+        consecutive keys can run together.
+    """
+
+    def __init__(self, key: Any):
+        super().__init__("programs of the batch take different paths")
+        self.key = key
 
 
 CURRENT: ContextVar[Launch | None] = ContextVar("autotile_lang_launch", default=None)

@@ -6,6 +6,14 @@ scalar) and a ``tl`` dtype.  A pointer tensor additionally carries the
 *element* offsets into that buffer.  Index arithmetic keeps Triton's types
 (``arange`` is int32 and int32 products wrap like on the GPU); pointer
 offsets themselves are kept in int64.
+
+When a launch runs a batch of programs at once (``batch_programs=``, see
+:mod:`autotile.lang._batch`), a value that differs between the programs is a
+:class:`BatchedTensor`: ``pv`` holds one block per program along a leading
+*program axis*.  Program-invariant values (constants, ``arange``, scalar
+arguments) stay plain tensors.  Operators align the two before NumPy
+broadcasting: a batched operand gets size-1 block axes inserted *after* the
+program axis, so block shapes broadcast exactly as in one program.
 """
 
 from __future__ import annotations
@@ -17,9 +25,10 @@ import numpy as np
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang._semantic import computation_type
-from autotile.lang._state import CURRENT, shape_str
+from autotile.lang._state import CURRENT, Divergence, NeedsSequential, shape_str
 
-__all__ = ["tensor", "constexpr", "to_tensor", "unwrap"]
+__all__ = ["tensor", "constexpr", "to_tensor", "unwrap", "BatchedTensor", "values",
+           "aligned", "wrap"]
 
 
 class constexpr:  # noqa: N801 - Triton's name
@@ -95,7 +104,7 @@ def _scalar_value(b: Any, dt: D.dtype) -> Any:
 
 def _operand(b: Any) -> tuple[Any, D.dtype | D.pointer_type, bool] | None:
     if isinstance(b, tensor):
-        return b.v, b.dtype, False
+        return (b.pv if type(b) is BatchedTensor else b.v), b.dtype, False
     if isinstance(b, constexpr):
         b = b.value
     if isinstance(b, (bool, int, float)):
@@ -227,9 +236,12 @@ def binary(a: Any, b: Any, op: str) -> tensor:
         raise LangError(f"unsupported operand for {op}: {type(bad).__name__} {bad!r}")
     av, ta, sa = pa
     bv, tb, sb = pb
+    batched = type(a) is BatchedTensor or type(b) is BatchedTensor
+    if batched:
+        av, bv = _align_pair(a, av, b, bv)
     fn, div, is_cmp, int_only, iname, fname = _OPS[op]
     if isinstance(ta, D.pointer_type) or isinstance(tb, D.pointer_type):
-        return _pointer_binary(a, b, av, ta, bv, tb, op)
+        return _pointer_binary(a, b, av, ta, bv, tb, op, batched)
     ct = computation_type(ta, sa, tb, sb, div)
     if op == "truediv" and ct.kind != 3:
         ct = D.float32
@@ -256,6 +268,8 @@ def binary(a: Any, b: Any, op: str) -> tensor:
             r = D.round_to_bf16(r)
             if r.ndim == 0:
                 r = r[()]
+    if batched:
+        return BatchedTensor(r, rt)
     st = CURRENT.get()
     if st is not None and st.ir is not None:
         st.emit(f"{fname if ct.kind == 3 else iname} : {shape_str(np.shape(r))}", True)
@@ -269,14 +283,15 @@ def _describe(x: Any) -> str:
     return repr(x)
 
 
-def _pointer_binary(a: Any, b: Any, av: Any, ta: Any, bv: Any, tb: Any, op: str) -> tensor:
+def _pointer_binary(a: Any, b: Any, av: Any, ta: Any, bv: Any, tb: Any, op: str,
+                    batched: bool = False) -> tensor:
     if isinstance(ta, D.pointer_type) and isinstance(tb, D.pointer_type):
         if op in ("lt", "le", "gt", "ge", "eq", "ne", "sub"):
             if a.buf is not b.buf:
                 raise LangError(f"cannot {op} pointers into different buffers "
                                 f"{a.buf.name!r} and {b.buf.name!r}")
             r = _OPS[op][0](av, bv)
-            return tensor(r, D.int1 if op != "sub" else D.int64)
+            return wrap(r, D.int1 if op != "sub" else D.int64, batched)
         raise LangError(f"operator {op} is not defined between two pointers")
     if op not in ("add", "sub"):
         raise LangError(
@@ -295,6 +310,8 @@ def _pointer_binary(a: Any, b: Any, av: Any, ta: Any, bv: Any, tb: Any, op: str)
     except ValueError:
         raise LangError(
             f"incompatible shapes for pointer {op}: {_describe(a)} and {_describe(b)}") from None
+    if batched:
+        return BatchedTensor(r, ta, a.buf)
     st = CURRENT.get()
     if st is not None and st.ir is not None:
         st.emit(f"tt.addptr : {shape_str(np.shape(r))}", True)
@@ -488,3 +505,138 @@ class tensor:  # noqa: N801 - Triton's name
 
     def __abs__(self) -> tensor:
         return tensor(np.abs(self.v), self.dtype)
+
+
+# -- batched values --------------------------------------------------------------------
+class BatchedTensor(tensor):
+    """A value that differs between the programs of a batched launch.
+
+    ``pv`` has shape ``(n_programs, *block_shape)``: row ``i`` is the value
+    in the ``i``-th program of the batch.  ``shape`` is the block shape, as in
+    one program.  Reading ``v`` raises :class:`NeedsSequential`, so a builtin
+    that does not know the program axis sends the launch back to one program
+    at a time instead of computing on the wrong axes.
+
+    Python-level conversions (``bool``, ``int``, ``float``, ``range``) return
+    the common value when every program of the batch has the same one and
+    raise :class:`Divergence` otherwise.
+    """
+
+    __slots__ = ("pv",)
+
+    def __init__(self, pv: Any, dtype: Any, buf: Any = None, name: str | None = None):
+        self.pv = pv
+        self.dtype = dtype
+        self.buf = buf
+        self.name = name
+
+    @property
+    def v(self) -> Any:
+        """Not available: the builtin reading it runs one program at a time."""
+        raise NeedsSequential("a builtin without batched support read a batched value")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Block shape of one program (the program axis left out)."""
+        return self.pv.shape[1:]  # type: ignore[no-any-return]
+
+    @property
+    def numel(self) -> int:
+        """Number of elements of one program's block."""
+        return int(np.prod(self.pv.shape[1:], dtype=np.int64))
+
+    @property
+    def T(self) -> tensor:  # noqa: N802 - Triton's name
+        """Transpose of a 2-D tensor."""
+        if self.pv.ndim != 3:
+            raise NeedsSequential("T of a batched value that is not 2-D")
+        return BatchedTensor(np.swapaxes(self.pv, -1, -2), self.dtype, self.buf)
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(shape={self.shape}, n_programs={self.pv.shape[0]}, " \
+               f"dtype={self.dtype})"
+
+    def _uniform(self, key: Any, what: str) -> Any:
+        if self.pv.ndim != 1:
+            raise NeedsSequential(f"{what} of a batched block")
+        if key.size and (key == key[0]).all():
+            return self.pv[0]
+        raise Divergence(key)
+
+    def __bool__(self) -> bool:
+        return bool(self._uniform(self.pv.astype(bool), "bool"))
+
+    def __index__(self) -> int:
+        if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 3:
+            raise NeedsSequential("int() of a batched pointer or float")
+        return int(self._uniform(self.pv, "int"))
+
+    __int__ = __index__
+
+    def __float__(self) -> float:
+        pv = np.ascontiguousarray(self.pv)
+        key = pv.view(np.dtype(f"u{pv.itemsize}")) if pv.dtype.kind in "fc" else pv
+        return float(self._uniform(key, "float"))
+
+    def __getitem__(self, idx: Any) -> tensor:
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        for i in idx:
+            if i is not None and not (isinstance(i, slice) and i == slice(None)):
+                raise LangError(f"tensor indices must be None or ':', got {i!r}")
+        if sum(1 for i in idx if i is not None) > self.pv.ndim - 1:
+            raise LangError(f"too many ':' in index {idx!r} for shape {self.shape}")
+        return BatchedTensor(self.pv[(slice(None),) + idx], self.dtype, self.buf)
+
+    def __neg__(self) -> tensor:
+        if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 0:
+            raise NeedsSequential("negation of a pointer or int1")
+        return BatchedTensor(np.negative(self.pv), self.dtype)
+
+    def __invert__(self) -> tensor:
+        if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 3:
+            raise NeedsSequential("~ of a pointer or float")
+        return BatchedTensor(np.invert(self.pv), self.dtype)
+
+    def __abs__(self) -> tensor:
+        return BatchedTensor(np.abs(self.pv), self.dtype)
+
+
+def values(t: tensor) -> Any:
+    """Values of ``t`` with the program axis when batched (for elementwise code only)."""
+    return t.pv if type(t) is BatchedTensor else t.v
+
+
+def wrap(r: Any, dtype: Any, batched: bool, buf: Any = None) -> tensor:
+    """A :class:`BatchedTensor` of ``r`` when ``batched``, else a plain tensor."""
+    return BatchedTensor(r, dtype, buf) if batched else tensor(r, dtype, buf)
+
+
+def _pad(pv: Any, rank: int) -> Any:
+    """Insert size-1 block axes after the program axis up to block rank ``rank``."""
+    pad = rank + 1 - pv.ndim
+    if pad <= 0:
+        return pv
+    return pv.reshape(pv.shape[:1] + (1,) * pad + pv.shape[1:])
+
+
+def _align_pair(a: Any, av: Any, b: Any, bv: Any) -> tuple[Any, Any]:
+    rank = max(np.ndim(av) - (type(a) is BatchedTensor), np.ndim(bv) - (type(b) is BatchedTensor))
+    if type(a) is BatchedTensor:
+        av = _pad(av, rank)
+    if type(b) is BatchedTensor:
+        bv = _pad(bv, rank)
+    return av, bv
+
+
+def aligned(*ts: tensor) -> tuple[list[Any], bool]:
+    """Values of ``ts`` ready for NumPy broadcasting, and whether any is batched.
+
+    Batched operands get size-1 block axes after the program axis up to the
+    largest block rank of ``ts``; plain operands are returned as they are
+    (NumPy aligns them on the right, inside the block axes).
+    """
+    if not any(type(t) is BatchedTensor for t in ts):
+        return [t.v for t in ts], False
+    rank = max(len(t.shape) for t in ts)
+    return [_pad(t.pv, rank) if type(t) is BatchedTensor else t.v for t in ts], True
