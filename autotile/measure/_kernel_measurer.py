@@ -5,8 +5,9 @@
 occupancy and feasibility (:mod:`._gpu_model`), HBM traffic from the L2
 simulator fed by the kernel's own program order (:mod:`._l2sim`), and the
 time estimate. :func:`matmul_tile_schedule` derives that order from a probe
-launch of the real kernel (same program grid, 16-element tiles, one K step)
-and caches it; :func:`clear_schedule_cache` empties the cache.
+launch of the real kernel (same program grid, 1-element tiles, one K step,
+programs run in batches by the interpreter) and caches it;
+:func:`clear_schedule_cache` empties the cache.
 :func:`flash_attention_pareto` and :func:`flash_attention_study` are the
 seed's §4.4 multi-objective view of flash attention.
 """
@@ -68,7 +69,13 @@ __all__ = [
 KERNEL_MODEL_METRICS = ("time_s", "tflops", "hbm_bytes", "hbm_read_bytes", "l2_hit_rate",
                         "compute_s", "memory_s", "occupancy", "bound", "blocks_per_sm",
                         "n_waves", "k_merge")
-_PROBE_BLOCK = 16  # smallest tile tl.dot accepts
+#: Probe tile edge in elements. The schedule only needs which tile each op
+#: touches, so 1 x 1 x 1 tiles give the same schedule as real ones (the probe
+#: is interpreter-only: Triton's ``tl.dot`` would want 16) at a fraction of the
+#: interpreter's work.
+_PROBE_BLOCK = 1
+#: Programs per interpreter batch of a probe (``batch_programs``).
+_PROBE_BATCH = 1 << 16
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -76,14 +83,19 @@ def _cdiv(a: int, b: int) -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _matmul_probe(npm: int, npn: int, group_m: int, persistent: int, n_run: int
+def _matmul_probe(npm: int, npn: int, group_m: int, persistent: int, n_run: int,
+                  block: int = _PROBE_BLOCK, batch: int | bool = _PROBE_BATCH
                   ) -> tl.AccessTrace:
     """Tile trace of the real matmul kernel on an ``npm x npn`` tile grid, one K step.
 
     ``persistent == 0``: :func:`matmul_kernel` on its first ``n_run`` programs;
     otherwise :func:`matmul_persistent_kernel` with ``NUM_SMS = persistent``.
+    ``block`` is the tile edge in elements and ``batch`` the launch's
+    ``batch_programs`` (``False`` runs one program at a time; the trace is the
+    same). The persistent kernel loops from its program id, so its programs
+    always run one at a time.
     """
-    b = _PROBE_BLOCK
+    b = block
     m, n = npm * b, npn * b
     a_ = np.zeros((m, b), np.float16)
     b_ = np.zeros((b, n), np.float16)
@@ -95,10 +107,23 @@ def _matmul_probe(npm: int, npn: int, group_m: int, persistent: int, n_run: int
             matmul_persistent_kernel[(min(persistent, npm * npn),)](
                 *args, **meta, NUM_SMS=min(persistent, npm * npn))
         else:
-            matmul_kernel[(n_run,)](*args, **meta, PID_ORDER="grouped")
+            matmul_kernel[(n_run,)](*args, **meta, PID_ORDER="grouped", batch_programs=batch)
     tr = rec.last.trace
     assert tr is not None
     return tr
+
+
+def _probe_schedule(tr: tl.AccessTrace, block: int, npm: int, npn: int, nk: int,
+                    a_tile_bytes: int, b_tile_bytes: int, c_tile_bytes: int,
+                    k_merge: int) -> TileSchedule:
+    """Full-size schedule from a probe trace with ``block``-element tiles."""
+    b = block
+    tilings = [
+        BufferTiling("a_ptr", b, (b, b), (npm, nk), a_tile_bytes, 2, loop_axis=1),
+        BufferTiling("b_ptr", npn * b, (b, b), (nk, npn), b_tile_bytes, 2, loop_axis=0),
+        BufferTiling("c_ptr", npn * b, (b, b), (npm, npn), c_tile_bytes, 2),
+    ]
+    return schedule_from_trace(tr, tilings, k_merge=k_merge)
 
 
 @functools.lru_cache(maxsize=256)
@@ -106,13 +131,8 @@ def _matmul_schedule(npm: int, npn: int, nk: int, group_m: int, persistent: int,
                      a_tile_bytes: int, b_tile_bytes: int, c_tile_bytes: int,
                      k_merge: int) -> TileSchedule:
     tr = _matmul_probe(npm, npn, group_m, persistent, n_run)
-    b = _PROBE_BLOCK
-    tilings = [
-        BufferTiling("a_ptr", b, (b, b), (npm, nk), a_tile_bytes, 2, loop_axis=1),
-        BufferTiling("b_ptr", npn * b, (b, b), (nk, npn), b_tile_bytes, 2, loop_axis=0),
-        BufferTiling("c_ptr", npn * b, (b, b), (npm, npn), c_tile_bytes, 2),
-    ]
-    return schedule_from_trace(tr, tilings, k_merge=k_merge)
+    return _probe_schedule(tr, _PROBE_BLOCK, npm, npn, nk, a_tile_bytes, b_tile_bytes,
+                           c_tile_bytes, k_merge)
 
 
 def matmul_tile_schedule(M: int, N: int, K: int, BLOCK_M: int, BLOCK_N: int, BLOCK_K: int,
@@ -123,10 +143,12 @@ def matmul_tile_schedule(M: int, N: int, K: int, BLOCK_M: int, BLOCK_N: int, BLO
 
     The probe launches the real kernel with the program grid of the full
     problem (``cdiv(M, BLOCK_M) x cdiv(N, BLOCK_N)`` tiles, the same
-    ``GROUP_M``) but 16 x 16 x 16 tiles and a single K step, records a
+    ``GROUP_M``) but 1 x 1 x 1 tiles and a single K step, records a
     ``"tile"`` trace and extends it to ``cdiv(K, BLOCK_K)`` steps
-    (:func:`schedule_from_trace`). Probes are cached per (tile grid,
-    ``GROUP_M``, ``NUM_SMS``) and schedules per geometry.
+    (:func:`schedule_from_trace`). The interpreter runs the probe's programs
+    in batches (``batch_programs``), which records the same trace as one
+    program at a time. Probes are cached per (tile grid, ``GROUP_M``,
+    ``NUM_SMS``) and schedules per geometry.
 
     Parameters
     ----------
