@@ -1,23 +1,30 @@
 """Benchmark the GPU model: seed §4.3 traffic, scoring time per config, best configs, Pareto.
 
-Run: ``python benchmarks/bench_gpu_model.py [--n-timed 40] [--n-sample 200]``.
-Prints Markdown tables. Wall times on a shared machine are noisy, so CPU
-(process) time is printed next to them.
+Run: ``python benchmarks/bench_gpu_model.py [--n-timed 40] [--n-sample 200]
+[--n-compare 12] [--only-scoring]``. Prints Markdown tables. Wall times on a
+shared machine are noisy, so CPU (process) time is printed next to them.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
-from autotile.measure._hardware import H100_SXM
-from autotile.measure._kernel_measurer import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the working tree's autotile
+
+from autotile.measure._hardware import H100_SXM  # noqa: E402
+from autotile.measure._kernel_measurer import (  # noqa: E402
+    _PROBE_BLOCK,
     KernelModelMeasurer,
+    _matmul_probe,
+    clear_schedule_cache,
     flash_attention_pareto,
     matmul_tile_schedule,
 )
-from autotile.measure._l2sim import simulate_l2
+from autotile.measure._l2sim import simulate_l2  # noqa: E402
 
 SHAPE = {"M": 8192, "N": 8192, "K": 8192}
 
@@ -45,22 +52,60 @@ def timed(m: KernelModelMeasurer, cfg: object) -> tuple[float, float, object]:
     return time.perf_counter() - w, time.process_time() - c, r
 
 
-def scoring_time(n: int, seed: int) -> None:
+def _row(name: str, rows: list[tuple[float, float]]) -> str:
+    ws = sorted(w * 1e3 for w, _ in rows)
+    cs = [c * 1e3 for _, c in rows]
+    return (f"| {name} | {len(ws)} | {statistics.median(ws):.1f} | {statistics.median(cs):.1f} "
+            f"| {ws[int(0.9 * (len(ws) - 1))]:.1f} | {ws[-1]:.1f} |")
+
+
+def _timed_probe(key: tuple[int, ...], block: int, batch: int | bool) -> tuple[float, float]:
+    w, c = time.perf_counter(), time.process_time()
+    _matmul_probe.__wrapped__(*key, block=block, batch=batch)  # bypass the cache
+    return time.perf_counter() - w, time.process_time() - c
+
+
+def scoring_time(n: int, seed: int, n_compare: int) -> None:
+    clear_schedule_cache()  # cold means cold: no probe left over from the other sections
+    simulate_l2(matmul_tile_schedule(64, 64, 64, 16, 16, 16, 1)[0], l2_bytes=1 << 20,
+                n_concurrent=4)  # numba compilation is not part of a score
+    clear_schedule_cache()
     m = KernelModelMeasurer("matmul", SHAPE)
     cfgs = m.space.sample(rng=seed, n=n)
-    cold = [timed(m, c) for c in cfgs]
+    cold = []
+    for c in cfgs:  # every cold score runs its probe, schedule and simulation
+        clear_schedule_cache()
+        cold.append(timed(m, c))
     warm = [timed(m, c) for c in cfgs]
     ok = [i for i, (_, _, r) in enumerate(warm) if r.ok]  # type: ignore[attr-defined]
     print(f"## Scoring time per matmul config at 8192^3 ({n} random configs, seed {seed}; "
           f"{len(ok)} feasible)\n")
-    print("| pass | median wall ms | median CPU ms | p90 wall ms | max wall ms |")
-    print("|---|---:|---:|---:|---:|")
-    for name, rows in (("cold (probe + schedule + sim)", cold), ("warm (cached schedule)", warm)):
-        ws = sorted(rows[i][0] * 1e3 for i in ok)
-        cs = [rows[i][1] * 1e3 for i in ok]
-        print(f"| {name} | {statistics.median(ws):.1f} | {statistics.median(cs):.1f} "
-              f"| {ws[int(0.9 * (len(ws) - 1))]:.1f} | {ws[-1]:.1f} |")
-    print()
+    print("| pass | configs | median wall ms | median CPU ms | p90 wall ms | max wall ms |")
+    print("|---|---:|---:|---:|---:|---:|")
+    print(_row("cold (caches cleared: probe + schedule + sim)", [cold[i][:2] for i in ok]))
+    print(_row("warm (cached probe and schedule)", [warm[i][:2] for i in ok]))
+    # the probe alone, old and new interpreter paths, on the same probes
+    keys = []
+    for i in ok:
+        c = cfgs[i]
+        npm, npn = -(-SHAPE["M"] // c["BLOCK_M"]), -(-SHAPE["N"] // c["BLOCK_N"])
+        key = (npm, npn, int(c["GROUP_M"]), 0, min(npm * npn, m.max_probe_programs))
+        if key not in keys:
+            keys.append(key)
+    keys = keys[:n_compare]
+    paths = (("one program at a time, 16-element tiles (before)", 16, False),
+             ("batched, 16-element tiles", 16, True),
+             (f"batched, {_PROBE_BLOCK}-element tiles (now)", _PROBE_BLOCK, 1 << 16))
+    times = {name: [_timed_probe(k, b, bp) for k in keys] for name, b, bp in paths}
+    print(f"\nProbe alone (the first {len(keys)} distinct probes of these configs, "
+          "each run fresh; every path records the same trace):\n")
+    print("| probe path | probes | median wall ms | median CPU ms | p90 wall ms | max wall ms |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, _, _ in paths:
+        print(_row(name, times[name]))
+    old = statistics.median(w for w, _ in times[paths[0][0]])
+    new = statistics.median(w for w, _ in times[paths[2][0]])
+    print(f"\nMedian probe speed-up, now vs before: {old / new:.0f}x\n")
 
 
 def best_configs(n: int, seed: int) -> None:
@@ -101,9 +146,16 @@ def main() -> None:
     ap.add_argument("--n-timed", type=int, default=40)
     ap.add_argument("--n-sample", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n-compare", type=int, default=12,
+                    help="distinct probes timed on the old and new interpreter paths")
+    ap.add_argument("--only-scoring", action="store_true",
+                    help="run only the scoring-time section")
     a = ap.parse_args()
+    if a.only_scoring:
+        scoring_time(a.n_timed, a.seed, a.n_compare)
+        return
     seed_traffic()
-    scoring_time(a.n_timed, a.seed)
+    scoring_time(a.n_timed, a.seed, a.n_compare)
     best_configs(a.n_sample, a.seed + 1)
     pareto()
 
