@@ -47,6 +47,7 @@ from autotile.measure._kernel_spaces import (
 )
 from autotile.measure._l2sim import (
     BufferTiling,
+    L2Model,
     L2Stats,
     TileSchedule,
     schedule_from_trace,
@@ -213,6 +214,10 @@ class KernelModelMeasurer(Measurer):
     max_probe_programs : int, default=4096
         Programs a matmul probe interprets (~0.4 ms each); larger grids are
         simulated on the prefix and extrapolated.
+    l2_model : L2Model, optional
+        Program progress and L2 partitions of the matmul traffic simulation
+        (default :data:`~autotile.measure._l2sim.LOCKSTEP`, the seed model;
+        :data:`~autotile.measure._l2sim.DRIFT` is fitted to H200 ncu bytes).
 
     Attributes
     ----------
@@ -236,7 +241,7 @@ class KernelModelMeasurer(Measurer):
     def __init__(self, kernel_name: str, shape: Mapping[str, int],
                  hardware: HardwareProfile = H100_SXM, params: GpuModelParams | None = None,
                  *, dtype: str = "float16", max_simulated_loads: int = 2_000_000,
-                 max_probe_programs: int = 4096) -> None:
+                 max_probe_programs: int = 4096, l2_model: L2Model | None = None) -> None:
         self.kernel_name = kernel_name
         self.shape = dict(shape)
         self.hardware = hardware
@@ -244,6 +249,7 @@ class KernelModelMeasurer(Measurer):
         self.dtype = dtype
         self.max_simulated_loads = int(max_simulated_loads)
         self.max_probe_programs = int(max_probe_programs)
+        self.l2_model = l2_model
         s = self.shape
         try:
             if kernel_name == "matmul":
@@ -305,7 +311,8 @@ class KernelModelMeasurer(Measurer):
                 config, f"NUM_SMS={persistent} programs exceed the {n_conc} resident "
                 f"programs (a persistent kernel needs all of its programs resident)")
         st: L2Stats = simulate_l2(sched, l2_bytes=hw.l2_bytes, n_concurrent=n_conc,
-                                  total_programs=None if persistent else n_prog)
+                                  total_programs=None if persistent else n_prog,
+                                  model=self.l2_model, n_sms=hw.n_sms)
         hbm = st.hbm_read_bytes + (st.hbm_write_bytes if p.count_writes else 0.0)
         eff = matmul_efficiency(bm, bn, bk, nw, p)
         flops_tile = 2.0 * bm * bn * nk * bk

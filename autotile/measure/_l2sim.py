@@ -13,6 +13,13 @@ Model (seed §4.3, ``docs/gpu_model.md`` §L2):
 * HBM read bytes = bytes of the read misses; stores go straight to HBM (each
   stored tile counts its bytes once as write traffic) and do not allocate.
 
+:class:`L2Model` selects a variant (``docs/gpu_model.md`` §2.5): resident
+programs that drift apart instead of advancing in lockstep (``stagger``), and
+an L2 split into partitions that each hold their own copy of shared data
+(``partitions``: the simulated capacity is ``l2_bytes // partitions``). The
+default, :data:`LOCKSTEP`, is the model above; :data:`DRIFT` is the variant
+fitted to ncu DRAM bytes on an H200.
+
 The per-program loads come from the kernel itself, as a :class:`TileSchedule`:
 :func:`schedule_from_trace` reads an interpreter trace (``"tile"``
 granularity) of a *probe* launch with the real program grid but one step per
@@ -42,6 +49,9 @@ from autotile.lang import AccessTrace
 
 __all__ = [
     "BufferTiling",
+    "L2Model",
+    "LOCKSTEP",
+    "DRIFT",
     "TileSchedule",
     "L2Stats",
     "schedule_from_trace",
@@ -51,6 +61,69 @@ __all__ = [
 ]
 
 I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class L2Model:
+    """How resident programs progress and how much L2 they can share.
+
+    Parameters
+    ----------
+    stagger : float, default=0.0
+        Phase spread of the programs resident on one SM, as a fraction of a
+        program's duration, in ``[0, 1]``. With ``b`` programs per SM, the
+        ``k``-th one (``k = 0 .. b - 1``) of the first wave starts
+        ``stagger * k / b`` of a program's duration after the first; every
+        program lasts its number of steps, and a slot starts the next program
+        id when its current program ends. 0 gives the lockstep waves of the
+        seed model; 1 spreads the programs of an SM evenly over a program's
+        duration; a single program per SM is never staggered.
+    partitions : int, default=1
+        L2 partitions that each cache their own copy of data read by SMs on
+        both sides; the simulated capacity is ``l2_bytes // partitions``.
+
+    Raises
+    ------
+    MeasureError
+        If ``stagger`` is outside ``[0, 1]`` or ``partitions`` is not an
+        int >= 1.
+
+    References
+    ----------
+    NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020), §"L2 cache"
+    (two partitions, each caching data for the SMs of its GPCs); NVIDIA H100
+    Tensor Core GPU Architecture whitepaper v1.04, §"H100 L2 cache" (same
+    partitioned design); ``docs/gpu_model.md`` §2.5 for the fit.
+    """
+
+    stagger: float = 0.0
+    partitions: int = 1
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.stagger <= 1.0:
+            raise MeasureError(f"stagger must be in [0, 1], got stagger={self.stagger!r}")
+        if (isinstance(self.partitions, bool) or int(self.partitions) != self.partitions
+                or self.partitions < 1):
+            raise MeasureError(f"partitions must be an int >= 1, got "
+                               f"partitions={self.partitions!r}")
+        object.__setattr__(self, "stagger", float(self.stagger))
+        object.__setattr__(self, "partitions", int(self.partitions))
+
+    @property
+    def is_lockstep(self) -> bool:
+        """True when programs advance in lockstep waves (``stagger == 0``)."""
+        return self.stagger == 0.0
+
+    def capacity_bytes(self, l2_bytes: int | None) -> int | None:
+        """Simulated capacity, bytes: ``l2_bytes // partitions`` (None stays None)."""
+        return None if l2_bytes is None else int(l2_bytes) // self.partitions
+
+
+#: The seed model: lockstep waves, one L2 of the profile's size.
+LOCKSTEP = L2Model()
+#: Drifting programs and a two-partition L2, fitted to 35 ncu launches on an H200
+#: (``benchmarks/h200_analyze.py``, ``docs/gpu_model.md`` §2.5).
+DRIFT = L2Model(stagger=0.5, partitions=2)
 
 
 @dataclass(frozen=True)
@@ -461,6 +534,106 @@ def _sim_schedule(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_
 
 
 @numba.njit(cache=True, nogil=True)
+def _heap_push(hk, hp, n, key, val):  # type: ignore[no-untyped-def]
+    """Push ``(key, val)`` on the min-heap of size ``n`` (ties: smaller val first)."""
+    i = n
+    hk[i] = key
+    hp[i] = val
+    while i > 0:
+        par = (i - 1) >> 1
+        if hk[par] > hk[i] or (hk[par] == hk[i] and hp[par] > hp[i]):
+            hk[par], hk[i] = hk[i], hk[par]
+            hp[par], hp[i] = hp[i], hp[par]
+            i = par
+        else:
+            break
+    return n + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_pop(hk, hp, n):  # type: ignore[no-untyped-def]
+    """Pop the smallest ``(key, val)``; returns ``(key, val, new size)``."""
+    k0, v0 = hk[0], hp[0]
+    n -= 1
+    hk[0] = hk[n]
+    hp[0] = hp[n]
+    i = 0
+    while True:
+        lo = 2 * i + 1
+        hi = lo + 1
+        m = i
+        if lo < n and (hk[lo] < hk[m] or (hk[lo] == hk[m] and hp[lo] < hp[m])):
+            m = lo
+        if hi < n and (hk[hi] < hk[m] or (hk[hi] == hk[m] and hp[hi] < hp[m])):
+            m = hi
+        if m == i:
+            break
+        hk[m], hk[i] = hk[i], hk[m]
+        hp[m], hp[i] = hp[i], hp[m]
+        i = m
+    return k0, v0, n
+
+
+@numba.njit(cache=True, nogil=True)
+def _sim_timed(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo,  # type: ignore[no-untyped-def]
+               op_hi, op_write, tb, n_conc, cap, p_hi, start0):
+    """Event-ordered replay: program steps by (start + step, program id); one step = 1."""
+    n_t = tb.size
+    prv = np.full(n_t, -1, np.int64)
+    nxt = np.full(n_t, -1, np.int64)
+    inc = np.zeros(n_t, np.bool_)
+    seen = np.zeros(n_t, np.bool_)
+    st = np.array([-1, -1, 0], np.int64)
+    out = np.zeros(6, np.int64)
+    hk = np.empty(n_conc + 1, np.float64)
+    hp = np.empty(n_conc + 1, np.int64)
+    cur = np.empty(p_hi, np.int64)
+    loc = np.zeros(p_hi, np.int64)
+    done = np.zeros(p_hi, np.int64)
+    t0 = np.zeros(p_hi, np.float64)
+    n = 0
+    nxt_p = min(n_conc, p_hi)
+    for j in range(nxt_p):
+        t0[j] = start0[j]
+        cur[j] = prog_seg_ptr[j]
+        n = _heap_push(hk, hp, n, t0[j], j)
+    while n > 0:
+        _, p, n = _heap_pop(hk, hp, n)
+        s = cur[p]
+        t = loc[p]
+        if s < prog_seg_ptr[p + 1]:
+            for o in range(seg_op_ptr[s], seg_op_ptr[s + 1]):
+                if op_lo[o] <= t and t < op_hi[o]:
+                    tile = op_base[o] + op_stride[o] * t
+                    if op_write[o]:
+                        out[3] += tb[tile]
+                        continue
+                    out[0] += 1
+                    if not seen[tile]:
+                        seen[tile] = True
+                        out[4] += tb[tile]
+                    if _touch(tile, tb, cap, prv, nxt, inc, st):
+                        out[1] += 1
+                    else:
+                        out[2] += tb[tile]
+            done[p] += 1
+            if t + 1 >= seg_n_steps[s]:
+                cur[p] = s + 1
+                loc[p] = 0
+            else:
+                loc[p] = t + 1
+        if cur[p] < prog_seg_ptr[p + 1]:
+            n = _heap_push(hk, hp, n, t0[p] + done[p], p)
+        elif nxt_p < p_hi:  # the slot takes the next program id when this one ends
+            q = nxt_p
+            nxt_p += 1
+            t0[q] = t0[p] + done[p]
+            cur[q] = prog_seg_ptr[q]
+            n = _heap_push(hk, hp, n, t0[q], q)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
 def _sim_stream(ids, is_write, tb, cap):  # type: ignore[no-untyped-def]
     n_t = tb.size
     prv = np.full(n_t, -1, np.int64)
@@ -493,9 +666,20 @@ def _check_cap(l2_bytes: int | None) -> int:
     return int(l2_bytes)
 
 
+def _stagger_starts(schedule: TileSchedule, stagger: float, n_concurrent: int,
+                    n_sms: int) -> npt.NDArray[np.float64]:
+    """Start time (steps) of each first-wave slot: ``stagger * k * T / b`` for the k-th of an SM."""
+    b = -(-n_concurrent // n_sms)
+    first = schedule.prog_seg_ptr[:2]
+    duration = float(schedule.seg_n_steps[first[0]:first[1]].sum()) if schedule.n_programs else 0.0
+    k = np.arange(n_concurrent, dtype=np.int64) // n_sms
+    return stagger * k * duration / b
+
+
 def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: int,
-                n_programs: int | None = None, total_programs: int | None = None) -> L2Stats:
-    """Run the lockstep-wave model of a :class:`TileSchedule` through an LRU L2.
+                n_programs: int | None = None, total_programs: int | None = None,
+                model: L2Model | None = None, n_sms: int | None = None) -> L2Stats:
+    """Run a :class:`TileSchedule` through an LRU L2 (lockstep waves by default).
 
     Parameters
     ----------
@@ -511,6 +695,14 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
         Programs of the real launch when ``schedule`` holds only a prefix of
         them; whole waves of the prefix are simulated and the byte counts
         scaled by ``total_programs / simulated_programs``.
+    model : L2Model, optional
+        Program progress and L2 partitions (default :data:`LOCKSTEP`, the
+        seed model). With ``model.stagger > 0`` the programs are replayed in
+        time order (:class:`L2Model`); ``n_waves`` is then
+        ``ceil(programs / n_concurrent)``.
+    n_sms : int, optional
+        SMs sharing the ``n_concurrent`` slots (``blocks_per_sm =
+        ceil(n_concurrent / n_sms)``); required when ``model.stagger > 0``.
 
     Returns
     -------
@@ -519,15 +711,21 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
     Raises
     ------
     MeasureError
-        If ``n_concurrent < 1`` or ``l2_bytes`` is negative.
+        If ``n_concurrent < 1``, ``l2_bytes`` is negative, or ``n_sms`` is
+        missing or below 1 for a staggered model.
 
     References
     ----------
-    Seed §4.3 (lockstep waves of 132 programs, LRU over 16 KB tiles).
+    Seed §4.3 (lockstep waves of 132 programs, LRU over 16 KB tiles);
+    ``docs/gpu_model.md`` §2.5 (the staggered, partitioned variant).
     """
+    model = LOCKSTEP if model is None else model
     cap = _check_cap(l2_bytes)
+    cap = cap if cap < 0 else cap // model.partitions
     if n_concurrent < 1:
         raise MeasureError(f"n_concurrent must be >= 1, got n_concurrent={n_concurrent}")
+    if not model.is_lockstep and (n_sms is None or n_sms < 1):
+        raise MeasureError(f"a staggered L2Model needs n_sms >= 1, got n_sms={n_sms!r}")
     p_hi = schedule.n_programs if n_programs is None else min(int(n_programs),
                                                               schedule.n_programs)
     scale = 1.0
@@ -536,9 +734,16 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
         p_hi = full if full > 0 else schedule.n_programs
         scale = total_programs / p_hi
     s = schedule
-    out = _sim_schedule(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base, s.op_stride,
-                        s.op_lo, s.op_hi, s.op_write, s.tile_bytes, int(n_concurrent), cap,
-                        int(p_hi))
+    if model.is_lockstep:
+        out = _sim_schedule(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
+                            s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes,
+                            int(n_concurrent), cap, int(p_hi))
+    else:
+        out = _sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
+                         s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes,
+                         int(n_concurrent), cap, int(p_hi),
+                         _stagger_starts(s, model.stagger, int(n_concurrent), int(n_sms)))
+        out[5] = -(-int(p_hi) // int(n_concurrent))
     return L2Stats(float(out[2]) * scale, float(out[3]) * scale, float(out[4]) * scale,
                    int(out[0]), int(out[1]), int(out[5]), scale)
 
