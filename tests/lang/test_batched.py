@@ -20,7 +20,7 @@ from autotile.lang import jit
 from autotile.lang._batch import MIN_BATCH
 from tests.lang._kernels import add_kernel_unmasked
 
-SETTINGS = settings(max_examples=20, deadline=None,
+SETTINGS = settings(max_examples=20, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 GRANULARITIES = ("element", "sector", "line", "tile")
 TRACE_COLS = ("buffer", "offset_bytes", "size_bytes", "is_write", "program", "op")
@@ -233,6 +233,20 @@ def test_l2_norm():
 
     recs = both(launch, [x, np.zeros(33, np.float32)], "element")
     assert n_batched(recs) == 33
+
+
+def test_bfloat16_buffers():
+    rng = np.random.default_rng(5)
+    x = tl.bf16_array(rng.standard_normal((21, 50)).astype(np.float32))
+
+    def launch(a, b):
+        K.l2_norm_kernel[(21,)](a[0], a[1], 50, 50, BLOCK=64, batch_programs=b)
+        K.add_kernel[(tl.cdiv(21 * 50, 64),)](a[0], a[0], a[2], 21 * 50, BLOCK_SIZE=64,
+                                              batch_programs=b)
+
+    out = tl.bf16_array(np.zeros(21, np.float32))
+    recs = both(launch, [x, out, tl.bf16_array(np.zeros((21, 50), np.float32))], "sector")
+    assert n_batched(recs) == n_programs(recs)
 
 
 @pytest.mark.parametrize("kernel_name", ["pointer", "descriptor"])
@@ -484,7 +498,7 @@ def _kitchen_sink(x_ptr, w_ptr, out_ptr, B: tl.constexpr):
     sq = r[:, None] * B + r[None, :]
     tile = tl.load(x_ptr + pid * B * B + sq)                             # (B, B) per program
     w = tl.load(w_ptr + sq)                                              # plain (B, B)
-    o = out_ptr + pid * 16 * B * B          # vectors at o + k * B, matrices at o + k * B * B
+    o = out_ptr + pid * 20 * B * B          # vectors at o + k * B, matrices at o + k * B * B
     s = pid.to(tl.float32) * 0.5 - 1.0                                   # batched scalar
     tl.store(o + r, tl.sum(tile, axis=0))
     tl.store(o + B + r, tl.sum(tile * s, axis=1))
@@ -498,6 +512,10 @@ def _kitchen_sink(x_ptr, w_ptr, out_ptr, B: tl.constexpr):
     h = tile.to(tl.float16)
     tl.store(o + 8 * B + r, tl.sum(h * h, axis=1).to(tl.float32))
     tl.store(o + 9 * B + r, tl.max(tl.sum(tile, axis=None, keep_dims=True) + w, axis=0))
+    tl.store(o + 10 * B + r, tl.sum(tl.trans(tile) * 3.0, axis=0))       # F-ordered operands
+    tl.store(o + 11 * B + r, tl.sum(tl.trans(tile), axis=1) + tl.sum(tile.T + w, axis=0))
+    tl.store(o + 12 * B + r, tl.sum(tl.broadcast_to(tl.sum(tile, axis=1)[:, None], (B, B)),
+                                    axis=1))
     tl.store(o + 1 * B * B + sq, tl.dot(tile, w, tile))
     tl.store(o + 2 * B * B + sq, tl.dot(w, tile.T))
     t3 = tl.reshape(tile, (B // 2, 2, B))
@@ -519,10 +537,15 @@ def _kitchen_sink(x_ptr, w_ptr, out_ptr, B: tl.constexpr):
     tl.store(o + 13 * B * B + sq, tl.exp2(tile * s) * tl.log2(tl.abs(w) + 1))
     tl.store(o + 14 * B * B + sq, tl.where(tl.abs(tile) < 1, s, w))
     tl.store(o + 15 * B * B + sq, tl.dot(tile, tile.T) * tl.cos(s) + abs(tile))
+    tl.store(o + 16 * B * B + sq, tl.dot(tile.T * 2.0, w) + tl.dot(w.T, tl.trans(tile)))
+    tl.store(o + 17 * B * B + sq, tl.dot(tile.to(tl.float16), w.to(tl.float16)))
+    tl.store(o + 18 * B * B + sq, tl.dot(tl.broadcast_to(s, (B, B)), w, w))
+    tl.store(o + 19 * B * B + sq, tl.dot(w, w, tile))
 
 
-def test_batched_builtins_equal_sequential():
-    B, n = 8, 13
+@pytest.mark.parametrize("B", [8, 32])
+def test_batched_builtins_equal_sequential(B):
+    n = 13
     rng = np.random.default_rng(7)
     x = rng.standard_normal((n, B, B)).astype(np.float32)
     x[3, 2, :] = 1.0  # ties for argmax/argmin
@@ -531,7 +554,7 @@ def test_batched_builtins_equal_sequential():
     def launch(a, b):
         _kitchen_sink[(n,)](a[0], a[1], a[2], B=B, batch_programs=b)
 
-    recs = both(launch, [x, w, np.zeros(n * 16 * B * B, np.float32)], "tile")
+    recs = both(launch, [x, w, np.zeros(n * 20 * B * B, np.float32)], "tile")
     assert n_batched(recs) == n
 
 
