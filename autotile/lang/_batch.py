@@ -33,6 +33,12 @@ op, so stores of several programs to one address in one op keep the last
 program's value, as NumPy's fancy assignment (used by the sequential path
 too) applies repeated indices in order.
 
+Values are bitwise those of the sequential run: each op applies the same
+NumPy function to the stacked blocks (elementwise ops do not depend on the
+layout; ``dot`` multiplies every program's blocks with the same matmul as one
+program; float sums reduce C-contiguous data in both paths, since NumPy's
+summation order depends on the memory layout).
+
 Not covered: Python side effects of the kernel function itself (a plain
 ``print``, appending to a global list) happen once per batch attempt.
 """
