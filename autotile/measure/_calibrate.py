@@ -1,5 +1,9 @@
 """Calibrate the GPU time model's free parameters on measured matmul times.
 
+The traffic model's :class:`~autotile.measure._l2sim.L2Model` is fitted
+to ncu DRAM bytes by :func:`fit_l2_stagger` (one parameter, a grid search)
+and checked on held-out configs by :func:`l2_stagger_holdout`.
+
 The time model (``docs/gpu_model.md`` eqs. 4-8, :func:`estimate_time`) has
 free parameters in :class:`GpuModelParams`: the tensor-core efficiencies,
 the bandwidth efficiency and the pipelining overlap. The L2 simulation that
@@ -45,6 +49,12 @@ __all__ = [
     "rank_accuracy",
     "calibrate_matmul",
     "matmul_observations_from_csv",
+    "TrafficObservations",
+    "ncu_observations_from_csv",
+    "predict_read_bytes",
+    "traffic_accuracy",
+    "fit_l2_stagger",
+    "l2_stagger_holdout",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -479,3 +489,174 @@ def matmul_observations_from_csv(measured: str | Path, model: str | Path, *,
                            f"(l2_bytes={l2_bytes})")
     arrays: dict[str, Any] = {f_: np.array(v, np.float64) for f_, v in cols.items()}
     return MatmulObservations(**arrays, groups=tuple(groups))
+
+
+# --------------------------------------------------------------------------------------
+# traffic: L2Model stagger against ncu DRAM bytes
+@dataclass(frozen=True, eq=False)
+class TrafficObservations:
+    """ncu DRAM bytes of single matmul launches (cold L2).
+
+    Attributes
+    ----------
+    shapes : tuple of (int, int, int)
+        ``(M, N, K)`` per launch.
+    configs : tuple of dict
+        The six matmul knobs per launch.
+    read_bytes, write_bytes : ndarray of shape (n_launches,)
+        ``dram__bytes_read.sum`` and ``dram__bytes_write.sum``, bytes.
+    """
+
+    shapes: tuple[tuple[int, int, int], ...]
+    configs: tuple[dict[str, int], ...]
+    read_bytes: FloatArray
+    write_bytes: FloatArray
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+
+def ncu_observations_from_csv(path: str | Path) -> TrafficObservations:
+    """Read ``benchmarks/data/h200_ncu.csv`` (``M, N, K``, the knobs, ``dram_*_bytes``)."""
+    shapes, configs, rd, wr = [], [], [], []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            shapes.append((int(r["M"]), int(r["N"]), int(r["K"])))
+            configs.append({k: int(r[k]) for k in _KNOBS})
+            rd.append(float(r["dram_read_bytes"]))
+            wr.append(float(r["dram_write_bytes"]))
+    return TrafficObservations(tuple(shapes), tuple(configs), np.array(rd), np.array(wr))
+
+
+def predict_read_bytes(obs: TrafficObservations, hardware: HardwareProfile,
+                       l2_model: Any = None) -> FloatArray:
+    """HBM read bytes of :class:`KernelModelMeasurer` per launch (NaN where infeasible).
+
+    Parameters
+    ----------
+    obs : TrafficObservations
+    hardware : HardwareProfile
+        Its ``l2_bytes`` is the capacity before ``l2_model.partitions``.
+    l2_model : L2Model, optional
+        Default: the lockstep seed model.
+
+    Returns
+    -------
+    ndarray of shape (n_launches,)
+        Bytes.
+    """
+    from autotile.measure._kernel_measurer import KernelModelMeasurer
+
+    meas: dict[tuple[int, int, int], Any] = {}
+    out = np.full(len(obs), np.nan)
+    for i, (shp, cfg) in enumerate(zip(obs.shapes, obs.configs)):
+        if shp not in meas:
+            meas[shp] = KernelModelMeasurer("matmul", dict(zip("MNK", shp)), hardware=hardware,
+                                            l2_model=l2_model)
+        res = meas[shp].measure(cfg)
+        if res.ok:
+            out[i] = res.metrics["hbm_read_bytes"]
+    return out
+
+
+def traffic_accuracy(predicted: npt.ArrayLike, measured: npt.ArrayLike) -> dict[str, float]:
+    """Shares of predictions within 10% and 25% of the measured bytes.
+
+    Returns
+    -------
+    dict
+        ``within_10`` and ``within_25`` (fractions of ``n``), ``median_ratio``
+        (predicted / measured), ``mean_abs_log_ratio`` and ``n``.
+    """
+    ratio = np.asarray(predicted, np.float64) / np.asarray(measured, np.float64)
+    if ratio.size == 0:
+        return {"within_10": float("nan"), "within_25": float("nan"),
+                "median_ratio": float("nan"), "mean_abs_log_ratio": float("nan"), "n": 0.0}
+    return {"within_10": float(np.mean(np.abs(ratio - 1) <= 0.10)),
+            "within_25": float(np.mean(np.abs(ratio - 1) <= 0.25)),
+            "median_ratio": float(np.median(ratio)),
+            "mean_abs_log_ratio": float(np.mean(np.abs(np.log(ratio)))), "n": float(ratio.size)}
+
+
+def fit_l2_stagger(predicted: Mapping[float, FloatArray], measured: FloatArray,
+                   index: npt.ArrayLike) -> float:
+    """The grid stagger that puts most fitting launches within 10% of ncu.
+
+    Ties go to the smaller mean ``|log(pred / ncu)|``, then to the smaller
+    stagger.
+
+    Parameters
+    ----------
+    predicted : mapping of float to ndarray of shape (n_launches,)
+        Read bytes predicted with each grid value of ``L2Model.stagger``.
+    measured : ndarray of shape (n_launches,)
+        ncu read bytes.
+    index : array-like of int
+        The fitting launches.
+
+    Returns
+    -------
+    float
+        The chosen stagger.
+
+    Raises
+    ------
+    MeasureError
+        If ``predicted`` or ``index`` is empty.
+    """
+    idx = np.asarray(index, np.int64)
+    if not predicted or idx.size == 0:
+        raise MeasureError(f"fit_l2_stagger needs a grid and fitting launches, got "
+                           f"{len(predicted)} grid values and {idx.size} launches")
+
+    def key(a: float) -> tuple[float, float, float]:
+        acc = traffic_accuracy(predicted[a][idx], measured[idx])
+        return (-acc["within_10"], acc["mean_abs_log_ratio"], a)
+
+    return min(predicted, key=key)
+
+
+def l2_stagger_holdout(predicted: Mapping[float, FloatArray], measured: FloatArray,
+                       shapes: Sequence[tuple[int, int, int]], *, seed: int = 0
+                       ) -> dict[str, Any]:
+    """Fit the stagger on some launches, score the rest: a 50/50 split and leave-one-shape-out.
+
+    Parameters
+    ----------
+    predicted : mapping of float to ndarray of shape (n_launches,)
+        As for :func:`fit_l2_stagger`, feasible launches only.
+    measured : ndarray of shape (n_launches,)
+    shapes : sequence of (M, N, K)
+        Problem shape of each launch.
+    seed : int, default=0
+        Seed of the split (``np.random.default_rng(seed).permutation``; the
+        first half, rounded down, fits).
+
+    Returns
+    -------
+    dict
+        ``split``: ``stagger``, ``fit`` and ``held_out`` (:func:`traffic_accuracy`),
+        ``fit_index``, ``test_index``; ``by_shape``: per held-out shape its
+        ``stagger`` and ``held_out``; ``loso``: the pooled held-out accuracy of
+        the three leave-one-shape-out folds.
+    """
+    n = measured.size
+    perm = np.random.default_rng(seed).permutation(n)
+    fit_i, test_i = np.sort(perm[: n // 2]), np.sort(perm[n // 2:])
+    a = fit_l2_stagger(predicted, measured, fit_i)
+    out: dict[str, Any] = {"split": {
+        "stagger": a, "fit_index": fit_i, "test_index": test_i,
+        "fit": traffic_accuracy(predicted[a][fit_i], measured[fit_i]),
+        "held_out": traffic_accuracy(predicted[a][test_i], measured[test_i])}}
+    pooled_pred = np.full(n, np.nan)
+    by_shape = {}
+    for shp in dict.fromkeys(shapes):
+        te = np.array([i for i in range(n) if shapes[i] == shp], np.int64)
+        tr = np.array([i for i in range(n) if shapes[i] != shp], np.int64)
+        b = fit_l2_stagger(predicted, measured, tr)
+        pooled_pred[te] = predicted[b][te]
+        by_shape[shp] = {"stagger": b,
+                         "held_out": traffic_accuracy(predicted[b][te], measured[te])}
+    out["by_shape"] = by_shape
+    out["loso"] = traffic_accuracy(pooled_pred, measured)
+    return out
