@@ -11,6 +11,8 @@ Parts (one device call each)::
     python benchmarks/bench_h200.py --part main     --out $OUT   # sweeps, cuBLAS, ncu, GPU tuning
     python benchmarks/bench_h200.py --part sim2real --out $OUT \
         --configs benchmarks/data/h200_sim2real_configs.csv      # time chosen configs
+    python benchmarks/bench_h200.py --part ncu --out $OUT \
+        --ncu-configs benchmarks/data/h200_ncu_validation_configs.csv  # ncu DRAM bytes of a list
 
 ``main`` measures matmul fp16 at 8192^3, 4096^3 and 8192x8192x2048 (Triton
 tutorial 03's 16 configs plus 130 configs sampled from the 8192^3 space),
@@ -378,13 +380,40 @@ def part_sim2real(out: Path, configs_path: Path) -> None:
     (out / "h200_sim2real_env.json").write_text(json.dumps(info, indent=1, default=str))
 
 
+def part_ncu(out: Path, configs_path: Path, n_jobs: int) -> None:
+    """ncu DRAM bytes of every config in ``configs_path``, one launch each, in file order.
+
+    The configs are first compiled in ``n_jobs`` processes into Triton's disk
+    cache (so the profiled process only loads binaries), then profiled by
+    :func:`run_ncu`; rows go to ``h200_ncu_validation.csv`` (columns of
+    ``h200_ncu.csv``).
+    """
+    from autotile.measure._triton_measurer import TritonMeasurer
+    from benchmarks.h200_ncu import plan_from_csv
+
+    plan = plan_from_csv(configs_path)
+    info = env_info()
+    (out / "h200_ncu_validation_env.json").write_text(json.dumps(info, indent=1, default=str))
+    for shp in dict.fromkeys(tuple(p["shape"]) for p in plan):
+        m = TritonMeasurer("matmul", dict(zip("MNK", shp)))
+        t0 = time.perf_counter()
+        errs = m.precompile([p["config"] for p in plan if tuple(p["shape"]) == shp],
+                            n_jobs=n_jobs)
+        log(f"precompiled {shp} in {time.perf_counter() - t0:.1f} s "
+            f"({sum(e is not None for e in errs)} errors: {[e for e in errs if e][:3]})")
+        del m
+    write_csv(out / "h200_ncu_validation.csv", run_ncu(plan, out, "validation"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("probe", "main", "sim2real"), required=True)
+    ap.add_argument("--part", choices=("probe", "main", "sim2real", "ncu"), required=True)
     ap.add_argument("--out", default=os.environ.get("OUT", "h200_out"))
     ap.add_argument("--jobs", type=int, default=14, help="compile processes")
     ap.add_argument("--skip", default="", help="comma list: matmul,ncu,softmax,flash,tune")
     ap.add_argument("--configs", default="benchmarks/data/h200_sim2real_configs.csv")
+    ap.add_argument("--ncu-configs",
+                    default="benchmarks/data/h200_ncu_validation_configs.csv")
     args = ap.parse_args()
     try:
         import torch
@@ -402,6 +431,8 @@ def main() -> int:
         part_probe(out)
     elif args.part == "main":
         part_main(out, args.jobs, set(filter(None, args.skip.split(","))))
+    elif args.part == "ncu":
+        part_ncu(out, Path(args.ncu_configs), args.jobs)
     else:
         part_sim2real(out, Path(args.configs))
     log(f"done in {time.perf_counter() - t0:.0f} s")

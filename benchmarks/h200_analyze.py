@@ -6,9 +6,15 @@ tables of ``benchmarks/RESULTS.md`` ("Real hardware: H200 validation") and
 writes ``benchmarks/data/h200_calibrated_params.csv`` (parameters fitted on
 every config, for ``h200_sim2real.py --stage calibrated``).
 
+It also compares the ncu DRAM bytes with the L2 models (lockstep seed model
+and the fitted :data:`~autotile.measure._l2sim.DRIFT`, held-out protocol in
+``docs/gpu_model.md`` §2.5) and writes the out-of-sample ncu list
+``h200_ncu_validation_configs.csv`` with the models' predictions
+``h200_ncu_validation_predicted.csv``.
+
 Usage::
 
-    python benchmarks/h200_analyze.py [--l2-scan]
+    python benchmarks/h200_analyze.py [--l2-scan] [--ncu-only]
 """
 
 from __future__ import annotations
@@ -28,10 +34,15 @@ from autotile.measure import H200, GpuModelParams, KernelModelMeasurer  # noqa: 
 from autotile.measure._calibrate import (  # noqa: E402
     calibrate_matmul,
     fit_gpu_model,
+    l2_stagger_holdout,
     matmul_observations_from_csv,
+    ncu_observations_from_csv,
     predict_matmul_time,
+    predict_read_bytes,
     rank_accuracy,
+    traffic_accuracy,
 )
+from autotile.measure._l2sim import DRIFT, LOCKSTEP, L2Model  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 L2_SIZES = (50_000_000, 62_914_560)
@@ -152,41 +163,144 @@ def matmul_section() -> dict[str, Any]:
     return out
 
 
-def ncu_section() -> None:
-    print("\n### ncu DRAM bytes vs the simulator's HBM traffic (cold L2, one launch)\n")
-    model = rows("h200_matmul_model.csv")
-    mkey = {(r["M"], r["N"], r["K"], *(r[k] for k in KNOBS), r["l2_bytes"]): r for r in model}
-    print("| shape | config | ncu read MB | sim read MB (50 MB L2) | sim read MB (60 MiB) | "
-          "ncu write MB | sim write MB |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    ratios: dict[int, list[float]] = {l2: [] for l2 in L2_SIZES}
-    wratios: list[float] = []
-    comp_ratio = []
-    for r in rows("h200_ncu.csv"):
-        ms = [mkey.get((r["M"], r["N"], r["K"], *(r[k] for k in KNOBS), str(l2)))
-              for l2 in L2_SIZES]
-        if any(m is None or m["model_status"] != "ok" for m in ms):
-            continue
-        rd, wr = float(r["dram_read_bytes"]), float(r["dram_write_bytes"])
-        sims = [float(m["model_hbm_read_bytes"]) for m in ms]  # type: ignore[index]
-        sw = float(ms[0]["model_hbm_bytes"]) - sims[0]  # type: ignore[index]
-        for l2, s in zip(L2_SIZES, sims):
-            ratios[l2].append(s / rd)
-        wratios.append(sw / wr)
-        M, N, K = int(r["M"]), int(r["N"]), int(r["K"])
-        comp_ratio.append(rd / (2.0 * (M * K + K * N)))
-        print(f"| {M}x{N}x{K} | {r['config'].replace(';', ' ')} | {rd / 1e6:.0f} | "
-              f"{sims[0] / 1e6:.0f} | {sims[1] / 1e6:.0f} | {wr / 1e6:.0f} | {sw / 1e6:.0f} |")
-    print()
-    for l2 in L2_SIZES:
-        a = np.array(ratios[l2])
-        print(f"reads, L2 {l2}: sim/ncu median {np.median(a):.3f}, within 10%: "
-              f"{np.mean(np.abs(a - 1) <= 0.10) * 100:.0f}% of {len(a)}, within 25%: "
-              f"{np.mean(np.abs(a - 1) <= 0.25) * 100:.0f}%, range {a.min():.2f}-{a.max():.2f}")
-    w = np.array(wratios)
-    print(f"writes: sim/ncu median {np.median(w):.3f}, range {w.min():.2f}-{w.max():.2f}")
-    print(f"ncu reads / compulsory (A + B once): median {np.median(comp_ratio):.2f}, range "
-          f"{min(comp_ratio):.2f}-{max(comp_ratio):.2f}")
+#: Grid of ``L2Model.stagger`` values the fit chooses from (multiples of 1/8).
+STAGGER_GRID = tuple(i / 8 for i in range(9))
+#: Out-of-sample ncu list (none of these is in h200_ncu.csv): (M, N, K) ->
+#: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages). Chosen to spread over
+#: tile shapes (16- to 256-wide), GROUP_M 1-64, BLOCK_K 32-128, 2-4 stages, 2-8 warps
+#: and 1-9 resident programs per SM, with pairs that differ only in GROUP_M.
+VALIDATION = {
+    (8192, 8192, 8192): ((128, 128, 64, 1, 4, 3), (128, 128, 64, 16, 4, 3),
+                         (64, 64, 64, 8, 4, 3), (64, 64, 32, 1, 2, 4), (256, 128, 64, 8, 8, 3),
+                         (128, 64, 64, 32, 4, 4), (32, 32, 64, 8, 2, 3), (16, 128, 64, 8, 4, 3),
+                         (128, 16, 64, 8, 4, 3), (64, 128, 64, 1, 4, 3),
+                         (256, 64, 32, 16, 8, 3), (32, 256, 32, 4, 4, 3),
+                         (128, 32, 128, 2, 4, 3), (64, 256, 64, 64, 8, 3)),
+    (4096, 4096, 4096): ((128, 128, 64, 8, 4, 3), (128, 128, 32, 1, 4, 4), (64, 64, 64, 4, 4, 3),
+                         (32, 32, 32, 8, 2, 4), (256, 128, 64, 1, 8, 3),
+                         (16, 64, 64, 16, 4, 3), (64, 128, 32, 32, 4, 4),
+                         (128, 64, 128, 8, 4, 3)),
+    (8192, 8192, 2048): ((128, 128, 64, 8, 4, 3), (128, 128, 64, 1, 4, 3), (64, 128, 32, 8, 4, 4),
+                         (32, 64, 64, 4, 2, 3), (256, 64, 64, 8, 8, 3), (64, 32, 32, 1, 4, 2),
+                         (128, 256, 32, 16, 8, 3), (16, 256, 32, 8, 4, 3)),
+}
+
+
+def device_l2_bytes() -> int:
+    """L2 size the H200 reported (``torch.cuda.get_device_properties().L2_cache_size``)."""
+    return int(next(r["value"] for r in rows("h200_env.csv") if r["key"] == "main.l2_bytes"))
+
+
+def ncu_section() -> dict[str, Any]:
+    """ncu DRAM read bytes vs the lockstep and DRIFT L2 models (fit and held out)."""
+    obs = ncu_observations_from_csv(DATA / "h200_ncu.csv")
+    hw_dev = dataclasses.replace(H200, l2_bytes=device_l2_bytes())
+    base = predict_read_bytes(obs, H200, LOCKSTEP)  # the seed model on the 50 MB profile
+    grid = {a: predict_read_bytes(obs, hw_dev, L2Model(a, DRIFT.partitions))
+            for a in STAGGER_GRID}
+    ok = ~np.isnan(base)
+    meas, wr = obs.read_bytes[ok], obs.write_bytes[ok]
+    shapes = [s for s, o in zip(obs.shapes, ok) if o]
+    pred = {a: v[ok] for a, v in grid.items()}
+    drift = predict_read_bytes(obs, hw_dev, DRIFT)[ok]
+    print(f"\n### Predicted vs ncu DRAM read bytes ({ok.sum()} model-feasible launches of "
+          f"{len(obs)})\n")
+    print(f"Device L2 {hw_dev.l2_bytes} B (two partitions: {hw_dev.l2_bytes // 2} B "
+          f"simulated); stagger grid {list(STAGGER_GRID)}\n")
+    print("| model | free parameters (fitted on) | within 10% | within 25% | "
+          "median pred/ncu | n |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+
+    def row(name: str, params: str, p: np.ndarray, m: np.ndarray) -> dict[str, float]:
+        acc = traffic_accuracy(p, m)
+        print(f"| {name} | {params} | {acc['within_10']:.0%} | {acc['within_25']:.0%} | "
+              f"{acc['median_ratio']:.3f} | {int(acc['n'])} |")
+        return acc
+
+    out: dict[str, Any] = {}
+    out["lockstep"] = row("lockstep, 50 MB (seed model, profile)", "none", base[ok], meas)
+    row("lockstep, 2 partitions of the device L2", "none", pred[0.0], meas)
+    for a in STAGGER_GRID[1:]:
+        row(f"stagger {a}, 2 partitions", "stagger (grid value)", pred[a], meas)
+    out["drift_all"] = row(f"**DRIFT** (stagger {DRIFT.stagger}, 2 partitions)",
+                           "stagger (all launches)", drift, meas)
+    hold = l2_stagger_holdout(pred, meas, shapes, seed=0)
+    sp = hold["split"]
+    print("\nHeld out (the stagger is refitted on the fitting launches only):\n")
+    print("| protocol | stagger fitted | fit: within 10% / 25% | held out: within 10% | "
+          "held out: within 25% | n held out |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print(f"| 50/50 split, seed 0 | {sp['stagger']} | {sp['fit']['within_10']:.0%} / "
+          f"{sp['fit']['within_25']:.0%} | {sp['held_out']['within_10']:.0%} | "
+          f"{sp['held_out']['within_25']:.0%} | {int(sp['held_out']['n'])} |")
+    seeds = [l2_stagger_holdout(pred, meas, shapes, seed=k)["split"] for k in range(20)]
+    h10 = np.array([x["held_out"]["within_10"] for x in seeds])
+    h25 = np.array([x["held_out"]["within_25"] for x in seeds])
+    print(f"| 50/50 split, seeds 0-19 (mean, min-max) | "
+          f"{sorted({x['stagger'] for x in seeds})} | | {h10.mean():.0%} ({h10.min():.0%}-"
+          f"{h10.max():.0%}) | {h25.mean():.0%} ({h25.min():.0%}-{h25.max():.0%}) | "
+          f"{int(sp['held_out']['n'])} |")
+    for shp, r in hold["by_shape"].items():
+        print(f"| leave {'x'.join(map(str, shp))} out | {r['stagger']} | | "
+              f"{r['held_out']['within_10']:.0%} | {r['held_out']['within_25']:.0%} | "
+              f"{int(r['held_out']['n'])} |")
+    print(f"| leave-one-shape-out, pooled | | | {hold['loso']['within_10']:.0%} | "
+          f"{hold['loso']['within_25']:.0%} | {int(hold['loso']['n'])} |")
+    out["split"], out["loso"] = sp, hold["loso"]
+    out["seeds_mean_10"], out["seeds_mean_25"] = float(h10.mean()), float(h25.mean())
+
+    print("\nPer launch (MB; ratio = DRIFT / ncu; b = resident programs per SM):\n")
+    print("| shape | BM BN BK GROUP_M warps stages | b | ncu read | lockstep 50 MB | DRIFT | "
+          "ratio | ncu write |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cfgs = [c for c, o in zip(obs.configs, ok) if o]
+    meas_b = {shp: KernelModelMeasurer("matmul", dict(zip("MNK", shp)), hardware=hw_dev)
+              for shp in dict.fromkeys(shapes)}
+    for i, (shp, c) in enumerate(zip(shapes, cfgs)):
+        b = int(meas_b[shp].measure(c).metrics["blocks_per_sm"])
+        print(f"| {'x'.join(map(str, shp))} | {' '.join(str(c[k]) for k in KNOBS)} | {b} | "
+              f"{meas[i] / 1e6:.0f} | {base[ok][i] / 1e6:.0f} | {drift[i] / 1e6:.0f} | "
+              f"{drift[i] / meas[i]:.2f} | {wr[i] / 1e6:.0f} |")
+    return out
+
+
+def write_validation() -> None:
+    """Write the out-of-sample ncu list and the models' predicted bytes for it."""
+    hw_dev = dataclasses.replace(H200, l2_bytes=device_l2_bytes())
+    known = {(r["M"], r["N"], r["K"], *(r[k] for k in KNOBS)) for r in rows("h200_ncu.csv")}
+    cfg_rows, pred_rows = [], []
+    for shp, cfgs in VALIDATION.items():
+        models = {"lockstep_50MB": KernelModelMeasurer("matmul", dict(zip("MNK", shp)),
+                                                        hardware=H200),
+                  "drift": KernelModelMeasurer("matmul", dict(zip("MNK", shp)),
+                                               hardware=hw_dev, l2_model=DRIFT)}
+        for v in cfgs:
+            c = dict(zip(KNOBS, v))
+            key = (*map(str, shp), *map(str, v))
+            if key in known:
+                raise ValueError(f"validation config {key} is already in h200_ncu.csv")
+            cfg_rows.append({"M": shp[0], "N": shp[1], "K": shp[2], **c})
+            for name, m in models.items():
+                res = m.measure(c)
+                if not res.ok:
+                    raise ValueError(f"validation config {key} is {res.status} in the model: "
+                                     f"{res.error}")
+                met = res.metrics
+                pred_rows.append({"M": shp[0], "N": shp[1], "K": shp[2], **c, "model": name,
+                                  "l2_bytes": m.hardware.l2_bytes,
+                                  "stagger": m.l2_model.stagger if m.l2_model else 0.0,
+                                  "partitions": m.l2_model.partitions if m.l2_model else 1,
+                                  "blocks_per_sm": int(met["blocks_per_sm"]),
+                                  "pred_dram_read_bytes": round(met["hbm_read_bytes"]),
+                                  "pred_dram_write_bytes": round(met["hbm_bytes"]
+                                                                 - met["hbm_read_bytes"])})
+    for name, data in (("h200_ncu_validation_configs.csv", cfg_rows),
+                       ("h200_ncu_validation_predicted.csv", pred_rows)):
+        with (DATA / name).open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(data[0]))
+            w.writeheader()
+            w.writerows(data)
+    print(f"\nwrote {len(cfg_rows)} validation configs and {len(pred_rows)} predictions")
 
 
 def other_kernels_section() -> None:
@@ -254,8 +368,13 @@ def sim2real_section() -> None:
 
 
 def main() -> int:
+    if "--ncu-only" in sys.argv:
+        ncu_section()
+        write_validation()
+        return 0
     matmul_section()
     ncu_section()
+    write_validation()
     other_kernels_section()
     sim2real_section()
     if "--l2-scan" in sys.argv:

@@ -6,7 +6,10 @@ Driver (run under ncu on the device machine)::
         --csv --log-file ncu.csv -k regex:matmul_kernel \
         python benchmarks/h200_ncu.py --plan plan.json --launched launched.json
 
-``plan.json`` is a list of ``{"shape": [M, N, K], "config": {...}}``. Every
+``plan.json`` is a list of ``{"shape": [M, N, K], "config": {...}}``
+(:func:`plan_from_csv` builds it from a CSV of ``M, N, K`` and the six
+matmul knobs, e.g. ``benchmarks/data/h200_ncu_validation_configs.csv``;
+``--configs CSV`` takes such a CSV instead of ``--plan``). Every
 config is compiled first (no launch), then each is launched exactly once, in
 order; the configs actually launched are written to ``--launched`` so the
 k-th profiled ``matmul_kernel`` maps to the k-th entry. ncu's default cache
@@ -53,14 +56,33 @@ def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
     return [by_id[i] for i in sorted(by_id)]
 
 
+KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+
+
+def plan_from_csv(path: str | Path) -> list[dict[str, Any]]:
+    """ncu plan from a CSV with ``M, N, K`` and the six matmul knobs, in file order.
+
+    Returns
+    -------
+    list of dict
+        ``{"shape": [M, N, K], "config": {knob: int}}`` per row.
+    """
+    with Path(path).open(newline="") as f:
+        return [{"shape": [int(r["M"]), int(r["N"]), int(r["K"])],
+                 "config": {k: int(r[k]) for k in KNOBS}} for r in csv.DictReader(f)]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--plan", required=True)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--plan", help="JSON list of {shape, config}")
+    src.add_argument("--configs", help="CSV with M, N, K and the six knobs")
     ap.add_argument("--launched", required=True)
     args = ap.parse_args()
     from autotile.measure._triton_measurer import TritonMeasurer
 
-    plan = json.loads(Path(args.plan).read_text())
+    plan = (json.loads(Path(args.plan).read_text()) if args.plan
+            else plan_from_csv(args.configs))
     meas: dict[tuple[int, ...], TritonMeasurer] = {}
     fns = []
     for p in plan:
