@@ -773,13 +773,15 @@ def _run_staggered(schedule: TileSchedule, stagger: float, n_concurrent: int, n_
         fs = frac[order]
         grp_ptr = np.concatenate(([0], np.flatnonzero(np.diff(fs) != 0) + 1, [b])
                                  ).astype(np.int64)
-        return _sim_phased(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
-                           s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes,
-                           int(n_sms), int(n_concurrent), cap, int(p_hi), period, cls_int,
-                           order, grp_ptr)
-    return _sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base, s.op_stride,
-                      s.op_lo, s.op_hi, s.op_write, s.tile_bytes, int(n_concurrent), cap,
-                      int(p_hi), start0)
+        out = _sim_phased(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
+                          s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes,
+                          int(n_sms), int(n_concurrent), cap, int(p_hi), period, cls_int,
+                          order, grp_ptr)
+    else:
+        out = _sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base, s.op_stride,
+                         s.op_lo, s.op_hi, s.op_write, s.tile_bytes, int(n_concurrent), cap,
+                         int(p_hi), start0)
+    return np.asarray(out, np.int64)
 
 
 def _stagger_starts(schedule: TileSchedule, stagger: float, n_concurrent: int,
@@ -855,6 +857,7 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
                             s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes,
                             int(n_concurrent), cap, int(p_hi))
     else:
+        assert n_sms is not None  # checked above
         out = _run_staggered(s, model.stagger, int(n_concurrent), int(n_sms), cap, int(p_hi))
         out[5] = -(-int(p_hi) // int(n_concurrent))
     return L2Stats(float(out[2]) * scale, float(out[3]) * scale, float(out[4]) * scale,
