@@ -23,6 +23,13 @@ from autotile.space import Config, Space
 __all__ = ["ModelGuidedSearcher"]
 
 
+def _best_value(history: History) -> float:
+    """Lowest finite value of ``history`` (``inf`` if none)."""
+    v = history.value_array()
+    v = v[np.isfinite(v)]
+    return float(v.min()) if v.size else math.inf
+
+
 class ModelGuidedSearcher(SpaceSearcher):
     """Cost-model-guided search in the style of AutoTVM's ``XGBTuner``.
 
@@ -60,9 +67,22 @@ class ModelGuidedSearcher(SpaceSearcher):
     the best value since the last restart, the next plan is ``plan_size``
     random configs, and the centres and annealing starts come only from the
     trials since then (a new local search; the model still learns from every
-    trial). On the GEMM miss-count objective a seed otherwise stays on a
-    plateau of equal miss counts (hundreds of configs that differ only in
-    loop order) for the rest of the budget.
+    trial). With ``tabu`` (the default), a local search is also abandoned
+    as soon as its best value equals the value at which an earlier one was
+    abandoned: it has fallen into a basin already known to be a dead end
+    (a tabu list of local optima, as in iterated local search), so waiting
+    ``patience`` trials there again is wasted.
+
+    Why: on the GEMM miss-count objective 1,538 configs share the local
+    optimum of 2,560 misses (``i_factor`` 8 with ``io`` outermost, any
+    ``k_factor``), and steepest descent from a random config ends there
+    about as often as at the optimum (1,536 misses, ``k_factor`` 16 with
+    ``ko`` outermost). A model fitted while a search sits there ranks that
+    plateau first, so neither the neighbourhood nor annealing leaves it.
+    With ``patience`` 48 and no tabu list, 2 of 10 seeds stayed there for
+    300-400 trials (mean P(t) 0.25 over 500 trials); with ``patience`` 24
+    and the tabu list every seed reaches the optimum within 140 trials
+    (``benchmarks/RESULTS.md``).
 
     Why local candidates: a tree model fitted on a few dozen trials ranks
     configs near the measured good ones well, but not the whole space: on
@@ -101,8 +121,11 @@ class ModelGuidedSearcher(SpaceSearcher):
         Best measured configs whose neighbourhoods are candidates.
     n_sa_picks : int, default=1
         Plan slots for annealing candidates.
-    patience : int, default=48
+    patience : int, default=24
         Trials without improvement after which the local search restarts.
+    tabu : bool, default=True
+        Also restart a local search as soon as its best value equals one at
+        which an earlier local search was abandoned.
     epsilon : float, default=0.05
         Share of random proposals, in [0, 1].
     n_sa_iters : int, default=20
@@ -140,7 +163,8 @@ class ModelGuidedSearcher(SpaceSearcher):
         plan_size: int = 8,
         n_centres: int = 4,
         n_sa_picks: int = 1,
-        patience: int = 48,
+        patience: int = 24,
+        tabu: bool = True,
         epsilon: float = 0.05,
         n_sa_iters: int = 20,
         n_parallel: int = 16,
@@ -165,6 +189,7 @@ class ModelGuidedSearcher(SpaceSearcher):
         self.n_centres = int(n_centres)
         self.n_sa_picks = int(n_sa_picks)
         self.patience = int(patience)
+        self.tabu = bool(tabu)
         self.epsilon = float(epsilon)
         self.n_sa_iters = int(n_sa_iters)
         self.n_parallel = int(n_parallel)
@@ -184,8 +209,15 @@ class ModelGuidedSearcher(SpaceSearcher):
                 start = memory.get("restart_at", 0)
                 seg = History(indices=history.indices[start:], values=history.values[start:],
                               configs=history.configs[start:])
-                if trials_since_improvement(seg) >= self.patience:
-                    memory["restart_at"] = n  # stuck: a new local search from random configs
+                seg_best = _best_value(seg)
+                abandoned: set[float] = memory.setdefault("abandoned", set())
+                if (trials_since_improvement(seg) >= self.patience
+                        or (self.tabu and start > 0 and seg_best in abandoned)):
+                    # stuck, or back on a plateau an earlier local search was stuck on:
+                    # a new local search from random configs
+                    if math.isfinite(seg_best):
+                        abandoned.add(seg_best)
+                    memory["restart_at"] = n
                     memory["plan"] = self._random_untaken(history.taken, rng, self.plan_size)
                 else:
                     seg.taken = history.taken

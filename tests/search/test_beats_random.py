@@ -44,7 +44,8 @@ def test_random_baseline(gemm64):
 def test_beats_random_median_trials_to_optimum(gemm64, name):
     space, _, m = gemm64
     ours = [_trials_to_optimum(space, m, name, s) for s in SEEDS]
-    # Measured (seeds 0-4, 500-trial runs): model [9, 17, 345, 20, 5],
-    # evolutionary [28, 54, 28, 63, 19]; random's median is 136.
+    # Measured (seeds 0-4, 500-trial runs): model [9, 17, 134, 20, 5] (before the
+    # tabu restarts and patience 24: [9, 17, 345, 20, 5]), evolutionary
+    # [28, 54, 28, 63, 19]; random's median is 136.
     assert np.median(ours) * 2.5 <= 136
-    assert sum(np.isfinite(ours)) >= 4
+    assert all(np.isfinite(ours)), ours

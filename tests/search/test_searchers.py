@@ -68,3 +68,20 @@ def test_bad_arguments(small_space):
         make_searcher("model", small_space, cost_model="svm")
     with pytest.raises(ValueError, match="featurizer must be"):
         make_searcher("evo", small_space, cost_model="rf", featurizer=3)
+
+
+@pytest.mark.parametrize("tabu", [True, False])
+def test_model_guided_tabu_restarts_on_a_known_plateau(small_space, tabu):
+    from autotile.search._base import History
+
+    searcher = ModelGuidedSearcher(small_space, seed=0, plan_size=4, patience=100, tabu=tabu)
+    idx = list(range(12))
+    cfgs = [small_space.config_at(i) for i in idx]
+    # The local search that started at trial 4 has reached 2.0, the value at which an
+    # earlier local search was abandoned; its last improvement was 6 trials ago.
+    values = [5.0, 4.0, 3.0, 2.0, 9.0, 8.0, 2.0, 7.0, 6.0, 6.0, 6.0, 6.0]
+    history = History(taken=set(idx), indices=idx, configs=cfgs, values=values)
+    memory = {"restart_at": 4, "abandoned": {2.0}, "fitted_at": 8}
+    cfg = searcher._propose(history, 12, memory)
+    assert small_space.index_of(cfg) not in history.taken
+    assert memory["restart_at"] == (12 if tabu else 4)
