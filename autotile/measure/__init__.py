@@ -64,7 +64,10 @@ from autotile.measure._kernel_spaces import (
 )
 from autotile.measure._kernel_tuner import RecordedSpace, load_kernel_tuner
 from autotile.measure._l2sim import (
+    DRIFT,
+    LOCKSTEP,
     BufferTiling,
+    L2Model,
     L2Stats,
     TileSchedule,
     lockstep_stream_from_trace,
@@ -114,6 +117,9 @@ __all__ = [
     "BufferTiling",
     "TileSchedule",
     "L2Stats",
+    "L2Model",
+    "LOCKSTEP",
+    "DRIFT",
     "schedule_from_trace",
     "lockstep_stream_from_trace",
     "simulate_l2",

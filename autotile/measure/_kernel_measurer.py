@@ -212,7 +212,7 @@ class KernelModelMeasurer(Measurer):
         Tile loads one L2 simulation may issue; above it ``k_merge`` loop
         steps are fused (reported as the ``k_merge`` metric).
     max_probe_programs : int, default=4096
-        Programs a matmul probe interprets (~0.4 ms each); larger grids are
+        Programs of a matmul launch that are probed and simulated; larger grids are
         simulated on the prefix and extrapolated.
     l2_model : L2Model, optional
         Program progress and L2 partitions of the matmul traffic simulation
