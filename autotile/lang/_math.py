@@ -1,0 +1,218 @@
+"""Elementwise math builtins: ``where``, ``maximum``/``minimum``, ``exp``, ``sqrt``, ``fma``, ...
+
+Binary operands are promoted to their common type as Triton does; float16
+results are computed in float32 and rounded back, bfloat16 results are
+rounded to bfloat16 after every op.  Batched operands (a launch with
+``batch_programs=True``) keep their program axis.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import LangError
+from autotile.lang import _dtypes as D
+from autotile.lang import _semantic as S
+from autotile.lang._arith import binary
+from autotile.lang._operands import any_batched, common, common_batched, emit, realign
+from autotile.lang._state import shape_str
+from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, values
+
+__all__ = [
+    "PropagateNan", "where", "maximum", "minimum", "clamp", "exp", "exp2", "log", "log2",
+    "sqrt", "sqrt_rn", "rsqrt", "abs", "cos", "sin", "floor", "ceil", "erf", "sigmoid", "fma",
+    "fdiv", "div_rn",
+]
+
+
+class PropagateNan(enum.Enum):
+    """NaN policy of ``maximum``/``minimum`` (Triton's ``tl.PropagateNan``)."""
+
+    NONE = 0
+    ALL = 0xFFFF
+
+
+def where(condition: Any, x: Any, y: Any) -> tensor:
+    """Select ``x`` where ``condition`` is true, else ``y`` (broadcasting)."""
+    buf = x.buf if isinstance(x, tensor) and x.buf is not None else getattr(y, "buf", None)
+    if any_batched(condition, x, y):
+        c = to_tensor(condition)
+        (cv, xv, yv), ct, _ = common_batched(c, x, y)
+        if c.dtype is not D.int1:
+            cv = cv != 0
+        return BatchedTensor(np.where(cv, xv, yv), ct, buf)
+    c = to_tensor(condition)
+    cv = c.v if c.dtype is D.int1 else (c.v != 0)
+    xv, yv, ct = common(x, y)
+    try:
+        r = np.where(cv, xv, yv)
+    except ValueError:
+        raise LangError(f"where: shapes {c.shape}, {np.shape(xv)} and {np.shape(yv)} do not "
+                        "broadcast") from None
+    if r.ndim == 0:
+        r = r[()]
+    emit(f"arith.select : {shape_str(np.shape(r))}")
+    return tensor(r, ct, buf)
+
+
+def _minmax(x: Any, y: Any, nan_fn: Any, num_fn: Any, propagate_nan: Any, name: str) -> tensor:
+    if any_batched(x, y):
+        (xv, yv), ct, _ = common_batched(x, y)
+        fn = num_fn if ct.kind != 3 or propagate_nan != PropagateNan.ALL else nan_fn
+        return BatchedTensor(fn(xv, yv), ct)
+    xv, yv, ct = common(x, y)
+    fn = num_fn if ct.kind != 3 or propagate_nan != PropagateNan.ALL else nan_fn
+    try:
+        r = fn(xv, yv)
+    except ValueError:
+        raise LangError(f"{name}: shapes {np.shape(xv)} and {np.shape(yv)} do not "
+                        "broadcast") from None
+    emit(f"arith.{name}{'f' if ct.kind == 3 else 'i'} : {shape_str(np.shape(r))}")
+    return tensor(r, ct)
+
+
+def maximum(x: Any, y: Any, propagate_nan: PropagateNan = PropagateNan.NONE) -> tensor:
+    """Elementwise maximum.  With ``PropagateNan.NONE`` (default) a NaN loses, as ``max.f32``."""
+    return _minmax(x, y, np.maximum, np.fmax, propagate_nan, "max")
+
+
+def minimum(x: Any, y: Any, propagate_nan: PropagateNan = PropagateNan.NONE) -> tensor:
+    """Elementwise minimum.  With ``PropagateNan.NONE`` (default) a NaN loses, as ``min.f32``."""
+    return _minmax(x, y, np.minimum, np.fmin, propagate_nan, "min")
+
+
+def clamp(x: Any, min: Any, max: Any, propagate_nan: PropagateNan = PropagateNan.NONE) -> tensor:
+    """Clamp ``x`` to ``[min, max]``."""
+    return minimum(maximum(x, min, propagate_nan), max, propagate_nan)
+
+
+def _math1(x: Any, fn: Any, name: str, allow_int: bool = False) -> tensor:
+    t = to_tensor(x)
+    dt = t.dtype
+    if isinstance(dt, D.pointer_type) or (dt.kind != 3 and not allow_int):
+        raise LangError(f"tl.{name} expects a floating-point tensor, got {dt}")
+    v = values(t)
+    if dt is D.float16:
+        r = fn(np.asarray(v, dtype=np.float32)).astype(np.float16)
+    elif dt is D.bfloat16:
+        r = D.round_to_bf16(fn(v))
+    else:
+        r = fn(v)
+    if type(t) is BatchedTensor:
+        return BatchedTensor(r, dt)
+    if np.ndim(r) == 0:
+        r = np.asarray(r)[()]
+    emit(f"math.{name} : {shape_str(np.shape(r))}")
+    return tensor(r, dt)
+
+
+def exp(x: Any) -> tensor:
+    """Elementwise ``e**x``."""
+    return _math1(x, np.exp, "exp")
+
+
+def exp2(x: Any) -> tensor:
+    """Elementwise ``2**x``."""
+    return _math1(x, np.exp2, "exp2")
+
+
+def log(x: Any) -> tensor:
+    """Elementwise natural logarithm."""
+    return _math1(x, np.log, "log")
+
+
+def log2(x: Any) -> tensor:
+    """Elementwise base-2 logarithm."""
+    return _math1(x, np.log2, "log2")
+
+
+def sqrt(x: Any) -> tensor:
+    """Elementwise square root."""
+    return _math1(x, np.sqrt, "sqrt")
+
+
+def sqrt_rn(x: Any) -> tensor:
+    """Elementwise square root, rounded to nearest."""
+    return _math1(x, np.sqrt, "sqrt")
+
+
+def rsqrt(x: Any) -> tensor:
+    """Elementwise ``1 / sqrt(x)``."""
+    return _math1(x, lambda v: 1.0 / np.sqrt(v), "rsqrt")
+
+
+def abs(x: Any) -> tensor:
+    """Elementwise absolute value (ints and floats)."""
+    return _math1(x, np.abs, "absf", allow_int=True)
+
+
+def cos(x: Any) -> tensor:
+    """Elementwise cosine."""
+    return _math1(x, np.cos, "cos")
+
+
+def sin(x: Any) -> tensor:
+    """Elementwise sine."""
+    return _math1(x, np.sin, "sin")
+
+
+def floor(x: Any) -> tensor:
+    """Elementwise floor."""
+    return _math1(x, np.floor, "floor")
+
+
+def ceil(x: Any) -> tensor:
+    """Elementwise ceiling."""
+    return _math1(x, np.ceil, "ceil")
+
+
+def erf(x: Any) -> tensor:
+    """Elementwise error function."""
+    from scipy.special import erf as _erf
+
+    return _math1(x, _erf, "erf")
+
+
+def sigmoid(x: Any) -> tensor:
+    """Elementwise ``1 / (1 + exp(-x))`` (Triton's composition, same result dtype)."""
+    t = to_tensor(x)
+    return 1 / (1 + exp(-t))
+
+
+def fma(x: Any, y: Any, z: Any) -> tensor:
+    """Fused multiply-add ``x * y + z`` with one rounding."""
+    batched = any_batched(x, y, z)
+    if batched:
+        zt = to_tensor(z)
+        (xv, yv), ct, _ = common_batched(x, y)
+        xv, yv, zv = realign((x, y, zt), (xv, yv, values(zt)))
+    else:
+        xv, yv, ct = common(x, y)
+        zt = to_tensor(z)
+        zv = zt.v
+    ct = S.computation_type(ct, False, zt.dtype, not isinstance(z, tensor), False)
+    if ct.kind == 3 and ct is not D.float64:
+        r = ct.cast(np.asarray(xv, np.float64) * np.asarray(yv, np.float64)
+                    + np.asarray(zv, np.float64))
+    else:
+        r = ct.cast(np.asarray(xv) * np.asarray(yv) + np.asarray(zv))
+    if batched:
+        return BatchedTensor(r, ct)
+    if np.ndim(r) == 0:
+        r = np.asarray(r)[()]
+    emit(f"math.fma : {shape_str(np.shape(r))}")
+    return tensor(r, ct)
+
+
+def fdiv(x: Any, y: Any, ieee_rounding: bool = False) -> tensor:
+    """Floating-point division ``x / y``."""
+    return binary(x, y, "truediv")
+
+
+def div_rn(x: Any, y: Any) -> tensor:
+    """Floating-point division rounded to nearest."""
+    return binary(x, y, "truediv")
+

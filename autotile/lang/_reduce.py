@@ -1,0 +1,233 @@
+"""Reductions and scans: ``sum``, ``max``, ``argmax``, ``reduce``, ``cumsum``, ...
+
+A reduction along ``axis`` (all axes when None) removes that axis unless
+``keep_dims``; narrow integers accumulate in int32 and float16/bfloat16 in
+float32.  ``softmax`` is here too: a row ``max`` and ``sum`` around ``exp``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import LangError
+from autotile.lang import _dtypes as D
+from autotile.lang import _semantic as S
+from autotile.lang._math import exp
+from autotile.lang._operands import as_dtype, emit
+from autotile.lang._state import CURRENT, shape_str
+from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
+
+__all__ = [
+    "sum", "xor_sum", "max", "min", "argmax", "argmin", "reduce", "associative_scan", "cumsum",
+    "cumprod", "softmax",
+]
+
+
+def _red_prep(input: Any, axis: Any, name: str) -> tuple[tensor, Any]:
+    t = to_tensor(input)
+    if isinstance(t.dtype, D.pointer_type):
+        raise LangError(f"tl.{name} cannot reduce pointers")
+    axis = unwrap(axis)
+    if axis is None:
+        return t, None
+    return t, S.check_axis(axis, len(t.shape))
+
+
+def _red_in(t: tensor, v: Any, ax: Any, contiguous: bool = False) -> tuple[Any, Any]:
+    """Values and NumPy axis of a reduction of ``t`` (values ``v``) along block axis ``ax``.
+
+    ``ax=None`` reduces the flattened block.  With ``contiguous`` the values
+    are made C-contiguous first, so a float sum adds in the same order in one
+    program and in a batch of programs (NumPy's order depends on the layout).
+    """
+    if contiguous and isinstance(v, np.ndarray) and not v.flags.c_contiguous:
+        v = np.ascontiguousarray(v)
+    if type(t) is BatchedTensor:
+        if ax is None:
+            return v.reshape(v.shape[0], -1), 1
+        return v, ax + 1
+    if ax is None:
+        return np.reshape(v, -1), 0
+    return v, ax
+
+
+def _red_finish(r: Any, t: tensor, axis: Any, keep_dims: bool, dt: Any, name: str) -> tensor:
+    if type(t) is BatchedTensor:
+        if keep_dims:
+            r = np.reshape(r, r.shape[:1] + (1,) * len(t.shape)) if axis is None else \
+                np.expand_dims(r, axis + 1)
+        return BatchedTensor(r, dt)
+    if keep_dims:
+        if axis is None:
+            r = np.reshape(r, (1,) * len(t.shape))
+        else:
+            r = np.expand_dims(r, axis)
+    if np.ndim(r) == 0:
+        r = np.asarray(r)[()]
+    st = CURRENT.get()
+    if st is not None and st.ir is not None:
+        ax = "None" if axis is None else axis
+        st.emit(f"tt.reduce({name}) axis={ax} : {shape_str(t.shape)} -> "
+                f"{shape_str(np.shape(r))}")
+    return tensor(r, dt)
+
+
+def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None) -> tensor:
+    """Sum along ``axis`` (all axes if None).
+
+    Integers narrower than 32 bits (and int1) sum in int32; float16 and
+    bfloat16 accumulate in float32 and round the result back.
+    """
+    t, ax = _red_prep(input, axis, "sum")
+    dt = t.dtype
+    v = values(t)
+    if unwrap(dtype) is not None:
+        dt = as_dtype(dtype)
+        v = dt.cast(v)
+    elif dt.kind != 3 and dt.bits < 32:
+        dt = D.int32 if dt.kind != 1 else D.uint32
+        v = np.asarray(v).astype(dt.np)
+    v, nax = _red_in(t, v, ax, contiguous=True)
+    if dt in (D.float16, D.bfloat16):
+        r = dt.cast(np.sum(np.asarray(v, np.float32), axis=nax))
+    else:
+        r = np.sum(v, axis=nax, dtype=dt.np)
+    return _red_finish(r, t, ax, keep_dims, dt, "add")
+
+
+def xor_sum(input: Any, axis: Any = None, keep_dims: bool = False) -> tensor:
+    """Bitwise xor along ``axis``."""
+    t, ax = _red_prep(input, axis, "xor_sum")
+    v, nax = _red_in(t, np.asarray(values(t)), ax)
+    r = np.bitwise_xor.reduce(v, axis=nax)
+    return _red_finish(r, t, ax, keep_dims, t.dtype, "xor")
+
+
+def _maxmin(input: Any, axis: Any, return_indices: bool, keep_dims: bool, is_max: bool) -> Any:
+    name = "max" if is_max else "min"
+    t, ax = _red_prep(input, axis, name)
+    v, nax = _red_in(t, np.asarray(values(t)), ax)
+    if t.dtype.kind == 3:
+        r = (np.fmax if is_max else np.fmin).reduce(v, axis=nax)
+    else:
+        r = (np.max if is_max else np.min)(v, axis=nax)
+    out = _red_finish(r, t, ax, keep_dims, t.dtype, name)
+    if unwrap(return_indices):
+        idx = (argmax if is_max else argmin)(t, ax, keep_dims=keep_dims)
+        return out, idx
+    return out
+
+
+def max(input: Any, axis: Any = None, return_indices: bool = False,
+        return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """Maximum along ``axis`` (NaN loses unless all lanes are NaN, as ``max.f32``)."""
+    return _maxmin(input, axis, return_indices, keep_dims, True)
+
+
+def min(input: Any, axis: Any = None, return_indices: bool = False,
+        return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """Minimum along ``axis`` (NaN loses unless all lanes are NaN, as ``min.f32``)."""
+    return _maxmin(input, axis, return_indices, keep_dims, False)
+
+
+def _argext(input: Any, axis: Any, tie_break_left: bool, keep_dims: bool, is_max: bool) -> Any:
+    name = "argmax" if is_max else "argmin"
+    t, ax = _red_prep(input, axis, name)
+    v, a = _red_in(t, np.asarray(values(t)), ax)
+    if unwrap(tie_break_left):
+        r = (np.argmax if is_max else np.argmin)(v, axis=a)
+    else:
+        f = np.flip(v, axis=a)
+        r = v.shape[a] - 1 - (np.argmax if is_max else np.argmin)(f, axis=a)
+    return _red_finish(np.asarray(r, dtype=np.int32), t, ax, keep_dims, D.int32, name)
+
+
+def argmax(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> tensor:
+    """Index (int32) of the maximum along ``axis``; ties go to the lowest index."""
+    return _argext(input, axis, tie_break_left, keep_dims, True)  # type: ignore[no-any-return]
+
+
+def argmin(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> tensor:
+    """Index (int32) of the minimum along ``axis``; ties go to the lowest index."""
+    return _argext(input, axis, tie_break_left, keep_dims, False)  # type: ignore[no-any-return]
+
+
+def _call(fn: Any, *args: Any) -> Any:
+    f = getattr(fn, "fn", fn)
+    return f(*args)
+
+
+def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> tensor:
+    """Reduce along ``axis`` with ``combine_fn(a, b)`` applied as a pairwise tree."""
+    t, ax = _red_prep(input, axis, "reduce")
+    v = np.asarray(t.v)
+    if ax is None:
+        v = v.reshape(-1)
+    a = 0 if ax is None else ax
+    x = tensor(np.moveaxis(v, a, -1), t.dtype)
+    while x.shape[-1] > 1:
+        n = x.shape[-1]
+        h = n // 2
+        left = tensor(x.v[..., :h], x.dtype)
+        right = tensor(x.v[..., h:2 * h], x.dtype)
+        c = to_tensor(_call(combine_fn, left, right))
+        if n % 2:
+            c = tensor(np.concatenate([c.v, x.v[..., 2 * h:]], axis=-1), c.dtype)
+        x = c
+    return _red_finish(x.v[..., 0], t, ax, keep_dims, x.dtype, "combine")
+
+
+def associative_scan(input: Any, axis: int, combine_fn: Any, reverse: bool = False) -> tensor:
+    """Inclusive scan along ``axis`` with ``combine_fn`` (applied sequentially)."""
+    t = to_tensor(input)
+    ax = S.check_axis(axis, len(t.shape))
+    v = np.moveaxis(np.asarray(t.v), ax, 0)
+    if reverse:
+        v = v[::-1]
+    outs = [v[0]]
+    acc = tensor(v[0], t.dtype)
+    for i in builtins.range(1, v.shape[0]):
+        acc = to_tensor(_call(combine_fn, acc, tensor(v[i], t.dtype)))
+        outs.append(acc.v)
+    r = np.stack(outs)
+    if reverse:
+        r = r[::-1]
+    emit(f"tt.scan axis={ax} : {shape_str(t.shape)}")
+    return tensor(np.moveaxis(r, 0, ax), acc.dtype)
+
+
+def _scan(input: Any, axis: int, reverse: bool, fn: Any, name: str) -> tensor:
+    t = to_tensor(input)
+    ax = S.check_axis(axis, len(t.shape))
+    dt = t.dtype if t.dtype.kind == 3 or t.dtype.bits >= 32 else D.int32
+    v = np.asarray(t.v).astype(dt.np)
+    if reverse:
+        v = np.flip(v, ax)
+    r = fn(v, axis=ax)
+    if reverse:
+        r = np.flip(r, ax)
+    emit(f"tt.scan({name}) axis={ax} : {shape_str(t.shape)}")
+    return tensor(dt.cast(r), dt)
+
+
+def cumsum(input: Any, axis: int = 0, reverse: bool = False, dtype: Any = None) -> tensor:
+    """Inclusive prefix sum along ``axis``."""
+    return _scan(input, axis, reverse, np.cumsum, "add")
+
+
+def cumprod(input: Any, axis: int = 0, reverse: bool = False) -> tensor:
+    """Inclusive prefix product along ``axis``."""
+    return _scan(input, axis, reverse, np.cumprod, "mul")
+
+
+def softmax(x: Any, ieee_rounding: bool = False) -> tensor:
+    """Softmax over the last axis: ``exp(x - max) / sum(exp(x - max))``."""
+    t = to_tensor(x)
+    ax = len(t.shape) - 1
+    z = t - max(t, ax, keep_dims=True)
+    num = exp(z)
+    return num / sum(num, ax, keep_dims=True)
+
