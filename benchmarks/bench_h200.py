@@ -13,12 +13,23 @@ Parts (one device call each)::
         --configs benchmarks/data/h200_sim2real_configs.csv      # time chosen configs
     python benchmarks/bench_h200.py --part ncu --out $OUT \
         --ncu-configs benchmarks/data/h200_ncu_validation_configs.csv  # ncu DRAM bytes of a list
+    python benchmarks/bench_h200.py --part rounds --out $OUT \
+        --rounds-configs benchmarks/data/h200_sim2real_rounds_configs.csv \
+        --tune-budget 100                       # GPU-direct tuning, then interleaved rounds
 
 ``main`` measures matmul fp16 at 8192^3, 4096^3 and 8192x8192x2048 (Triton
 tutorial 03's 16 configs plus 130 configs sampled from the 8192^3 space),
 fused softmax (float32, 3 shapes x 6 num_warps), flash attention (fp16, 2
 shapes, 28 configs each), cuBLAS / torch references, ncu DRAM bytes of 40
 matmul launches, and GPU-direct tuning (random and model-guided, budget 40).
+
+``rounds`` (sim-to-real, second protocol) first tunes 8192^3 on the GPU
+(``tune(space, TritonMeasurer(...), searcher=..., budget=B)`` for
+``--tune-searchers``, library defaults, each stopped after
+``--tune-timeout-s``), then times every listed config, the GPU-direct
+winners and cuBLAS in ``--rounds`` rounds: in each round every config once
+and cuBLAS twice, in a fresh random order, so the ratio to cuBLAS is taken
+within a round. Rows are written after each round.
 """
 
 from __future__ import annotations
@@ -226,7 +237,9 @@ def run_ncu(plan: list[dict[str, Any]], out: Path, tag: str) -> list[dict[str, A
            "--launched", str(lj)]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=400,
-                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (
+                           str(Path(__file__).resolve().parents[1]),
+                           os.environ.get("PYTHONPATH", ""))))})
     log(f"ncu ({len(plan)} launches): rc={p.returncode} in {time.perf_counter() - t0:.1f} s")
     if p.returncode != 0:
         log(p.stdout[-3000:], p.stderr[-3000:])
@@ -405,15 +418,146 @@ def part_ncu(out: Path, configs_path: Path, n_jobs: int) -> None:
     write_csv(out / "h200_ncu_validation.csv", run_ncu(plan, out, "validation"))
 
 
+def smi_state() -> str:
+    """SM clock, power draw and temperature as nvidia-smi reads them (read only)."""
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,temperature.gpu",
+                               "--format=csv,noheader"], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    except Exception as exc:  # noqa: BLE001
+        return f"{type(exc).__name__}: {exc}"
+
+
+def gpu_direct(budget: int, searchers: list[str], timeout_s: float
+               ) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
+    """GPU-direct tuning of 8192^3, library defaults; trial rows and each searcher's best."""
+    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.search import tune
+
+    m = TritonMeasurer("matmul", {"M": 8192, "N": 8192, "K": 8192}, warmup_ms=WARMUP_MS,
+                       rep_ms=REP_MS)
+    rows: list[dict[str, Any]] = []
+    best: dict[str, dict[str, int]] = {}
+    knobs = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+    for name in searchers:
+        t0 = time.perf_counter()
+        st = tune(m.space, m, searcher=name, budget=budget, seed=0, storage=":memory:",
+                  progress=False, timeout=timeout_s)
+        wall = time.perf_counter() - t0
+        elapsed = 0.0
+        for rec in st.to_records():
+            elapsed += float(rec.get("wall_time_s") or 0.0)
+            rows.append({"searcher": name, "budget": budget, "trial": rec["number"],
+                         "config": rec["config"], "status": rec["status"],
+                         "time_s": rec.get("time_s", ""), "tflops": rec.get("tflops", ""),
+                         "wall_time_s": rec.get("wall_time_s", ""),
+                         "elapsed_measure_s": round(elapsed, 2), "study_wall_s": round(wall, 1)})
+        cfg = st.best_config
+        n = len(st.trials)
+        if cfg is not None:
+            best[name] = {k: int(cfg[k]) for k in knobs}
+            log(f"GPU-direct {name} B={budget}: {n} trials in {wall:.0f} s, best "
+                f"{best[name]} {2 * 8192**3 / st.best_value / 1e12:.1f} TFLOP/s")
+        rows.append({"searcher": name, "budget": budget, "trial": "best",
+                     "config": str(cfg), "status": f"best of {n} trials",
+                     "time_s": st.best_value, "study_wall_s": round(wall, 1)})
+    del m
+    return rows, best
+
+
+def part_rounds(out: Path, configs_path: Path, n_rounds: int, budget: int,
+                searchers: list[str], tune_timeout_s: float, n_jobs: int,
+                deadline_s: float) -> None:
+    """GPU-direct tuning, then listed configs + GPU-direct winners + cuBLAS, interleaved.
+
+    ``configs_path`` is a CSV with ``label`` and the six matmul knobs at
+    8192^3 (``benchmarks/h200_sim2real.py --stage rounds``). Each round
+    times every distinct config once and cuBLAS twice, in a random order
+    (seeded by the round), with ``do_bench`` (warmup 25 ms, rep 200 ms, L2
+    flushed before every run). Stops starting rounds after ``deadline_s``.
+    """
+    import numpy as np
+    import torch
+    import triton
+
+    from autotile.measure._triton_measurer import TritonMeasurer
+
+    t_start = time.perf_counter()
+    knobs = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+    info = env_info()
+    (out / "h200_rounds_env.json").write_text(json.dumps(info, indent=1, default=str))
+    with configs_path.open() as f:
+        spec = [{"label": r["label"], "config": {k: int(r[k]) for k in knobs}}
+                for r in csv.DictReader(f)]
+    m = TritonMeasurer("matmul", {"M": 8192, "N": 8192, "K": 8192}, warmup_ms=25.0,
+                       rep_ms=200.0)
+    t0 = time.perf_counter()
+    errs = m.precompile([s["config"] for s in spec], n_jobs=n_jobs)
+    log(f"precompiled {len(spec)} configs in {time.perf_counter() - t0:.1f} s "
+        f"({sum(e is not None for e in errs)} errors: {[e for e in errs if e][:3]})")
+    if budget > 0:
+        trows, best = gpu_direct(budget, searchers, tune_timeout_s)
+        write_csv(out / "h200_gpu_tuning_rounds.csv", trows)
+        for name, cfg in best.items():
+            lab = f"GPU-direct {name} B={budget}"
+            same = [s for s in spec if s["config"] == cfg]
+            if same:
+                same[0]["label"] += f" | {lab}"
+            else:
+                spec.append({"label": lab, "config": cfg})
+    items: list[dict[str, Any]] = spec + [{"label": "cuBLAS", "config": None},
+                                          {"label": "cuBLAS", "config": None}]
+    g = torch.Generator(device="cuda")
+    g.manual_seed(0)
+    a = torch.randn(8192, 8192, device="cuda", generator=g).half()
+    b = torch.randn(8192, 8192, device="cuda", generator=g).half()
+    rows: list[dict[str, Any]] = []
+    for rnd in range(n_rounds):
+        if time.perf_counter() - t_start > deadline_s:
+            log(f"deadline {deadline_s:.0f} s reached: stopping after {rnd} rounds")
+            break
+        order = np.random.default_rng(rnd).permutation(len(items))
+        smi0 = smi_state()
+        for pos, i in enumerate(order):
+            it = items[i]
+            base = {"round": rnd, "position": pos, "label": it["label"], "M": 8192,
+                    "N": 8192, "K": 8192}
+            if it["config"] is None:
+                q = triton.testing.do_bench(lambda: torch.matmul(a, b), warmup=25.0,
+                                            rep=200.0, quantiles=[0.5, 0.2, 0.8])
+                t = q[0] * 1e-3
+                rows.append({**base, "config": "cuBLAS", "status": "ok", "time_s": t,
+                             "tflops": 2.0 * 8192**3 / t / 1e12, "time_p20_s": q[1] * 1e-3,
+                             "time_p80_s": q[2] * 1e-3})
+            else:
+                rows.append(result_row(base, it["config"], m.measure(it["config"])))
+        rows[-1]["smi_before"], rows[-1]["smi_after"] = smi0, smi_state()
+        cub = [r["tflops"] for r in rows if r["round"] == rnd and r["label"] == "cuBLAS"]
+        top = max((r for r in rows if r["round"] == rnd and r["label"] != "cuBLAS"
+                   and r["status"] == "ok"), key=lambda r: r["tflops"])
+        log(f"round {rnd}: cuBLAS {cub[0]:.0f}/{cub[1]:.0f} TFLOP/s; best {top['label']} "
+            f"{top['tflops']:.0f}; smi {smi0} -> {rows[-1]['smi_after']}")
+        write_csv(out / "h200_sim2real_rounds.csv", rows)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("probe", "main", "sim2real", "ncu"), required=True)
+    ap.add_argument("--part", choices=("probe", "main", "sim2real", "ncu", "rounds"),
+                    required=True)
     ap.add_argument("--out", default=os.environ.get("OUT", "h200_out"))
     ap.add_argument("--jobs", type=int, default=14, help="compile processes")
     ap.add_argument("--skip", default="", help="comma list: matmul,ncu,softmax,flash,tune")
     ap.add_argument("--configs", default="benchmarks/data/h200_sim2real_configs.csv")
     ap.add_argument("--ncu-configs",
                     default="benchmarks/data/h200_ncu_validation_configs.csv")
+    ap.add_argument("--rounds-configs",
+                    default="benchmarks/data/h200_sim2real_rounds_configs.csv")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--tune-budget", type=int, default=100, help="0: no GPU-direct tuning")
+    ap.add_argument("--tune-searchers", default="random,model")
+    ap.add_argument("--tune-timeout-s", type=float, default=170.0)
+    ap.add_argument("--deadline-s", type=float, default=480.0,
+                    help="--part rounds: start no round after this many seconds")
     args = ap.parse_args()
     try:
         import torch
@@ -433,6 +577,10 @@ def main() -> int:
         part_main(out, args.jobs, set(filter(None, args.skip.split(","))))
     elif args.part == "ncu":
         part_ncu(out, Path(args.ncu_configs), args.jobs)
+    elif args.part == "rounds":
+        part_rounds(out, Path(args.rounds_configs), args.rounds, args.tune_budget,
+                    args.tune_searchers.split(","), args.tune_timeout_s, args.jobs,
+                    args.deadline_s)
     else:
         part_sim2real(out, Path(args.configs))
     log(f"done in {time.perf_counter() - t0:.0f} s")

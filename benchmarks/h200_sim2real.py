@@ -13,6 +13,24 @@ Usage::
 
     python benchmarks/h200_sim2real.py --stage default
     python benchmarks/h200_sim2real.py --stage calibrated   # after h200_analyze.py
+
+Second protocol (issue 6, after the model-guided searcher's restarts and the
+~40 ms scores): every stage uses the calibrated parameters and the L2 size
+of ``h200_calibrated_params.csv``::
+
+    python benchmarks/h200_sim2real.py --stage exhaustive  # model's score of all 7,091
+    python benchmarks/h200_sim2real.py --stage tune        # searchers x budgets x seeds
+    python benchmarks/h200_sim2real.py --stage rounds      # device list for the rounds
+
+``exhaustive`` writes ``h200_sim2real_exhaustive.csv`` (every valid config
+and its predicted time), ``tune`` writes ``h200_sim2real_tuned.csv`` (one
+row per study: ``searcher="model"`` with the library defaults and
+``searcher="random"``, budgets 40/100/300, seeds 0-4; the chosen config,
+its predicted time and its rank in the exhaustive list), ``rounds`` writes
+``h200_sim2real_rounds_configs.csv``: every distinct sim-tuned config, the
+model's top 10, the tutorial's two best and the three fastest measured
+sampled configs of the main run, for ``bench_h200.py --part rounds`` to
+time interleaved with cuBLAS.
 """
 
 from __future__ import annotations
@@ -25,6 +43,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -91,15 +111,175 @@ def fixed_rows() -> list[dict[str, Any]]:
             for r in rows]
 
 
+# --------------------------------------------------------------------------------------
+# second protocol: exhaustive model optimum, many studies, interleaved device rounds
+EXHAUSTIVE = DATA / "h200_sim2real_exhaustive.csv"
+TUNED = DATA / "h200_sim2real_tuned.csv"
+ROUNDS = DATA / "h200_sim2real_rounds_configs.csv"
+BUDGETS = (40, 100, 300)
+SEEDS = (0, 1, 2, 3, 4)
+TUTORIAL_BEST = (128, 256, 64, 8, 8, 3)
+
+
+def calibrated(params_path: Path = DATA / "h200_calibrated_params.csv") -> tuple[Any, int]:
+    """``(GpuModelParams, l2_bytes)`` of the calibration (fit on all 379 configs)."""
+    from autotile.measure import GpuModelParams
+
+    with Path(params_path).open() as f:
+        p = {r["name"]: r["value"] for r in csv.DictReader(f)}
+    d = json.loads(p["params_json"])
+    params = GpuModelParams(**{**d, "warp_efficiency": tuple(map(tuple,
+                                                                 d["warp_efficiency"]))})
+    return params, int(p["l2_bytes"])
+
+
+def calibrated_measurer() -> Any:
+    """:class:`KernelModelMeasurer` for matmul 8192^3 fp16, H200 profile, calibrated."""
+    from autotile.measure import H200, KernelModelMeasurer
+
+    params, l2 = calibrated()
+    hw = dataclasses.replace(H200, l2_bytes=l2)
+    return KernelModelMeasurer("matmul", dict(zip("MNK", SHAPE)), hardware=hw, params=params)
+
+
+def key(cfg: Any) -> tuple[int, ...]:
+    return tuple(int(cfg[k]) for k in KNOBS)
+
+
+def stage_exhaustive() -> None:
+    """Score every valid config of the 8192^3 space with the calibrated model."""
+    m = calibrated_measurer()
+    n = m.space.size
+    rows = []
+    t0 = time.perf_counter()
+    for i in range(n):
+        cfg = m.space.config_at(i)
+        res = m.measure(cfg)
+        rows.append({**{k: cfg[k] for k in KNOBS}, "status": res.status,
+                     "predicted_time_s": res.metrics.get("time_s", ""),
+                     "blocks_per_sm": res.metrics.get("blocks_per_sm", "")})
+        if (i + 1) % 500 == 0:
+            print(f"{i + 1}/{n} in {time.perf_counter() - t0:.0f} s", flush=True)
+    wall = time.perf_counter() - t0
+    with EXHAUSTIVE.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: r["predicted_time_s"])
+    print(f"scored {n} configs in {wall:.0f} s ({1e3 * wall / n:.0f} ms each); "
+          f"{len(ok)} feasible in the model")
+    for r in ok[:10]:
+        t = float(r["predicted_time_s"])
+        print(f"  {key(r)} {t * 1e3:.3f} ms ({2 * 8192**3 / t / 1e12:.0f} TFLOP/s)")
+
+
+def model_ranking() -> dict[tuple[int, ...], int]:
+    """Rank (1 = fastest) of each feasible config in the exhaustive list."""
+    with EXHAUSTIVE.open() as f:
+        ok = [r for r in csv.DictReader(f) if r["status"] == "ok"]
+    ok.sort(key=lambda r: float(r["predicted_time_s"]))
+    return {key(r): i + 1 for i, r in enumerate(ok)}
+
+
+def stage_tune(searchers: tuple[str, ...], budgets: tuple[int, ...],
+               seeds: tuple[int, ...]) -> None:
+    """Studies on the calibrated simulator; one row per (searcher, budget, seed)."""
+    from autotile.search import tune
+
+    rank = model_ranking() if EXHAUSTIVE.exists() else {}
+    m = calibrated_measurer()
+    rows = []
+    for searcher in searchers:
+        for budget in budgets:
+            for seed in seeds:
+                t0 = time.perf_counter()
+                st = tune(m.space, m, searcher=searcher, budget=budget, seed=seed,
+                          storage=":memory:", progress=False)
+                wall = time.perf_counter() - t0
+                best = st.best_config
+                assert best is not None
+                hist = st.history()
+                first = int(np.flatnonzero(hist == hist.min())[0]) + 1
+                n_wide = sum(1 for t in st.trials if t.config is not None
+                             and t.config["BLOCK_M"] * t.config["BLOCK_N"] >= 128 * 256)
+                pred = float(st.best_value)
+                rows.append({"searcher": searcher, "searcher_kwargs": "{}", "budget": budget,
+                             "seed": seed, **{k: int(best[k]) for k in KNOBS},
+                             "predicted_time_s": pred,
+                             "predicted_tflops": 2 * 8192**3 / pred / 1e12,
+                             "model_rank": rank.get(key(best), ""), "trial_of_best": first,
+                             "n_ok": int(np.isfinite(hist).sum()),
+                             "n_tiles_ge_128x256": n_wide, "wall_s": round(wall, 1)})
+                r = rows[-1]
+                print(f"{searcher} B={budget} seed={seed}: {key(best)} "
+                      f"{r['predicted_tflops']:.0f} TFLOP/s pred, rank {r['model_rank']}, "
+                      f"found at trial {first}, {wall:.0f} s", flush=True)
+    with TUNED.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def stage_rounds(n_top: int = 10, n_measured: int = 3) -> None:
+    """Device list: sim-tuned configs, model top ``n_top``, tutorial and measured best."""
+    rank = model_ranking()
+    by_rank = {v: k for k, v in rank.items()}
+    with EXHAUSTIVE.open() as f:
+        pred = {key(r): float(r["predicted_time_s"]) for r in csv.DictReader(f)
+                if r["status"] == "ok"}
+    labels: dict[tuple[int, ...], list[str]] = {}
+    with TUNED.open() as f:
+        for r in csv.DictReader(f):
+            labels.setdefault(key(r), []).append(
+                f"sim {r['searcher']} B={r['budget']} s={r['seed']}")
+    for i in range(1, n_top + 1):
+        labels.setdefault(by_rank[i], []).append(f"model rank {i}")
+    with (DATA / "h200_matmul.csv").open() as f:
+        mm = [r for r in csv.DictReader(f) if r["status"] == "ok"
+              and (int(r["M"]), int(r["N"]), int(r["K"])) == SHAPE]
+    mm.sort(key=lambda r: -float(r["tflops"]))
+    tut = [r for r in mm if r["source"] == "tutorial"]
+    assert key(tut[0]) == TUTORIAL_BEST
+    labels.setdefault(TUTORIAL_BEST, []).append("tutorial best")
+    labels.setdefault(key(tut[1]), []).append("tutorial #2")
+    for i, r in enumerate([r for r in mm if r["source"] == "sampled"][:n_measured]):
+        labels.setdefault(key(r), []).append(f"measured sampled #{i + 1}")
+    rows = [{"label": " | ".join(lab), "M": SHAPE[0], "N": SHAPE[1], "K": SHAPE[2],
+             **dict(zip(KNOBS, k)), "predicted_time_s": pred.get(k, ""),
+             "model_rank": rank.get(k, "")} for k, lab in labels.items()]
+    with ROUNDS.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {ROUNDS} ({len(rows)} distinct configs)")
+    for r in rows:
+        print(f"  {r['model_rank']:>5} {key(r)} {r['label']}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--stage", choices=("default", "calibrated"), required=True)
+    ap.add_argument("--stage", required=True,
+                    choices=("default", "calibrated", "exhaustive", "tune", "rounds"))
+    ap.add_argument("--searchers", default="model,random", help="--stage tune")
+    ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="--stage tune")
+    ap.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="--stage tune")
     ap.add_argument("--params", default=str(DATA / "h200_calibrated_params.csv"))
     ap.add_argument("--budget", type=int, default=BUDGET)
     ap.add_argument("--searcher", default="model")
     ap.add_argument("--searcher-kwargs", default=json.dumps(SEARCHER_KW),
                     help="JSON; '{}' for the searcher's defaults")
     args = ap.parse_args()
+    if args.stage == "exhaustive":
+        stage_exhaustive()
+        return 0
+    if args.stage == "tune":
+        stage_tune(tuple(args.searchers.split(",")),
+                   tuple(int(b) for b in args.budgets.split(",")),
+                   tuple(int(x) for x in args.seeds.split(",")))
+        return 0
+    if args.stage == "rounds":
+        stage_rounds()
+        return 0
     from autotile.measure import GpuModelParams
 
     kw = json.loads(args.searcher_kwargs)
