@@ -15,10 +15,13 @@ trials to the optimum and Kernel Tuner's methodology score P(t).
 from __future__ import annotations
 
 from autotile.search._base import History, SpaceSearcher
-from autotile.search._compare import (
-    DEFAULT_SEARCHERS,
-    ComparisonResult,
-    compare,
+from autotile.search._compare import DEFAULT_SEARCHERS, compare
+from autotile.search._comparison import ComparisonResult
+from autotile.search._create import DEFAULT_STORAGE, create_study, tune
+from autotile.search._evolutionary import EvolutionarySearcher
+from autotile.search._factory import SEARCHERS, encoding_for, make_searcher
+from autotile.search._grid import GridSearcher
+from autotile.search._methodology import (
     expected_best_random,
     expected_trials_to_hit,
     methodology_budget,
@@ -26,9 +29,6 @@ from autotile.search._compare import (
     random_trials_quantile,
     trials_to_target,
 )
-from autotile.search._evolutionary import EvolutionarySearcher
-from autotile.search._factory import SEARCHERS, encoding_for, make_searcher
-from autotile.search._grid import GridSearcher
 from autotile.search._model_guided import ModelGuidedSearcher
 from autotile.search._params import (
     ENCODINGS,
@@ -38,7 +38,7 @@ from autotile.search._params import (
     suggest_config,
 )
 from autotile.search._random import RandomSearcher
-from autotile.search._study import DEFAULT_STORAGE, Study, TrialRecord, create_study, tune
+from autotile.search._study import Study, TrialRecord
 
 __all__ = [
     "SpaceSearcher",

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from autotile.search._compare import TOLERANCES_PCT, _pct_key
+from autotile.search._comparison import TOLERANCES_PCT, _pct_key
 
 if TYPE_CHECKING:
-    from autotile.search._compare import ComparisonResult
+    from autotile.search._comparison import ComparisonResult
 
 __all__ = ["format_table", "format_markdown", "result_to_dict", "plot_curves", "to_html",
            "write_report"]

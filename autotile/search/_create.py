@@ -1,0 +1,220 @@
+"""``create_study`` and ``tune``: build (or resume) a :class:`~autotile.search.Study`.
+
+:func:`create_study` checks the space, measurer, objective, seed and
+storage, builds the searcher by name (:func:`~autotile.search.make_searcher`)
+and creates or loads the Optuna study, refusing one created for another
+objective or space. :func:`tune` is ``create_study`` followed by
+:meth:`Study.optimize <autotile.search.Study.optimize>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import optuna
+from optuna.samplers import BaseSampler
+from optuna.storages import BaseStorage
+
+from autotile.measure import Measurer
+from autotile.search._factory import encoding_for, make_searcher
+from autotile.search._optimize import optimize, quiet_optuna
+from autotile.search._study import Study
+from autotile.search._study_args import (
+    DEFAULT_STORAGE,
+    check_count,
+    check_measurer,
+    check_seed,
+    check_timeout,
+    is_int,
+    resolve_storage,
+)
+from autotile.space import Space
+
+__all__ = ["create_study", "tune", "DEFAULT_STORAGE"]
+
+
+def create_study(
+    space: Space,
+    measurer: Measurer,
+    *,
+    searcher: str | BaseSampler = "random",
+    objective: str | None = None,
+    storage: str | BaseStorage | None = None,
+    study_name: str | None = None,
+    seed: int | None = None,
+    load_if_exists: bool = True,
+    searcher_kwargs: dict[str, Any] | None = None,
+) -> Study:
+    """Create (or load) a tuning study of ``space`` scored by ``measurer``.
+
+    Parameters
+    ----------
+    space : Space
+        The space.
+    measurer : Measurer
+        Scores configs.
+    searcher : str or optuna.samplers.BaseSampler, default="random"
+        A name for :func:`make_searcher` (``"grid"``, ``"random"``,
+        ``"model"``, ``"evolutionary"``, ``"tpe"``, ``"cmaes"``, ``"gp"``,
+        ``"nsga2"``, ``"qmc"``) or any Optuna sampler.
+    objective : str, optional
+        Metric to minimise; default ``measurer.objective``.
+    storage : str, path-like or optuna.storages.BaseStorage, optional
+        Where trials are kept. Default: the SQLite file
+        ``autotile_studies.db`` in the current directory
+        (:data:`DEFAULT_STORAGE`). Any Optuna storage URL (``"sqlite:///"
+        "file.db"``, ``"postgresql://..."``) or storage object is accepted;
+        a path without ``://`` ending in ``.db``, ``.sqlite`` or
+        ``.sqlite3`` names an SQLite file (``"runs.db"`` means
+        ``"sqlite:///runs.db"``); ``":memory:"`` keeps the study in memory.
+    study_name : str, optional
+        Default ``"<space name>-<searcher>-<objective>-seed<seed>"``, so
+        running the same call again resumes the same study.
+    seed : int, optional
+        Seed of the searcher, ``>= 0``.
+    load_if_exists : bool, default=True
+        Load the study if one with this name exists (resume); otherwise
+        Optuna raises ``DuplicatedStudyError``.
+    searcher_kwargs : dict, optional
+        Extra arguments for :func:`make_searcher`.
+
+    Returns
+    -------
+    Study
+        The study; call :meth:`Study.optimize`.
+
+    Raises
+    ------
+    TypeError
+        If ``space`` is not a ``Space``, ``measurer`` is not a ``Measurer``
+        (e.g. a plain function) or ``storage`` has an unsupported type.
+    ValueError
+        If ``objective`` is not one of ``measurer.metrics`` (or there is no
+        objective at all), the measurer's ``space`` has other knobs than
+        ``space``, ``seed`` is not None or an int ``>= 0``, ``storage`` is a
+        string that is neither a URL nor an SQLite file path, or a loaded
+        study was created for another objective or space.
+
+    Examples
+    --------
+    >>> from autotile.space import gemm_space
+    >>> from autotile.measure import ScheduleMeasurer
+    >>> space = gemm_space(8)
+    >>> study = create_study(space, ScheduleMeasurer(space), storage=":memory:", seed=0)
+    """
+    check_measurer(space, measurer)
+    check_seed(seed)
+    storage_arg = resolve_storage(storage)
+    objective = objective or measurer.objective
+    if not objective:
+        raise ValueError(
+            f"objective must name a metric, got objective={objective!r}: pass objective= or "
+            f"set {type(measurer).__name__}.objective")
+    if measurer.metrics and objective not in measurer.metrics:
+        raise ValueError(
+            f"objective must be one of the measurer's metrics {tuple(measurer.metrics)}, "
+            f"got objective={objective!r}"
+        )
+    if isinstance(searcher, BaseSampler):
+        sampler, label = searcher, type(searcher).__name__
+    else:
+        sampler, label = make_searcher(searcher, space, seed, **(searcher_kwargs or {})), searcher
+    if study_name is None:
+        study_name = f"{space.name or 'space'}-{label}-{objective}-seed{seed}"
+    with quiet_optuna():
+        ost = optuna.create_study(storage=storage_arg, sampler=sampler,
+                                  study_name=study_name, direction="minimize",
+                                  load_if_exists=load_if_exists)
+    meta = {"autotile:objective": objective, "autotile:knobs": list(space.names),
+            "autotile:space_size": len(space)}
+    old = ost.user_attrs
+    if "autotile:objective" in old:
+        if old["autotile:objective"] != objective:
+            raise ValueError(
+                f"study {study_name!r} minimises {old['autotile:objective']!r}, "
+                f"got objective={objective!r}; pass another study_name"
+            )
+        if old.get("autotile:knobs") != list(space.names) or old.get(
+                "autotile:space_size") != len(space):
+            raise ValueError(
+                f"study {study_name!r} was created for knobs {old.get('autotile:knobs')} "
+                f"(size {old.get('autotile:space_size')}), got knobs {list(space.names)} "
+                f"(size {len(space)}); pass another study_name"
+            )
+    else:
+        for k, v in {**meta, "autotile:searcher": str(label), "autotile:seed": seed}.items():
+            ost.set_user_attr(k, v)
+    return Study(ost, space, measurer, objective, encoding_for(sampler))
+
+
+def tune(
+    space: Space,
+    measurer: Measurer,
+    searcher: str | BaseSampler = "random",
+    budget: int = 100,
+    seed: int | None = None,
+    storage: str | BaseStorage | None = None,
+    n_jobs: int = 1,
+    progress: bool = True,
+    *,
+    objective: str | None = None,
+    study_name: str | None = None,
+    searcher_kwargs: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    load_if_exists: bool = True,
+) -> Study:
+    """Create (or resume) a study and run it to ``budget`` finished trials.
+
+    ``create_study(...)`` followed by ``Study.optimize(budget, ...)``; see
+    both for the parameters.
+
+    Parameters
+    ----------
+    space : Space
+        The space.
+    measurer : Measurer
+        Scores configs.
+    searcher : str or optuna.samplers.BaseSampler, default="random"
+        See :func:`create_study`.
+    budget : int, default=100
+        Total number of trials, ``>= 1``.
+    seed : int, optional
+        Seed of the searcher, ``>= 0``.
+    storage : str, path-like or optuna.storages.BaseStorage, optional
+        See :func:`create_study` (default: ``autotile_studies.db``; a
+        plain ``"file.db"`` path is an SQLite file).
+    n_jobs : int, default=1
+        Parallel measurements.
+    progress : bool, default=True
+        Show the progress bar.
+    objective, study_name, searcher_kwargs, load_if_exists
+        See :func:`create_study`.
+    timeout : float, optional
+        See :meth:`Study.optimize`.
+
+    Returns
+    -------
+    Study
+        The finished study.
+
+    Raises
+    ------
+    TypeError, ValueError
+        See :func:`create_study`; also if ``budget < 1`` or ``timeout <= 0``.
+    MeasureError
+        If no trial could be attempted (the space has no valid config).
+
+    Warns
+    -----
+    RuntimeWarning
+        If every trial of this run failed or was infeasible (the warning
+        quotes the first few distinct errors).
+    """
+    budget = check_count("budget", budget)
+    if not is_int(n_jobs) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero int, got n_jobs={n_jobs!r}")
+    check_timeout(timeout)
+    study = create_study(space, measurer, searcher=searcher, objective=objective,
+                         storage=storage, study_name=study_name, seed=seed,
+                         load_if_exists=load_if_exists, searcher_kwargs=searcher_kwargs)
+    return optimize(study, budget, int(n_jobs), progress, timeout)
