@@ -10,8 +10,11 @@ import numpy.typing as npt
 from autotile.space._constraint import Constraint
 from autotile.space._knob import Knob
 
-__all__ = ["decode_digits", "valid_product_indices"]
+__all__ = ["decode_digits", "valid_product_indices", "INT64_LIMIT"]
 
+#: Product indices are int64: spaces of at least this product size are sampled knob by
+#: knob and cannot be explicit.
+INT64_LIMIT = 1 << 62
 _CHUNK = 1 << 18
 
 

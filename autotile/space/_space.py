@@ -1,4 +1,12 @@
-"""``Space``: knobs plus constraints, with a bijection onto ``range(size)``."""
+"""``Space``: knobs plus constraints, with a bijection onto ``range(size)``.
+
+This module holds the core of :class:`Space`: counting, the bijection
+between valid configs and ``0 .. size - 1``, validation, explicit spaces
+and JSON. The search moves (``sample``, ``neighbours``, ``mutate``,
+``crossover``) come from :class:`~autotile.space._moves.SpaceMoves` and the
+cost-model features (``encode``) from
+:class:`~autotile.space._encoding.SpaceEncoding`.
+"""
 
 from __future__ import annotations
 
@@ -13,25 +21,17 @@ import numpy.typing as npt
 from autotile.errors import InvalidConfigError
 from autotile.space._config import Config
 from autotile.space._constraint import Constraint, as_constraint
-from autotile.space._enumerate import valid_product_indices
+from autotile.space._encoding import SpaceEncoding
+from autotile.space._enumerate import INT64_LIMIT, valid_product_indices
 from autotile.space._knob import Knob, format_value
-from autotile.space._permutation import Permutation, order_crossover
+from autotile.space._moves import SpaceMoves
 
 __all__ = ["Space"]
 
-_INT64_LIMIT = 1 << 62
 _MAX_ENUMERATION = 1 << 27
-_MAX_TRIES = 100
-_TABLE_LIMIT = 1 << 16
 
 
-def _as_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    return np.random.default_rng(rng)
-
-
-class Space:
+class Space(SpaceMoves, SpaceEncoding):
     """A search space: knobs, constraints and the valid configs they allow.
 
     Valid configs are numbered ``0 .. size - 1`` in mixed-radix order over
@@ -385,223 +385,6 @@ class Space:
             raw[key] = self._by_name[key].parse_value(val)
         return self.validate(raw)
 
-    # -- sampling and moves -----------------------------------------------------------
-    def sample(
-        self, rng: np.random.Generator | int | None = None, n: int = 1, unique: bool = True
-    ) -> list[Config]:
-        """Draw configs uniformly from the valid configs.
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator or int, optional
-            Generator or seed; the same seed gives the same configs.
-        n : int, default=1
-            Number of configs.
-        unique : bool, default=True
-            Draw without replacement.
-
-        Returns
-        -------
-        list of Config
-            ``n`` configs.
-
-        Raises
-        ------
-        InvalidConfigError
-            If the space is empty, or ``unique`` and ``n > size``.
-        """
-        gen = _as_rng(rng)
-        n = int(n)
-        if n < 0:
-            raise InvalidConfigError(f"n must be >= 0, got n={n}")
-        size = self.size
-        if n and size == 0:
-            raise InvalidConfigError("cannot sample from a space with no valid configs")
-        if unique and n > size:
-            raise InvalidConfigError(
-                f"cannot sample n={n} distinct configs from a space of size {size}"
-            )
-        if size < _INT64_LIMIT:
-            if unique:
-                idx = gen.choice(size, size=n, replace=False)
-            else:
-                idx = gen.integers(0, size, size=n)
-            return [self.config_at(int(i)) for i in idx]
-        # Huge and unconstrained: draw each knob's digit independently.
-        out: list[Config] = []
-        seen: set[Config] = set()
-        while len(out) < n:
-            p = sum(int(gen.integers(r)) * s for r, s in zip(self._radices, self._strides))
-            cfg = self._decode(p)
-            if unique and cfg in seen:
-                continue
-            seen.add(cfg)
-            out.append(cfg)
-        return out
-
-    def neighbours(self, config: Mapping[str, Any]) -> list[Config]:
-        """Return the valid configs one knob-neighbour step away from ``config``.
-
-        Parameters
-        ----------
-        config : Mapping
-            A config (need not itself satisfy the constraints).
-
-        Returns
-        -------
-        list of Config
-            In knob order, then in each knob's ``neighbours`` order.
-        """
-        values, problems = self._check_knobs(config)
-        if values is None:
-            raise InvalidConfigError("; ".join(problems))
-        out = []
-        for k, knob in enumerate(self._knobs):
-            for v in knob.neighbours(values[k]):
-                cand = values[:k] + [v] + values[k + 1 :]
-                if not self._satisfied(cand):
-                    out.append(Config._trusted(tuple(zip(self._names, cand))))
-        return out
-
-    def mutate(self, config: Mapping[str, Any], rng: np.random.Generator | int | None) -> Config:
-        """Change one random knob (random other value or permutation move) until valid.
-
-        After 100 invalid attempts a random valid neighbour is returned, and
-        failing that a random other valid config.
-
-        Parameters
-        ----------
-        config : Mapping
-            The parent.
-        rng : numpy.random.Generator or int
-            Source of randomness.
-
-        Returns
-        -------
-        Config
-            A valid config different from ``config`` (``config`` itself only
-            if the space has a single config).
-        """
-        gen = _as_rng(rng)
-        values, problems = self._check_knobs(config)
-        if values is None:
-            raise InvalidConfigError("; ".join(problems))
-        movable = [k for k, knob in enumerate(self._knobs) if len(knob) > 1]
-        if movable:
-            for _ in range(_MAX_TRIES):
-                k = movable[int(gen.integers(len(movable)))]
-                cand = list(values)
-                cand[k] = self._knobs[k].mutate(values[k], gen)
-                if not self._satisfied(cand):
-                    return Config._trusted(tuple(zip(self._names, cand)))
-        nbrs = self.neighbours(config)
-        if nbrs:
-            return nbrs[int(gen.integers(len(nbrs)))]
-        me = Config._trusted(tuple(zip(self._names, values)))
-        if self.size <= 1:
-            return self.config_at(0) if self.size else me
-        while True:
-            cand_cfg = self.sample(gen, 1)[0]
-            if cand_cfg != me:
-                return cand_cfg
-
-    def crossover(
-        self,
-        a: Mapping[str, Any],
-        b: Mapping[str, Any],
-        rng: np.random.Generator | int | None,
-    ) -> Config:
-        """Uniform per-knob crossover; permutation knobs use order crossover (OX).
-
-        Retries up to 100 times for a valid child, then returns a random parent.
-
-        Parameters
-        ----------
-        a, b : Mapping
-            Valid parents.
-        rng : numpy.random.Generator or int
-            Source of randomness.
-
-        Returns
-        -------
-        Config
-            A valid child.
-        """
-        gen = _as_rng(rng)
-        va, pa = self._check_knobs(a)
-        vb, pb = self._check_knobs(b)
-        if va is None or vb is None:
-            raise InvalidConfigError("; ".join(pa + pb))
-        for _ in range(_MAX_TRIES):
-            child = []
-            for knob, x, y in zip(self._knobs, va, vb):
-                if isinstance(knob, Permutation) and x != y:
-                    first, second = (x, y) if gen.random() < 0.5 else (y, x)
-                    child.append(order_crossover(first, second, gen))
-                else:
-                    child.append(x if gen.random() < 0.5 else y)
-            if not self._satisfied(child):
-                return Config._trusted(tuple(zip(self._names, child)))
-        parent = va if gen.random() < 0.5 else vb
-        return Config._trusted(tuple(zip(self._names, parent)))
-
-    # -- encoding ---------------------------------------------------------------------
-    @property
-    def n_features(self) -> int:
-        """Total number of encoded features."""
-        return sum(k.n_features for k in self._knobs)
-
-    @property
-    def feature_names(self) -> list[str]:
-        """Names of the encoded features, knob by knob."""
-        return [f for k in self._knobs for f in k.feature_names]
-
-    def _table(self, knob: Knob) -> npt.NDArray[np.float64]:
-        if knob.name not in self._tables:
-            self._tables[knob.name] = np.array(
-                [knob.encode(v) for v in knob.values], dtype=np.float64
-            ).reshape(len(knob), knob.n_features)
-        return self._tables[knob.name]
-
-    def encode(
-        self, configs: Mapping[str, Any] | Iterable[Mapping[str, Any]]
-    ) -> npt.NDArray[np.float64]:
-        """Encode configs as a feature matrix for cost models.
-
-        Parameters
-        ----------
-        configs : Config or iterable of Config
-            Configs (or mappings) whose values lie in the knobs; constraints
-            are not checked.
-
-        Returns
-        -------
-        ndarray of shape (n_configs, n_features), dtype float64
-            Columns named by ``feature_names``: log2 for :class:`PowerOfTwo`
-            and :class:`Divisors`, the value for :class:`IntRange` and
-            :class:`Boolean`, one-hot for :class:`Choice`, item positions
-            for :class:`Permutation`.
-        """
-        cfgs = [configs] if isinstance(configs, Mapping) else list(configs)
-        cols = []
-        for knob in self._knobs:
-            try:
-                vals = [c[knob.name] for c in cfgs]
-            except KeyError:
-                raise InvalidConfigError(f"missing knob {knob.name!r}") from None
-            if len(knob) <= _TABLE_LIMIT:
-                idx = np.fromiter((knob.index(v) for v in vals), dtype=np.int64, count=len(vals))
-                cols.append(self._table(knob)[idx])
-            else:
-                cols.append(
-                    np.array([knob.encode(v) for v in vals], dtype=np.float64).reshape(
-                        len(vals), knob.n_features
-                    )
-                )
-        if not cols:
-            return np.zeros((len(cfgs), 0))
-        return np.hstack(cols)
-
     # -- explicit spaces and JSON -----------------------------------------------------
     @classmethod
     def from_configs(
@@ -634,7 +417,7 @@ class Space:
             If a config is not in the knobs, or ``product_size >= 2**62``.
         """
         space = cls(knobs, name=name)
-        if space._product_size >= _INT64_LIMIT:
+        if space._product_size >= INT64_LIMIT:
             raise InvalidConfigError(
                 f"explicit spaces need product_size < 2**62, got {space._product_size}"
             )
