@@ -487,6 +487,9 @@ def _touch(t, tb, cap, prv, nxt, inc, st):  # type: ignore[no-untyped-def]
 @numba.njit(cache=True, nogil=True)
 def _sim_schedule(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo,  # type: ignore[no-untyped-def]
                   op_hi, op_write, tb, n_conc, cap, p_hi):
+    # The loop over a segment's ops is repeated in _sim_timed and _sim_phased on purpose:
+    # a shared @njit helper (even with inline="always") took the scoring of one 8192^3
+    # config from 26 to 60 ms CPU (measured with bench_gpu_model.py --only-scoring).
     n_t = tb.size
     prv = np.full(n_t, -1, np.int64)
     nxt = np.full(n_t, -1, np.int64)
