@@ -428,9 +428,21 @@ def smi_state() -> str:
         return f"{type(exc).__name__}: {exc}"
 
 
-def gpu_direct(budget: int, searchers: list[str], timeout_s: float
+def gpu_direct(default_budget: int, searchers: list[str], timeout_s: float, n_jobs: int = 14,
+               precompile_random: bool = False
                ) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
-    """GPU-direct tuning of 8192^3, library defaults; trial rows and each searcher's best."""
+    """GPU-direct tuning of 8192^3, library defaults; trial rows and each searcher's best.
+
+    ``searchers`` items are ``"name"`` (budget ``default_budget``) or
+    ``"name:budget"``; each study stops starting trials after ``timeout_s``.
+
+    With ``precompile_random``, random search's configs (which depend on the
+    seed only, not on the measurements) are first drawn by the same study on
+    the simulator and compiled in ``n_jobs`` processes; the study then loads
+    binaries instead of compiling one config at a time (its ``study_wall_s``
+    excludes that precompile, logged separately).
+    """
+    from autotile.measure import H200, KernelModelMeasurer
     from autotile.measure._triton_measurer import TritonMeasurer
     from autotile.search import tune
 
@@ -439,7 +451,19 @@ def gpu_direct(budget: int, searchers: list[str], timeout_s: float
     rows: list[dict[str, Any]] = []
     best: dict[str, dict[str, int]] = {}
     knobs = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
-    for name in searchers:
+    for item in searchers:
+        name, _, b = item.partition(":")
+        budget = int(b) if b else default_budget
+        if name == "random" and precompile_random:
+            t0 = time.perf_counter()
+            sim = KernelModelMeasurer("matmul", {"M": 8192, "N": 8192, "K": 8192},
+                                      hardware=H200)
+            seq = [t.config for t in tune(m.space, sim, searcher="random", budget=budget,
+                                          seed=0, storage=":memory:", progress=False).trials
+                   if t.config is not None]
+            errs = m.precompile(seq, n_jobs=n_jobs)
+            log(f"random B={budget}: drew {len(seq)} configs and precompiled them in "
+                f"{time.perf_counter() - t0:.1f} s ({sum(e is not None for e in errs)} errors)")
         t0 = time.perf_counter()
         st = tune(m.space, m, searcher=name, budget=budget, seed=0, storage=":memory:",
                   progress=False, timeout=timeout_s)
@@ -458,6 +482,7 @@ def gpu_direct(budget: int, searchers: list[str], timeout_s: float
             best[name] = {k: int(cfg[k]) for k in knobs}
             log(f"GPU-direct {name} B={budget}: {n} trials in {wall:.0f} s, best "
                 f"{best[name]} {2 * 8192**3 / st.best_value / 1e12:.1f} TFLOP/s")
+            best[f"{name} B={budget}"] = best.pop(name)
         rows.append({"searcher": name, "budget": budget, "trial": "best",
                      "config": str(cfg), "status": f"best of {n} trials",
                      "time_s": st.best_value, "study_wall_s": round(wall, 1)})
@@ -467,15 +492,20 @@ def gpu_direct(budget: int, searchers: list[str], timeout_s: float
 
 def part_rounds(out: Path, configs_path: Path, n_rounds: int, budget: int,
                 searchers: list[str], tune_timeout_s: float, n_jobs: int,
-                deadline_s: float) -> None:
+                deadline_s: float, match: str = "", precompile_random: bool = False) -> None:
     """GPU-direct tuning, then listed configs + GPU-direct winners + cuBLAS, interleaved.
 
-    ``configs_path`` is a CSV with ``label`` and the six matmul knobs at
-    8192^3 (``benchmarks/h200_sim2real.py --stage rounds``). Each round
+    ``configs_path`` is a CSV (or several, comma-separated) with ``label``
+    and the six matmul knobs at 8192^3 (``benchmarks/h200_sim2real.py
+    --stage rounds``). Each round
     times every distinct config once and cuBLAS twice, in a random order
     (seeded by the round), with ``do_bench`` (warmup 25 ms, rep 200 ms, L2
     flushed before every run). Stops starting rounds after ``deadline_s``.
+    ``match`` (a regular expression) keeps only the listed configs whose
+    label it matches.
     """
+    import re
+
     import numpy as np
     import torch
     import triton
@@ -486,9 +516,11 @@ def part_rounds(out: Path, configs_path: Path, n_rounds: int, budget: int,
     knobs = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
     info = env_info()
     (out / "h200_rounds_env.json").write_text(json.dumps(info, indent=1, default=str))
-    with configs_path.open() as f:
-        spec = [{"label": r["label"], "config": {k: int(r[k]) for k in knobs}}
-                for r in csv.DictReader(f)]
+    spec = []
+    for path in str(configs_path).split(","):
+        with Path(path).open() as f:
+            spec += [{"label": r["label"], "config": {k: int(r[k]) for k in knobs}}
+                     for r in csv.DictReader(f) if re.search(match, r["label"])]
     m = TritonMeasurer("matmul", {"M": 8192, "N": 8192, "K": 8192}, warmup_ms=25.0,
                        rep_ms=200.0)
     t0 = time.perf_counter()
@@ -496,10 +528,11 @@ def part_rounds(out: Path, configs_path: Path, n_rounds: int, budget: int,
     log(f"precompiled {len(spec)} configs in {time.perf_counter() - t0:.1f} s "
         f"({sum(e is not None for e in errs)} errors: {[e for e in errs if e][:3]})")
     if budget > 0:
-        trows, best = gpu_direct(budget, searchers, tune_timeout_s)
+        trows, best = gpu_direct(budget, searchers, tune_timeout_s, n_jobs,
+                                 precompile_random)
         write_csv(out / "h200_gpu_tuning_rounds.csv", trows)
         for name, cfg in best.items():
-            lab = f"GPU-direct {name} B={budget}"
+            lab = f"GPU-direct {name}"
             same = [s for s in spec if s["config"] == cfg]
             if same:
                 same[0]["label"] += f" | {lab}"
@@ -554,10 +587,15 @@ def main() -> int:
                     default="benchmarks/data/h200_sim2real_rounds_configs.csv")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--tune-budget", type=int, default=100, help="0: no GPU-direct tuning")
-    ap.add_argument("--tune-searchers", default="random,model")
+    ap.add_argument("--tune-searchers", default="random,model",
+                    help="comma list of name or name:budget")
     ap.add_argument("--tune-timeout-s", type=float, default=170.0)
     ap.add_argument("--deadline-s", type=float, default=480.0,
                     help="--part rounds: start no round after this many seconds")
+    ap.add_argument("--rounds-match", default="",
+                    help="--part rounds: regex; time only listed configs whose label matches")
+    ap.add_argument("--precompile-random", action="store_true",
+                    help="--part rounds: compile random search's configs in parallel first")
     args = ap.parse_args()
     try:
         import torch
@@ -580,7 +618,7 @@ def main() -> int:
     elif args.part == "rounds":
         part_rounds(out, Path(args.rounds_configs), args.rounds, args.tune_budget,
                     args.tune_searchers.split(","), args.tune_timeout_s, args.jobs,
-                    args.deadline_s)
+                    args.deadline_s, args.rounds_match, args.precompile_random)
     else:
         part_sim2real(out, Path(args.configs))
     log(f"done in {time.perf_counter() - t0:.0f} s")
