@@ -39,11 +39,14 @@ import numpy.typing as npt
 from autotile.errors import MeasureError
 from autotile.measure._gpu_model import GpuModelParams
 from autotile.measure._hardware import HardwareProfile
+from autotile.measure._kernel_spaces import DTYPE_ITEMSIZE
 
 __all__ = [
     "MatmulObservations",
     "CalibrationReport",
     "DEFAULT_FIT",
+    "PIPELINE_FIT",
+    "PIPELINE_STARTS",
     "predict_matmul_time",
     "fit_gpu_model",
     "rank_accuracy",
@@ -65,9 +68,26 @@ DEFAULT_FIT = ("peak_efficiency", "tile_overhead_elems", "k_overhead_elems",
                "warp_efficiency[2]", "warp_efficiency[4]", "warp_efficiency[8]",
                "mma_fallback_efficiency", "bandwidth_efficiency", "overlap_decay")
 
+#: :data:`DEFAULT_FIT` plus the two parameters of the software-pipeline term
+#: (eq. 5b, ``docs/gpu_model.md`` §3.5).
+PIPELINE_FIT = (*DEFAULT_FIT, "pipeline_latency_s", "sm_load_bytes_per_s")
+
+#: ``pipeline_latency_s`` up to 5 us (~10,000 cycles at 1.98 GHz; an unloaded L2
+#: hit is a few hundred cycles: Luo et al. 2024, arXiv:2402.13499; Chips and
+#: Cheese, "Nvidia's H100: Funny L2, and Tons of Bandwidth", 2023).
+#: ``sm_load_bytes_per_s`` 20-500 GB/s per SM: 2.6-66 TB/s over 132 SMs,
+#: around the ~5.5-10 TB/s L2 bandwidth those sources measure on the H100.
+#: Starting points of ``(pipeline_latency_s, sm_load_bytes_per_s)`` for
+#: :func:`fit_gpu_model` with :data:`PIPELINE_FIT`: eq. 5b is a ``max`` of
+#: terms, so the cost has several basins and one start from the defaults
+#: (term off) stays in the one without the term.
+PIPELINE_STARTS = tuple({"pipeline_latency_s": lat, "sm_load_bytes_per_s": bw}
+                        for lat in (0.25e-6, 0.5e-6, 1e-6, 2e-6) for bw in (50e9, 100e9, 200e9))
+
 _BOUNDS = {"peak_efficiency": (0.05, 1.0), "tile_overhead_elems": (0.0, 512.0),
            "k_overhead_elems": (0.0, 512.0), "mma_fallback_efficiency": (0.02, 1.0),
-           "bandwidth_efficiency": (0.05, 1.0), "overlap_decay": (0.0, 0.99)}
+           "bandwidth_efficiency": (0.05, 1.0), "overlap_decay": (0.0, 0.99),
+           "pipeline_latency_s": (0.0, 5e-6), "sm_load_bytes_per_s": (20e9, 500e9)}
 _WARP_BOUNDS = (0.01, 1.0)
 
 _FIELDS = ("M", "N", "K", "block_m", "block_n", "block_k", "num_warps", "num_stages",
@@ -159,8 +179,10 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     The same arithmetic as :class:`KernelModelMeasurer` for ``"matmul"``
     (non-persistent) given its ``blocks_per_sm`` and traffic: efficiency
     (eq. 4, :func:`matmul_efficiency`), compute with wave quantization over
-    the SMs (eq. 5), HBM time (eq. 6, writes counted when
-    ``params.count_writes``), overlap (eq. 7) and total (eq. 8).
+    the SMs (eq. 5), the software-pipeline operand feed (eq. 5b,
+    ``cdiv(K, BLOCK_K)`` steps of ``(BLOCK_M + BLOCK_N) * BLOCK_K * itemsize``
+    bytes; off with the default parameters), HBM time (eq. 6, writes counted
+    when ``params.count_writes``), overlap (eq. 7) and total (eq. 8).
 
     Parameters
     ----------
@@ -184,6 +206,11 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     flops_prog = 2.0 * bm * bn * np.ceil(obs.K / bk) * bk
     peak_sm = hardware.tensor_flops_per_s(dtype) / hardware.n_sms
     compute = rounds * flops_prog / (peak_sm * eff)
+    x = (bm + bn) * bk * DTYPE_ITEMSIZE[dtype] / params.sm_load_bytes_per_s
+    in_flight = np.minimum(obs.blocks_per_sm, rounds) * np.maximum(obs.num_stages - 1.0, 1.0)
+    feed = rounds * np.ceil(obs.K / bk) * np.maximum(x, (params.pipeline_latency_s + x)
+                                                     / in_flight)
+    compute = np.maximum(compute, feed)
     hbm = obs.hbm_read_bytes + (obs.hbm_write_bytes if params.count_writes else 0.0)
     memory = hbm / (hardware.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (obs.num_stages * obs.blocks_per_sm - 1.0)
@@ -222,7 +249,8 @@ def _bounds(name: str) -> tuple[float, float]:
 def fit_gpu_model(obs: MatmulObservations, hardware: HardwareProfile,
                   params0: GpuModelParams | None = None, *, fit: Sequence[str] = DEFAULT_FIT,
                   loss: str = "soft_l1", f_scale: float = 0.2, ridge: float = 0.01,
-                  dtype: str = "float16") -> tuple[GpuModelParams, Any]:
+                  dtype: str = "float16", starts: Sequence[Mapping[str, float]] = ()
+                  ) -> tuple[GpuModelParams, Any]:
     """Fit ``fit`` parameters of the time model to measured times.
 
     Minimises ``sum rho((log t_pred - log t_meas)^2) + ridge^2 * sum(((x - x0) / s)^2)``
@@ -249,6 +277,11 @@ def fit_gpu_model(obs: MatmulObservations, hardware: HardwareProfile,
     ridge : float, default=0.01
         Weight of the pull towards ``params0``, relative to one observation.
     dtype : str, default="float16"
+    starts : sequence of mapping, default=()
+        Further starting points (values of some fitted names; the others
+        start at ``params0``). The solver runs from ``params0`` and from
+        each, and the lowest cost wins; the ridge always pulls towards
+        ``params0``.
 
     Returns
     -------
@@ -287,9 +320,19 @@ def fit_gpu_model(obs: MatmulObservations, hardware: HardwareProfile,
         r = np.log(predict_matmul_time(obs, p, hardware, dtype)) - log_meas
         return np.concatenate([r, ridge * (x - x0) / width])
 
-    res = least_squares(residuals, x0, bounds=(lo, hi), loss=loss, f_scale=f_scale,
-                        method="trf", x_scale=width, max_nfev=2000)
-    return _with(p0, names, res.x), res
+    best: Any = None
+    for start in ({}, *starts):
+        bad = set(start) - set(names)
+        if bad:
+            raise MeasureError(f"a start may only set fitted parameters, got {sorted(bad)} "
+                               f"not in fit={list(names)}")
+        xs = np.clip(np.array([start.get(n, v) for n, v in zip(names, x0)], np.float64),
+                     lo, hi)
+        res = least_squares(residuals, xs, bounds=(lo, hi), loss=loss, f_scale=f_scale,
+                            method="trf", x_scale=width, max_nfev=2000)
+        if best is None or res.cost < best.cost:
+            best = res
+    return _with(p0, names, best.x), best
 
 
 def _rankdata(x: FloatArray) -> FloatArray:

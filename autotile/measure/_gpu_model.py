@@ -15,6 +15,10 @@ References
 .. [4] NVIDIA CUTLASS, "Efficient GEMM in CUDA" (docs/efficient_gemm.md):
    multistage shared-memory pipelines hold ``stages x (A tile + B tile)``;
    Triton's software pipeliner (``num_stages``) does the same.
+.. [5] J. D. C. Little, "A Proof for the Queuing Formula: L = lambda W",
+   Operations Research 9(3), 1961; V. Volkov, "Understanding Latency Hiding
+   on GPUs", PhD thesis, UC Berkeley, 2016 (Little's law for GPU memory:
+   bytes in flight = bandwidth x latency).
 """
 
 from __future__ import annotations
@@ -72,12 +76,20 @@ class GpuModelParams:
     count_writes : bool, default=True
         Whether stores count towards ``memory_s`` (the seed's traffic numbers
         are reads only; a real kernel also writes C).
+    pipeline_latency_s : float, default=0.0
+        ``L`` in the software-pipeline term (eq. 5b): seconds from issuing
+        one K step's operand loads to their arrival in shared memory, under
+        load. 0 switches the latency part off.
+    sm_load_bytes_per_s : float, default=inf
+        ``B_sm`` in eq. 5b: operand bytes per second one SM can load from
+        L2 into shared memory. ``inf`` switches the bandwidth part off.
 
     Raises
     ------
     MeasureError
         If an efficiency is outside ``(0, 1]``, ``overlap_decay`` outside
-        ``[0, 1)`` or an overhead negative.
+        ``[0, 1)``, an overhead or ``pipeline_latency_s`` negative or
+        ``sm_load_bytes_per_s`` not positive.
     """
 
     peak_efficiency: float = 0.85
@@ -90,6 +102,8 @@ class GpuModelParams:
     overlap_decay: float = 0.35
     reg_base_per_thread: int = 40
     count_writes: bool = True
+    pipeline_latency_s: float = 0.0
+    sm_load_bytes_per_s: float = math.inf
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "warp_efficiency",
@@ -103,9 +117,13 @@ class GpuModelParams:
                 raise MeasureError(f"{name} must be in (0, 1], got {name}={v}")
         if not 0.0 <= self.overlap_decay < 1.0:
             raise MeasureError(f"overlap_decay must be in [0, 1), got {self.overlap_decay}")
-        for name in ("tile_overhead_elems", "k_overhead_elems", "reg_base_per_thread"):
+        for name in ("tile_overhead_elems", "k_overhead_elems", "reg_base_per_thread",
+                     "pipeline_latency_s"):
             if getattr(self, name) < 0:
                 raise MeasureError(f"{name} must be >= 0, got {name}={getattr(self, name)}")
+        if not self.sm_load_bytes_per_s > 0:
+            raise MeasureError(f"sm_load_bytes_per_s must be > 0, got "
+                               f"sm_load_bytes_per_s={self.sm_load_bytes_per_s}")
 
     def warp_factor(self, num_warps: int) -> float:
         """Efficiency factor of ``num_warps`` (nearest listed count below, else the first)."""
@@ -162,6 +180,10 @@ class GpuEstimate:
         The larger of ``compute_s`` and ``memory_s``.
     n_sm_rounds : int
         ``ceil(n_programs / n_sms)``: programs on the busiest SM.
+    feed_s : float, default=0.0
+        Time the busiest SM needs to get its programs' operands into shared
+        memory through the software pipeline (eq. 5b); ``compute_s``
+        includes it (it is the larger of the two). 0 when the term is off.
     """
 
     time_s: float
@@ -171,6 +193,7 @@ class GpuEstimate:
     efficiency: float
     bound: Literal["compute", "memory"]
     n_sm_rounds: int
+    feed_s: float = 0.0
 
 
 def matmul_smem_bytes(block_m: int, block_n: int, block_k: int, num_stages: int,
@@ -278,12 +301,23 @@ def occupancy(hw: HardwareProfile, *, num_warps: int, smem_bytes: int,
 
 def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_program: float,
                   n_programs: int, hbm_bytes: float, efficiency: float,
-                  blocks_per_sm: int, num_stages: int, dtype: str = "float16") -> GpuEstimate:
-    """Kernel time from compute, HBM traffic, waves and pipelining (eqs. 5-8).
+                  blocks_per_sm: int, num_stages: int, dtype: str = "float16",
+                  n_steps_per_program: int = 0, step_bytes: float = 0.0) -> GpuEstimate:
+    """Kernel time from compute, operand feed, HBM traffic, waves and pipelining (eqs. 5-8).
 
     * compute (eq. 5): ``ceil(n_programs / n_sms) * flops_per_program /
       (peak / n_sms * efficiency)``: the busiest SM's programs at its share
       of the tensor peak (wave quantization over SMs);
+    * operand feed (eq. 5b, when ``n_steps_per_program > 0``): with
+      ``r = ceil(n_programs / n_sms)``, ``b' = min(blocks_per_sm, r)``,
+      ``x = step_bytes / sm_load_bytes_per_s`` and ``L = pipeline_latency_s``,
+      ``feed_s = r * n_steps_per_program * max(x, (L + x) / (b' * max(num_stages - 1, 1)))``
+      and ``compute_s = max(compute_s, feed_s)``. A K step can only refill a
+      stage buffer after its previous use, so each program has
+      ``num_stages - 1`` steps of loads in flight and the SM
+      ``b' * (num_stages - 1)``; by Little's law [5] the SM then completes
+      at most that many steps per load latency ``L + x``. With the defaults
+      (``L = 0``, ``B_sm = inf``) ``feed_s = 0`` and eq. 5 is unchanged;
     * memory (eq. 6): ``hbm_bytes / (hbm_bytes_per_s * bandwidth_efficiency)``;
     * overlap (eq. 7): ``o = 1 - overlap_decay ** (num_stages * blocks_per_sm - 1)``;
     * time (eq. 8): ``max(c, m) + (1 - o) * min(c, m) + launch_overhead_s``:
@@ -308,6 +342,12 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
         Software-pipeline depth (>= 1).
     dtype : str, default="float16"
         Operand dtype, selects the peak (:meth:`HardwareProfile.tensor_flops_per_s`).
+    n_steps_per_program : int, default=0
+        Software-pipelined loop steps per program (a matmul's
+        ``cdiv(K, BLOCK_K)`` per tile); 0 switches eq. 5b off.
+    step_bytes : float, default=0.0
+        Operand bytes one step loads into shared memory (a matmul's
+        ``(BLOCK_M + BLOCK_N) * BLOCK_K * itemsize``).
 
     Returns
     -------
@@ -322,7 +362,9 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     References
     ----------
     Williams et al., "Roofline", CACM 2009 (``max(compute, memory)``);
-    NVIDIA "Matrix Multiplication Background User's Guide", §"Wave Quantization".
+    NVIDIA "Matrix Multiplication Background User's Guide", §"Wave Quantization";
+    Little 1961 and Volkov 2016 [5] (eq. 5b); CUTLASS "Efficient GEMM in
+    CUDA", §"Software Pipelining" [4].
     """
     if blocks_per_sm < 1 or num_stages < 1 or n_programs < 1:
         raise MeasureError(f"blocks_per_sm, num_stages and n_programs must be >= 1, got "
@@ -332,8 +374,15 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     rounds = -(-n_programs // hw.n_sms)
     peak_sm = hw.tensor_flops_per_s(dtype) / hw.n_sms
     compute_s = rounds * flops_per_program / (peak_sm * efficiency)
+    feed_s = 0.0
+    if n_steps_per_program > 0:
+        x = step_bytes / params.sm_load_bytes_per_s
+        in_flight = min(blocks_per_sm, rounds) * max(num_stages - 1, 1)
+        feed_s = rounds * n_steps_per_program * max(
+            x, (params.pipeline_latency_s + x) / in_flight)
+        compute_s = max(compute_s, feed_s)
     memory_s = hbm_bytes / (hw.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (num_stages * blocks_per_sm - 1)
     t = max(compute_s, memory_s) + (1.0 - o) * min(compute_s, memory_s) + hw.launch_overhead_s
     return GpuEstimate(t, compute_s, memory_s, o, efficiency,
-                       "compute" if compute_s >= memory_s else "memory", rounds)
+                       "compute" if compute_s >= memory_s else "memory", rounds, feed_s)

@@ -318,11 +318,13 @@ class KernelModelMeasurer(Measurer):
         flops_tile = 2.0 * bm * bn * nk * bk
         if persistent:  # a persistent program does ceil(n_tiles / n_prog) tiles
             flops_prog, n_units = flops_tile * _cdiv(n_tiles, n_prog), n_prog
+            n_steps = nk * _cdiv(n_tiles, n_prog)
         else:
-            flops_prog, n_units = flops_tile, n_prog
+            flops_prog, n_units, n_steps = flops_tile, n_prog, nk
         est = estimate_time(hw, p, flops_per_program=flops_prog, n_programs=n_units,
                             hbm_bytes=hbm, efficiency=eff, blocks_per_sm=occ.blocks_per_sm,
-                            num_stages=ns, dtype=self.dtype)
+                            num_stages=ns, dtype=self.dtype, n_steps_per_program=n_steps,
+                            step_bytes=float((bm + bn) * bk * isz))
         return self._ok(config, {
             "time_s": est.time_s, "tflops": 2.0 * M * N * K / est.time_s / 1e12,
             "hbm_bytes": hbm, "hbm_read_bytes": st.hbm_read_bytes,

@@ -13,6 +13,8 @@ from autotile.errors import MeasureError
 from autotile.measure import H200, GpuModelParams, KernelModelMeasurer, matmul_space
 from autotile.measure._calibrate import (
     DEFAULT_FIT,
+    PIPELINE_FIT,
+    PIPELINE_STARTS,
     MatmulObservations,
     calibrate_matmul,
     fit_gpu_model,
@@ -26,6 +28,8 @@ TRUE = GpuModelParams(peak_efficiency=0.95, tile_overhead_elems=40.0, k_overhead
                       warp_efficiency=((2, 0.25), (4, 0.7), (8, 0.9)),
                       mma_fallback_efficiency=0.35, bandwidth_efficiency=0.8,
                       overlap_decay=0.5)
+#: TRUE with the software-pipeline term on (eq. 5b)
+PIPED = dataclasses.replace(TRUE, pipeline_latency_s=0.8e-6, sm_load_bytes_per_s=70e9)
 
 
 def _obs_from_model(shape: tuple[int, int, int], configs: list[dict[str, int]],
@@ -56,7 +60,7 @@ def _obs_from_model(shape: tuple[int, int, int], configs: list[dict[str, int]],
 
 def test_vectorised_time_equals_the_kernel_measurer() -> None:
     cfgs = [dict(c) for c in matmul_space(512, 512, 512).sample(3, 25)]
-    for params in (GpuModelParams(), TRUE):
+    for params in (GpuModelParams(), TRUE, PIPED):
         obs, t = _obs_from_model((512, 512, 512), cfgs, params)
         assert len(obs) >= 15
         np.testing.assert_allclose(predict_matmul_time(obs, params, H200), t, rtol=1e-12)
@@ -104,6 +108,8 @@ def test_fit_rejects_bad_input() -> None:
         fit_gpu_model(obs.subset(np.arange(5)), H200)
     with pytest.raises(MeasureError, match="cannot fit 'launch_overhead_s'"):
         fit_gpu_model(obs, H200, fit=("launch_overhead_s",))
+    with pytest.raises(MeasureError, match="a start may only set fitted parameters"):
+        fit_gpu_model(obs, H200, starts=({"pipeline_latency_s": 1e-6},))
     with pytest.raises(MeasureError, match="test_fraction must be in"):
         calibrate_matmul(obs, H200, test_fraction=1.0)
     with pytest.raises(MeasureError, match="one length"):
@@ -148,3 +154,30 @@ def test_calibrated_model_keeps_its_reported_held_out_accuracy_on_h200_data() ->
     assert acc["n"] == 38
     assert acc["spearman"] >= REPORTED_HELD_OUT_SPEARMAN_8192 - MARGIN
     assert set(DEFAULT_FIT) >= {"peak_efficiency", "bandwidth_efficiency"}
+
+
+# The same protocol with the software-pipeline term (eq. 5b, PIPELINE_FIT from
+# PIPELINE_STARTS): held-out rank correlation is a little lower (ties among configs
+# whose operand feed is L2-bandwidth bound), the error much lower. RESULTS.md reports both.
+REPORTED_PIPELINE_SPEARMAN = 0.954  # pooled, 111 held-out configs
+REPORTED_PIPELINE_SPEARMAN_8192 = 0.875
+REPORTED_PIPELINE_MEDIAN_ERR = 0.117
+
+
+@pytest.mark.skipif(not (DATA / "h200_matmul_model.csv").exists(),
+                    reason="H200 data not present")
+def test_pipeline_term_keeps_its_reported_held_out_accuracy_on_h200_data() -> None:
+    obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
+                                       DATA / "h200_matmul_model.csv", l2_bytes=62_914_560)
+    hw = dataclasses.replace(H200, l2_bytes=62_914_560)
+    rep = calibrate_matmul(obs, hw, test_fraction=0.3, seed=0, fit=PIPELINE_FIT,
+                           starts=PIPELINE_STARTS)
+    assert rep.after["spearman"] >= REPORTED_PIPELINE_SPEARMAN - MARGIN
+    assert rep.after["median_abs_rel_error"] <= REPORTED_PIPELINE_MEDIAN_ERR + MARGIN
+    te = obs.subset(np.array(rep.test_index))
+    at = (te.M == 8192) & (te.N == 8192) & (te.K == 8192)
+    acc = rank_accuracy(predict_matmul_time(te, rep.params, hw)[at], te.time_s[at])
+    assert acc["spearman"] >= REPORTED_PIPELINE_SPEARMAN_8192 - MARGIN
+    # the fitted feed: ~0.8 us loaded latency, ~67 GB/s per SM (~8.8 TB/s over 132 SMs)
+    assert 0.5e-6 < rep.params.pipeline_latency_s < 1.2e-6
+    assert 50e9 < rep.params.sm_load_bytes_per_s < 90e9

@@ -68,3 +68,36 @@ def test_params_validation_and_json():
         GpuModelParams(peak_efficiency=0.0)
     with pytest.raises(MeasureError, match="overlap_decay must be in"):
         GpuModelParams(overlap_decay=1.0)
+
+
+def test_pipeline_feed_term_little_law():
+    """Eq. 5b: loads of a step have num_stages - 1 steps to arrive (Little's law)."""
+    hw = dataclasses.replace(H100_SXM, launch_overhead_s=0.0)
+    peak_sm = hw.fp16_tensor_flops_per_s / hw.n_sms
+    # one program per SM, 100 steps of 1 us of tensor work each, 64 KB per step
+    kw = dict(flops_per_program=peak_sm * 1e-4, hbm_bytes=0.0, efficiency=1.0,
+              n_programs=132, n_steps_per_program=100, step_bytes=65536.0)
+    off = estimate_time(hw, P, blocks_per_sm=1, num_stages=2, **kw)
+    assert off.feed_s == 0.0 and off.compute_s == pytest.approx(1e-4)  # defaults: term off
+    assert off == estimate_time(hw, P, blocks_per_sm=1, num_stages=2,
+                                **{k: v for k, v in kw.items() if k not in (
+                                    "n_steps_per_program", "step_bytes")})
+    p = GpuModelParams(pipeline_latency_s=0.8e-6, sm_load_bytes_per_s=65536 / 0.5e-6)
+    # 2 stages, 1 program: one step in flight, (0.8 + 0.5) us per step > 1 us of compute
+    two = estimate_time(hw, p, blocks_per_sm=1, num_stages=2, **kw)
+    assert two.feed_s == pytest.approx(100 * 1.3e-6) and two.compute_s == two.feed_s
+    # 3 stages: two steps in flight, 0.65 us per step < 1 us: compute bound again
+    three = estimate_time(hw, p, blocks_per_sm=1, num_stages=3, **kw)
+    assert three.feed_s == pytest.approx(65e-6) and three.compute_s == pytest.approx(1e-4)
+    # two resident programs on 264 programs: 2 rounds, four steps in flight per SM
+    kw2 = dict(kw, n_programs=264)
+    two_res = estimate_time(hw, p, blocks_per_sm=2, num_stages=3, **kw2)
+    assert two_res.feed_s == pytest.approx(2 * 100 * 0.5e-6)  # bandwidth part: x = 0.5 us
+    # fewer programs than resident slots: only the programs present count
+    lone = estimate_time(hw, p, blocks_per_sm=4, num_stages=2, **kw)
+    assert lone.feed_s == pytest.approx(two.feed_s)
+    with pytest.raises(MeasureError, match="pipeline_latency_s must be >= 0"):
+        GpuModelParams(pipeline_latency_s=-1.0)
+    with pytest.raises(MeasureError, match="sm_load_bytes_per_s must be > 0"):
+        GpuModelParams(sm_load_bytes_per_s=0.0)
+    assert GpuModelParams(**p.to_json()) == p
