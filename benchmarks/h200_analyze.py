@@ -4,7 +4,10 @@ Reads ``benchmarks/data/h200_*.csv`` (raw GPU results and
 ``h200_matmul_model.csv`` from ``h200_predict.py``), prints the Markdown
 tables of ``benchmarks/RESULTS.md`` ("Real hardware: H200 validation") and
 writes ``benchmarks/data/h200_calibrated_params.csv`` (parameters fitted on
-every config, for ``h200_sim2real.py --stage calibrated``).
+every config, for ``h200_sim2real.py --stage calibrated``) and
+``h200_calibrated_params_v2.csv`` (the same with the software-pipeline term,
+eq. 5b, for ``h200_sim2real.py --model v2``; ``--pipeline-only`` prints its
+tables alone).
 
 It also compares the ncu DRAM bytes with the L2 models (lockstep seed model
 and the fitted :data:`~autotile.measure._l2sim.DRIFT`, held-out protocol in
@@ -15,7 +18,7 @@ and the fitted :data:`~autotile.measure._l2sim.DRIFT`, held-out protocol in
 Usage::
 
     python benchmarks/h200_analyze.py [--l2-scan] [--ncu-only] [--rounds-only]
-                                      [--write-validation]
+                                      [--pipeline-only] [--write-validation]
 
 The out-of-sample predictions are written only with ``--write-validation``
 (or when the file is absent); once ``h200_ncu_validation.csv`` (measured
@@ -431,8 +434,10 @@ def sim2real_section() -> None:
         print(f"| {label} | {knobs} | {t:.0f} | {100 * t / cub:.1f}% |")
 
 
-#: Device calls of the second sim-to-real protocol (``bench_h200.py --part rounds``).
-ROUND_CALLS = (1, 2, 3)
+#: Device calls of the second sim-to-real protocol (``bench_h200.py --part rounds``);
+#: call 4 times the choices of the model with the pipeline term (if it was made).
+ROUND_CALLS = tuple(c for c in (1, 2, 3, 4)
+                    if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
 
 
 def sim2real_rounds_section() -> dict[str, Any]:
@@ -475,6 +480,8 @@ def sim2real_rounds_section() -> dict[str, Any]:
             lab = labels.setdefault(k, [])
             lab += [x for x in r["label"].split(" | ")
                     if not x.startswith("GPU-direct") and x not in lab]
+        if not (DATA / f"h200_gpu_tuning_call{c}.csv").exists():
+            continue
         for r in rows(f"h200_gpu_tuning_call{c}.csv"):
             if r["trial"] == "best":
                 cfg = dict(kv.split("=") for kv in r["config"].replace(" ", "").split(","))
@@ -525,11 +532,194 @@ def sim2real_rounds_section() -> dict[str, Any]:
     return out
 
 
+def rounds_observations(hw: Any) -> tuple[Any, list[tuple[int, ...]], dict[tuple[int, ...], float]]:
+    """The configs timed in the rounds as :class:`MatmulObservations` at 8192^3.
+
+    Simulator outputs (programs per SM, HBM bytes) from
+    :class:`KernelModelMeasurer` on ``hw``; ``time_s`` = the time at the
+    config's median share of cuBLAS (pooled over rounds and calls) of a
+    655 TFLOP/s cuBLAS, so only the order and ratios matter. Returns the
+    observations, their configs and the median % of cuBLAS per config.
+    """
+    import contextlib
+    import io
+
+    from autotile.measure._calibrate import MatmulObservations
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        pct = sim2real_rounds_section()["pct"]
+    m = KernelModelMeasurer("matmul", dict(zip("MNK", SHAPES[0])), hardware=hw)
+    cols, keys = [], []
+    for k, v in pct.items():
+        res = m.measure(dict(zip(KNOBS, k)))
+        if not res.ok:
+            continue
+        met = res.metrics
+        cols.append((*SHAPES[0], k[0], k[1], k[2], k[4], k[5], met["blocks_per_sm"],
+                     met["hbm_read_bytes"], met["hbm_bytes"] - met["hbm_read_bytes"],
+                     2.0 * 8192**3 / (v / 100 * 655e12)))
+        keys.append(k)
+    a = np.array(cols, np.float64).T
+    return MatmulObservations(*a, groups=tuple(" ".join(map(str, k)) for k in keys)), keys, pct
+
+
+def pipeline_section() -> dict[str, Any]:
+    """Calibration with the software-pipeline term (eq. 5b): held-out and top-of-ranking.
+
+    Fits :data:`PIPELINE_FIT` (the nine parameters plus ``pipeline_latency_s``
+    and ``sm_load_bytes_per_s``, from :data:`PIPELINE_STARTS`) with the
+    protocol of :func:`matmul_section` (60 MiB L2, 70/30 split by config,
+    seed 0), compares it with the nine-parameter fit, scores both on the
+    configs timed in the sim-to-real rounds, and writes the fit on all
+    configs to ``h200_calibrated_params_v2.csv``.
+    """
+    from scipy.stats import kendalltau, spearmanr
+
+    from autotile.measure._calibrate import DEFAULT_FIT, PIPELINE_FIT, PIPELINE_STARTS
+
+    l2 = L2_SIZES[1]
+    hw = dataclasses.replace(H200, l2_bytes=l2)
+    obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
+                                       DATA / "h200_matmul_model.csv", l2_bytes=l2)
+    fits = {"calibrated, eqs. 4-8": dict(fit=DEFAULT_FIT),
+            "calibrated, + pipeline term": dict(fit=PIPELINE_FIT, starts=PIPELINE_STARTS)}
+    reps = {k: calibrate_matmul(obs, hw, test_fraction=0.3, seed=0, **kw)
+            for k, kw in fits.items()}
+    rep0 = next(iter(reps.values()))
+    te = obs.subset(np.array(rep0.test_index))
+    print("\n### Matmul: calibration with the software-pipeline term (eq. 5b), held out "
+          "(60 MiB L2, 30%, seed 0)\n")
+    print("| shape | params | Spearman | Kendall | median err | geo-mean pred/meas | n |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    rows_ = [("default", rep0.params0)] + [(k, r.params) for k, r in reps.items()]
+    for shp in (*SHAPES, None):
+        mk = np.ones(len(te), bool) if shp is None else shape_mask(te, shp)
+        for label, params in rows_:
+            pred = predict_matmul_time(te, params, hw)
+            name = "pooled" if shp is None else "x".join(map(str, shp))
+            print(f"| {name} | {label} | {fmt(rank_accuracy(pred[mk], te.time_s[mk]))} |")
+    for k, r in reps.items():
+        print(f"fitting set, {k}: {fmt(r.after_train)}; solver cost {r.cost:.3f}")
+        print(f"  params (held-out split): {json.dumps(r.params.to_json())}")
+    out: dict[str, Any] = {"held_out": {k: r.after for k, r in reps.items()}}
+    # the fit on all configs, for sim-to-real
+    params_all = {}
+    for k, kw in fits.items():
+        params_all[k], res = fit_gpu_model(obs, hw, **kw)
+        acc = rank_accuracy(predict_matmul_time(obs, params_all[k], hw), obs.time_s)
+        print(f"fit on all {len(obs)}, {k}: Spearman {acc['spearman']:.3f}, median err "
+              f"{100 * acc['median_abs_rel_error']:.1f}%, cost {res.cost:.3f}")
+    p2 = params_all["calibrated, + pipeline term"]
+    print("params (all, + pipeline term):", json.dumps(p2.to_json()))
+    with (DATA / "h200_calibrated_params_v2.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "value"])
+        w.writerow(["l2_bytes", l2])
+        w.writerow(["params_json", json.dumps(p2.to_json())])
+        for k, v in p2.to_json().items():
+            w.writerow([k, json.dumps(v)])
+    # the top: configs timed in the rounds (measured % of cuBLAS)
+    ro, keys, pct = rounds_observations(hw)
+    best_meas = max(keys, key=pct.__getitem__)
+    print(f"\nTop of the ranking: the {len(ro)} configs timed in the sim-to-real rounds "
+          f"(measured best {' '.join(map(str, best_meas))} at {pct[best_meas]:.1f}% of "
+          f"cuBLAS)\n")
+    print("| params | fitted on | Spearman | Kendall | model's best of these "
+          "(measured % of cuBLAS) | model's top 3 (measured %) |")
+    print("| --- | --- | ---: | ---: | --- | --- |")
+    out["rounds"] = {}
+    for label, on, params in [(k, "held-out split", r.params) for k, r in reps.items()] + \
+            [(k, f"all {len(obs)}", p) for k, p in params_all.items()]:
+        pred = predict_matmul_time(ro, params, hw)
+        order = np.argsort(pred, kind="stable")
+        top3 = ", ".join(f"{' '.join(map(str, keys[i]))} ({pct[keys[i]]:.1f})"
+                         for i in order[:3])
+        sp = float(spearmanr(pred, ro.time_s).statistic)
+        kt = float(kendalltau(pred, ro.time_s).statistic)
+        b = keys[int(order[0])]
+        print(f"| {label} | {on} | {sp:.3f} | {kt:.3f} | {' '.join(map(str, b))} "
+              f"({pct[b]:.1f}%) | {top3} |")
+        out["rounds"][(label, on)] = {"spearman": sp, "best": b, "best_pct": pct[b]}
+    # predicted / measured by pipeline depth, tiles >= 128x128 at 8192^3 (main sweep)
+    sweep = obs.subset(np.flatnonzero(shape_mask(obs, SHAPES[0])
+                                      & (obs.block_m * obs.block_n >= 128 * 128)))
+    print("\nPredicted / measured time by num_stages, tiles >= 128x128 at 8192^3 "
+          "(main sweep; fits on all configs):\n")
+    print("| num_stages | configs | " + " | ".join(params_all) + " |")
+    print("| ---: | ---: |" + " ---: |" * len(params_all))
+    ratio = {k: predict_matmul_time(sweep, p, hw) / sweep.time_s for k, p in params_all.items()}
+    for st in sorted(set(sweep.num_stages)):
+        i = sweep.num_stages == st
+        print(f"| {int(st)} | {int(i.sum())} | "
+              + " | ".join(f"{np.median(r[i]):.2f}" for r in ratio.values()) + " |")
+    return out
+
+
+def sim2real_v2_section() -> dict[str, Any]:
+    """Sim-to-real with the pipeline-term model: its choices and their measured share of cuBLAS.
+
+    Reads ``h200_sim2real_exhaustive_v2.csv`` and ``h200_sim2real_tuned_v2.csv``
+    (``h200_sim2real.py --model v2``) and the measured medians of every round
+    (:func:`sim2real_rounds_section`); a choice never timed is reported as such.
+    """
+    import contextlib
+    import io
+
+    def key(r: dict[str, str]) -> tuple[int, ...]:
+        return tuple(int(r[k]) for k in KNOBS)
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        pct = sim2real_rounds_section()["pct"]
+    exh = {key(r): float(r["predicted_time_s"])
+           for r in rows("h200_sim2real_exhaustive_v2.csv") if r["status"] == "ok"}
+    rank = {k: i + 1 for i, k in enumerate(sorted(exh, key=exh.__getitem__))}
+    flops = 2.0 * 8192**3
+
+    def cell(k: tuple[int, ...]) -> str:
+        return f"{pct[k]:.1f}" if k in pct else "untimed"
+
+    print("\n### Sim-to-real with the pipeline-term model (v2), 8192^3\n")
+    print("| model rank | config (BM BN BK GROUP_M warps stages) | predicted TFLOP/s | "
+          "measured % of cuBLAS (median over rounds) |")
+    print("| ---: | --- | ---: | ---: |")
+    for k in sorted(rank, key=rank.__getitem__)[:12]:
+        print(f"| {rank[k]} | {' '.join(map(str, k))} | {flops / exh[k] / 1e12:.0f} | "
+              f"{cell(k)} |")
+    timed = [k for k in pct if k in rank]
+    print(f"\nTimed configs: {len(timed)}; v2 rank of the measured best "
+          f"({' '.join(map(str, max(pct, key=pct.__getitem__)))}): "
+          f"{rank.get(max(pct, key=pct.__getitem__), '-')}")
+    print("\n| searcher on the simulator | budget | seeds 0-4 (% of cuBLAS) | median over "
+          "seeds | seeds >= 95% | model rank of the choice |")
+    print("| --- | ---: | --- | ---: | ---: | --- |")
+    out: dict[str, Any] = {"untimed": set()}
+    tuned = rows("h200_sim2real_tuned_v2.csv")
+    for searcher in dict.fromkeys(r["searcher"] for r in tuned):
+        for budget in dict.fromkeys(r["budget"] for r in tuned):
+            sub = sorted((r for r in tuned if r["searcher"] == searcher
+                          and r["budget"] == budget), key=lambda r: int(r["seed"]))
+            ks = [key(r) for r in sub]
+            out["untimed"] |= {k for k in ks if k not in pct}
+            vals = [pct[k] for k in ks if k in pct]
+            med = f"{np.median(vals):.1f}%" if len(vals) == len(ks) else "-"
+            ge = sum(v >= 95 for v in vals)
+            out[f"{searcher}_{budget}"] = [pct.get(k) for k in ks]
+            print(f"| {searcher} | {budget} | {' / '.join(cell(k) for k in ks)} | {med} | "
+                  f"{ge} of {len(ks)} | {', '.join(str(rank.get(k, '-')) for k in ks)} |")
+    print(f"\nuntimed choices: {sorted(out['untimed'])}")
+    return out
+
+
 def main() -> int:
     # the out-of-sample predictions were committed before the ncu run: rewrite them
     # only on request (or when absent), never as a side effect of reading the results
     rewrite = ("--write-validation" in sys.argv
                or not (DATA / "h200_ncu_validation_predicted.csv").exists())
+    if "--pipeline-only" in sys.argv:
+        pipeline_section()
+        if (DATA / "h200_sim2real_tuned_v2.csv").exists():
+            sim2real_v2_section()
+        return 0
     if "--rounds-only" in sys.argv:
         sim2real_rounds_section()
         return 0
@@ -549,6 +739,9 @@ def main() -> int:
     other_kernels_section()
     sim2real_section()
     sim2real_rounds_section()
+    pipeline_section()
+    if (DATA / "h200_sim2real_tuned_v2.csv").exists():
+        sim2real_v2_section()
     if "--l2-scan" in sys.argv:
         l2_scan()
     return 0

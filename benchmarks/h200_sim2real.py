@@ -22,6 +22,10 @@ of ``h200_calibrated_params.csv``::
     python benchmarks/h200_sim2real.py --stage tune        # searchers x budgets x seeds
     python benchmarks/h200_sim2real.py --stage rounds      # device list for the rounds
 
+``--model v2`` (the default) uses the model with the software-pipeline term
+(``h200_calibrated_params_v2.csv``) and writes the same files with a
+``_v2`` suffix; ``--model v1`` reproduces the files of the first rerun.
+
 ``exhaustive`` writes ``h200_sim2real_exhaustive.csv`` (every valid config
 and its predicted time), ``tune`` writes ``h200_sim2real_tuned.csv`` (one
 row per study: ``searcher="model"`` with the library defaults and
@@ -116,16 +120,25 @@ def fixed_rows() -> list[dict[str, Any]]:
 EXHAUSTIVE = DATA / "h200_sim2real_exhaustive.csv"
 TUNED = DATA / "h200_sim2real_tuned.csv"
 ROUNDS = DATA / "h200_sim2real_rounds_configs.csv"
+PARAMS = DATA / "h200_calibrated_params.csv"
+#: Calibrated models: ``v1`` = eqs. 4-8 (issue 6's first rerun, files kept for
+#: the record); ``v2`` = with the software-pipeline term (eq. 5b), fitted by
+#: ``h200_analyze.py`` with ``PIPELINE_FIT``. ``(params, exhaustive, tuned, rounds)``.
+MODELS = {
+    "v1": (PARAMS, EXHAUSTIVE, TUNED, ROUNDS),
+    "v2": (DATA / "h200_calibrated_params_v2.csv", DATA / "h200_sim2real_exhaustive_v2.csv",
+           DATA / "h200_sim2real_tuned_v2.csv", DATA / "h200_sim2real_rounds_configs_v2.csv"),
+}
 BUDGETS = (40, 100, 300)
 SEEDS = (0, 1, 2, 3, 4)
 TUTORIAL_BEST = (128, 256, 64, 8, 8, 3)
 
 
-def calibrated(params_path: Path = DATA / "h200_calibrated_params.csv") -> tuple[Any, int]:
+def calibrated(params_path: Path | None = None) -> tuple[Any, int]:
     """``(GpuModelParams, l2_bytes)`` of the calibration (fit on all 379 configs)."""
     from autotile.measure import GpuModelParams
 
-    with Path(params_path).open() as f:
+    with Path(PARAMS if params_path is None else params_path).open() as f:
         p = {r["name"]: r["value"] for r in csv.DictReader(f)}
     d = json.loads(p["params_json"])
     params = GpuModelParams(**{**d, "warp_efficiency": tuple(map(tuple,
@@ -268,7 +281,11 @@ def main() -> int:
     ap.add_argument("--searcher", default="model")
     ap.add_argument("--searcher-kwargs", default=json.dumps(SEARCHER_KW),
                     help="JSON; '{}' for the searcher's defaults")
+    ap.add_argument("--model", default="v2", choices=sorted(MODELS),
+                    help="--stage exhaustive/tune/rounds: which calibrated model and files")
     args = ap.parse_args()
+    global PARAMS, EXHAUSTIVE, TUNED, ROUNDS
+    PARAMS, EXHAUSTIVE, TUNED, ROUNDS = MODELS[args.model]
     if args.stage == "exhaustive":
         stage_exhaustive()
         return 0
