@@ -21,8 +21,8 @@ import numpy as np
 
 from autotile import te
 from autotile.measure import (
-    ScheduleMeasurer,
     CacheConfig,
+    ScheduleMeasurer,
     simulate_cache_reference,
     simulate_nest,
     sweep,
@@ -76,13 +76,16 @@ def main() -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"python {platform.python_version()}")
     print(f"schedules: {n} ({u} distinct traces), n_jobs={args.n_jobs}")
-    print(f"sweep wall time: {wall:.1f} s  ({n / wall:.0f} schedules/s, {u / wall:.0f} distinct/s)")
-    print(f"plain-Python reference: {t_ref:.2f} s/schedule; fast path: {t_fast * 1e3:.1f} ms/schedule;"
+    print(f"sweep wall time: {wall:.1f} s  ({n / wall:.0f} schedules/s, "
+          f"{u / wall:.0f} distinct/s)")
+    print(f"plain-Python reference: {t_ref:.2f} s/schedule; "
+          f"fast path: {t_fast * 1e3:.1f} ms/schedule;"
           f" ratio {t_ref / t_fast:.0f}x (same run, {args.ref_samples} random schedules)")
     print(f"misses: min {misses.min():.0f} (x{int((misses == misses.min()).sum())}), "
           f"median {np.median(misses):.0f}, max {misses.max():.0f}")
     cyc = truth.column("est_cycles")
-    print(f"est_cycles: min {cyc.min():.0f} (x{int((cyc == cyc.min()).sum())}), max {cyc.max():.0f}")
+    print(f"est_cycles: min {cyc.min():.0f} (x{int((cyc == cyc.min()).sum())}), "
+          f"max {cyc.max():.0f}")
     print(f"table: {out} ({out.stat().st_size / 1e6:.2f} MB)")
 
 
