@@ -58,6 +58,19 @@ def _names(what: str, names: Sequence[str] | None, arg_names: list[str]) -> list
     return out
 
 
+def _tolerance(name: str, value: Any) -> float | None:
+    """Check ``rtol``/``atol``: None, or a finite real number >= 0."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                     np.floating)):
+        raise InvalidConfigError(f"{name} must be a real number >= 0 or None, got "
+                                 f"{name}={value!r} ({type(value).__name__})")
+    if not np.isfinite(value) or value < 0:
+        raise InvalidConfigError(f"{name} must be a finite number >= 0, got {name}={value!r}")
+    return float(value)
+
+
 class Autotuner:
     """A kernel that picks its best config per key before it runs (``triton.Autotuner``).
 
@@ -126,7 +139,9 @@ class Autotuner:
         self.configs = [c if isinstance(c, Config) else Config.from_knobs(c)
                         for c in (configs or [])]
         if space is None and not self.configs:
-            self.configs = [Config({})]
+            raise InvalidConfigError(
+                f"@autotune of {fn.__name__!r} needs candidates: pass a non-empty configs= "
+                f"list or space=, got configs={configs!r} and space=None")
         self.space = space
         self.searcher = searcher
         if int(budget) != budget or budget < 1:
@@ -159,8 +174,12 @@ class Autotuner:
         self._small_args_is_default = small_args is None and self.small_args is not None
         self.reference, self.check = reference, bool(check)
         self.check_max_elems = int(check_max_elems)
-        self.rtol, self.atol = rtol, atol
+        self.rtol, self.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
         self.cache_dir, self.disk_cache = cache_dir, bool(disk_cache)
+        if self.disk_cache and cache_dir is not None and Path(cache_dir).exists() \
+                and not Path(cache_dir).is_dir():
+            raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
+                                     f"{str(cache_dir)!r}, which is an existing file")
         self.cache: dict[tuple[Any, ...], Config] = {}
         self.histories: dict[tuple[Any, ...], list[TuningRecord]] = {}
         self.history: list[TuningRecord] = []
@@ -479,6 +498,8 @@ class Autotuner:
         try:
             disk.store(self.fn.__name__, dig, entry)
         except OSError as exc:
-            if _verbose():
-                print(f"autotile autotuning: could not write the cache: {exc}")
+            warnings.warn(f"autotune of {self.fn.__name__!r}: could not write the disk cache "
+                          f"file {str(disk.path(self.fn.__name__, dig))!r} (cache_dir="
+                          f"{str(disk.directory)!r}): {exc}; the tuning is kept in memory only",
+                          RuntimeWarning, stacklevel=2)
 

@@ -103,10 +103,13 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
         check_max_elems : int, default=65536
             Largest call (total array elements) checked on its own arguments.
         rtol, atol : float, optional
-            Tolerances of the comparison (default by dtype).
+            Tolerances of the comparison, finite and ``>= 0`` (default by
+            dtype).
         cache_dir : str or path, optional
-            Disk cache directory; default ``$AUTOTILE_CACHE_DIR`` or
-            ``~/.cache/autotile/autotune``.
+            Disk cache directory (created on the first write; must not be an
+            existing file); default ``$AUTOTILE_CACHE_DIR`` or
+            ``~/.cache/autotile/autotune``. A cache file that cannot be
+            written gives a ``RuntimeWarning`` naming it.
         disk_cache : bool, default=True
             Read and write the disk cache.
 
@@ -119,8 +122,10 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     ------
     InvalidConfigError
         For a name in ``key``/``reset_to_zero``/``restore_value`` that is
-        not a kernel parameter, both or neither of ``configs``/``space``
-        given inconsistently, or a missing ``scorer``.
+        not a kernel parameter, both ``configs`` and ``space`` given, neither
+        given (or ``configs=[]`` without ``space``), a missing ``scorer``,
+        ``rtol``/``atol`` negative or not a finite number, or a
+        ``cache_dir`` that is an existing file (with ``disk_cache=True``).
 
     Notes
     -----
