@@ -18,7 +18,8 @@ falls back to fewer programs at a time whenever it cannot be exact:
   a value that differs between the programs raises
   :class:`~autotile.lang._state.Divergence`: the batch is undone and split
   into runs of consecutive programs that decided alike, each retried as a
-  batch (runs shorter than :data:`MIN_BATCH` go one program at a time);
+  batch (runs shorter than :data:`MIN_BATCH`, or than ``batch_programs``
+  when that is 2 or 3, go one program at a time);
 * a builtin without batched support (atomics, scans, ``tl.reduce``, block
   pointers at program-dependent offsets, prints, ...), any error, or two
   programs of the batch touching the same memory with at least one write
@@ -58,7 +59,9 @@ __all__ = ["BatchRun", "BatchChunk", "run_batched", "MIN_BATCH", "DEFAULT_BATCH_
 
 #: Programs per batch for ``batch_programs=True``.
 DEFAULT_BATCH_PROGRAMS = 1024
-#: Runs of fewer consecutive programs than this go one program at a time.
+#: Runs of fewer consecutive programs than this go one program at a time
+#: (``min(MIN_BATCH, batch_programs)`` when ``batch_programs`` is smaller, but
+#: at least 2: ``batch_programs=2`` or ``3`` does batch).
 MIN_BATCH = 4
 
 
@@ -287,7 +290,9 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
     n_prog : int
         Programs to run.
     max_batch : int
-        Most programs per batch.
+        Most programs per batch. Runs shorter than ``min(MIN_BATCH,
+        max_batch)`` (at least 2) go one program at a time, so
+        ``max_batch=1`` runs every program alone.
     counts, masked, lanes : ndarray
         Per-program counters of the launch, filled for every program.
     run_sequential : callable
@@ -304,9 +309,10 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
     g0, g1 = st.grid[0], st.grid[1]
     todo = [(lo, min(lo + max_batch, n_prog)) for lo in range(0, n_prog, max_batch)][::-1]
     n_batched = 0
+    min_batch = max(2, min(MIN_BATCH, max_batch))
     while todo:
         lo, hi = todo.pop()
-        if hi - lo < MIN_BATCH:
+        if hi - lo < min_batch:
             run_sequential(lo, hi)
             continue
         run = BatchRun(lo, hi, nb, regions)

@@ -229,7 +229,10 @@ class JITFunction:
         batch_programs : bool or int, default=False
             Run up to this many consecutive programs (``True``: 1024) in one
             pass of the kernel function, each value carrying a program axis
-            (:mod:`autotile.lang._batch`).  Memory, the record and the trace
+            (:mod:`autotile.lang._batch`).  ``1`` runs one program at a time;
+            runs shorter than ``min(4, batch_programs)`` programs (the tail of
+            the grid, or pieces split off by a fallback) also run one program
+            at a time.  Memory, the record and the trace
             are those of the one-program-at-a-time run; batches whose programs
             branch differently on program-dependent values, share memory
             through stores or use builtins without batched support fall back

@@ -571,3 +571,55 @@ def test_batch_programs_is_not_recorded_in_meta_and_ir_listing_is_unchanged():
     assert "batch_programs" not in K.add_kernel.last_record.meta
     ir = K.add_kernel.trace(x, x, x, 64, BLOCK_SIZE=16, grid=(4,), batch_programs=True)
     assert str(ir) == str(K.add_kernel.trace(x, x, x, 64, BLOCK_SIZE=16, grid=(4,)))
+
+
+# -- small batch sizes (new-user test: batch_programs=2/3 used to never batch) ---------------
+@pytest.mark.parametrize("batch,n_prog,expect", [
+    (1, 7, 0),     # one program at a time
+    (2, 7, 6),     # 3 batches of 2, the last program alone
+    (2, 8, 8),
+    (3, 7, 6),     # 2 batches of 3, the last program alone
+    (3, 8, 6),     # 2 batches of 3, a tail of 2 < 3 one at a time
+    (3, 9, 9),
+    (4, 7, 4),
+])
+def test_small_batch_programs_batch(batch, n_prog, expect):
+    n, block = n_prog * 16 - 5, 16
+    rng = np.random.default_rng(batch * 100 + n_prog)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+
+    def launch(a, b):
+        K.add_kernel[(n_prog,)](a[0], a[1], a[2], n, BLOCK_SIZE=block, batch_programs=b)
+
+    for gran in ("element", "tile"):
+        recs = both(launch, [x, y, np.zeros(n, np.float32)], gran, batch)
+        assert n_batched(recs) == expect
+
+
+@pytest.mark.parametrize("batch", [2, 3])
+def test_small_batches_fall_back_like_large_ones(batch):
+    def launch(a, b):
+        _branchy[(20,)](a[0], SPLIT=5, MODE=0, batch_programs=b)
+
+    recs = both(launch, [np.zeros(40, np.int32)], "element", batch)
+    # the batch holding pids 4 and 5 (batch 2: 4-5; batch 3: 3-5) diverges and splits into
+    # pieces shorter than `batch` (one program at a time); batch 3 also leaves the tail 18-19
+    assert n_batched(recs) == {2: 18, 3: 15}[batch]
+
+
+def test_small_batches_of_the_matmul_equal_sequential():
+    rng = np.random.default_rng(3)
+    M, N, K_ = 48, 64, 32
+    a0 = rng.standard_normal((M, K_)).astype(np.float16)
+    b0 = rng.standard_normal((K_, N)).astype(np.float16)
+    n_prog = tl.cdiv(M, 16) * tl.cdiv(N, 16)
+
+    def launch(arr, bp):
+        K.matmul_kernel[(n_prog,)](arr[0], arr[1], arr[2], M, N, K_, K_, 1, N, 1, N, 1,
+                                   BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=2,
+                                   PID_ORDER="row_major", batch_programs=bp)
+
+    for batch in (2, 3):
+        recs = both(launch, [a0, b0, np.zeros((M, N), np.float16)], "sector", batch)
+        assert n_batched(recs) == n_prog == 12
