@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
-from autotile.kernels._host import cdiv, is_power_of_2
+from autotile.kernels._host import cdiv, check_power_of_2, is_power_of_2
 from autotile.kernels._knobs import Constraint, KernelKnobs
 from autotile.lang import jit
 
@@ -215,6 +215,8 @@ def flash_attention(
 
     Raises
     ------
+    TypeError
+        If ``BLOCK_M`` or ``BLOCK_N`` is not an int.
     ValueError
         If the shapes differ, a block or ``d`` is not a power of two >= 16,
         or ``BLOCK_N`` does not divide ``BLOCK_M``.
@@ -226,10 +228,11 @@ def flash_attention(
             f"q, k and v must have one shape, got {q3.shape}, {k3.shape}, {v3.shape}"
         )
     b, n, d = q3.shape
-    block_n = default_block_n(BLOCK_M) if BLOCK_N is None else int(BLOCK_N)
-    for name, val in (("d", d), ("BLOCK_M", BLOCK_M), ("BLOCK_N", block_n)):
-        if not is_power_of_2(val) or val < 16:
-            raise ValueError(f"{name} must be a power of two >= 16 (tl.dot), got {name}={val}")
+    BLOCK_M = check_power_of_2("BLOCK_M", BLOCK_M, 16, " (tl.dot)")
+    block_n = default_block_n(BLOCK_M) if BLOCK_N is None else \
+        check_power_of_2("BLOCK_N", BLOCK_N, 16, " (tl.dot)")
+    if not is_power_of_2(d) or d < 16:
+        raise ValueError(f"d must be a power of two >= 16 (tl.dot), got d={d}")
     if BLOCK_M % block_n:
         raise ValueError(
             f"BLOCK_N must divide BLOCK_M, got BLOCK_M={BLOCK_M}, BLOCK_N={block_n}"

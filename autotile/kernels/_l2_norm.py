@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
-from autotile.kernels._host import is_power_of_2, next_power_of_2
+from autotile.kernels._host import check_int, is_power_of_2, next_power_of_2
 from autotile.kernels._knobs import Constraint, KernelKnobs
 from autotile.lang import jit
 
@@ -42,6 +42,8 @@ def l2_norm(x: npt.NDArray[np.floating], *, BLOCK: int | None = None
 
     Raises
     ------
+    TypeError
+        If ``BLOCK`` is not an int.
     ValueError
         If ``x`` is not 2-D with unit column stride or ``BLOCK`` is too small.
     """
@@ -50,7 +52,7 @@ def l2_norm(x: npt.NDArray[np.floating], *, BLOCK: int | None = None
             f"x must be 2-D with unit column stride, got shape={x.shape}, strides={x.strides}"
         )
     m, n = x.shape
-    block = next_power_of_2(n) if BLOCK is None else int(BLOCK)
+    block = next_power_of_2(n) if BLOCK is None else check_int("BLOCK", BLOCK, 1)
     if not is_power_of_2(block) or block < n:
         raise ValueError(f"BLOCK must be a power of two >= N, got BLOCK={block}, N={n}")
     out = np.empty(m, x.dtype)

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
-from autotile.kernels._host import is_power_of_2
+from autotile.kernels._host import check_power_of_2
 from autotile.kernels._knobs import Constraint, KernelKnobs
 from autotile.lang import jit
 
@@ -87,6 +87,8 @@ def layer_norm(
 
     Raises
     ------
+    TypeError
+        If ``BLOCK_SIZE`` is not an int.
     ValueError
         If the shapes disagree, the columns are strided or ``BLOCK_SIZE`` is not
         a power of two.
@@ -98,8 +100,7 @@ def layer_norm(
         )
     if x.strides[1] != x.itemsize:
         raise ValueError(f"x must have unit column stride, got strides={x.strides}")
-    if not is_power_of_2(BLOCK_SIZE):
-        raise ValueError(f"BLOCK_SIZE must be a power of two, got BLOCK_SIZE={BLOCK_SIZE}")
+    BLOCK_SIZE = check_power_of_2("BLOCK_SIZE", BLOCK_SIZE)
     m, n = x.shape
     y = np.empty((m, n), x.dtype)
     mean = np.empty(m, np.float32)

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
-from autotile.kernels._host import cdiv, is_power_of_2, next_power_of_2
+from autotile.kernels._host import cdiv, check_int, check_power_of_2, next_power_of_2
 from autotile.kernels._knobs import Constraint, KernelKnobs
 from autotile.lang import jit
 
@@ -130,11 +130,9 @@ def _check_matmul(a: npt.NDArray[np.generic], b: npt.NDArray[np.generic],
             f"b.shape={b.shape}"
         )
     for name, v in (("BLOCK_M", BLOCK_M), ("BLOCK_N", BLOCK_N), ("BLOCK_K", BLOCK_K)):
-        if not is_power_of_2(v) or v < 16:
-            raise ValueError(f"{name} must be a power of two >= 16 (tl.dot), got {name}={v}")
-    if GROUP_M < 1:
-        raise ValueError(f"GROUP_M must be >= 1, got GROUP_M={GROUP_M}")
-    if PID_ORDER not in PID_ORDERS:
+        check_power_of_2(name, v, 16, " (tl.dot)")
+    check_int("GROUP_M", GROUP_M, 1)
+    if not isinstance(PID_ORDER, str) or PID_ORDER not in PID_ORDERS:
         raise ValueError(f"PID_ORDER must be one of {PID_ORDERS}, got PID_ORDER={PID_ORDER!r}")
 
 
@@ -183,11 +181,14 @@ def matmul(
 
     Raises
     ------
+    TypeError
+        If a block or ``GROUP_M`` is not an int (e.g. ``GROUP_M=2.5``).
     ValueError
         If the shapes do not chain, a block is not a power of two >= 16,
         ``GROUP_M < 1`` or ``PID_ORDER`` is unknown.
     """
     _check_matmul(a, b, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, PID_ORDER)
+    BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = int(BLOCK_M), int(BLOCK_N), int(BLOCK_K), int(GROUP_M)
     M, K = a.shape
     N = b.shape[1]
     if out is None:

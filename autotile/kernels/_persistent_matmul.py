@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
-from autotile.kernels._host import cdiv
+from autotile.kernels._host import cdiv, check_int
 from autotile.kernels._knobs import Constraint, KernelKnobs
 from autotile.kernels._matmul import MATMUL_KNOBS, _check_matmul, _elem_strides
 from autotile.lang import jit
@@ -121,8 +121,8 @@ def _launch_persistent(kernel_name: str, a: npt.NDArray[np.generic],
                        out_dtype: npt.DTypeLike,
                        out: npt.NDArray[np.generic] | None) -> npt.NDArray[np.generic]:
     _check_matmul(a, b, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, "grouped")
-    if NUM_SMS < 1:
-        raise ValueError(f"NUM_SMS must be >= 1, got NUM_SMS={NUM_SMS}")
+    NUM_SMS = check_int("NUM_SMS", NUM_SMS, 1)
+    BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M = int(BLOCK_M), int(BLOCK_N), int(BLOCK_K), int(GROUP_M)
     M, K = a.shape
     N = b.shape[1]
     if out is None:

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
-from autotile.kernels._host import is_power_of_2, next_power_of_2
+from autotile.kernels._host import check_int, check_power_of_2, is_power_of_2, next_power_of_2
 from autotile.kernels._knobs import Constraint, KernelKnobs
 from autotile.lang import jit
 
@@ -154,8 +154,17 @@ def softmax_naive(x: npt.NDArray[np.floating], *, BLOCK_SIZE: int = 1024
     ndarray of shape (n_rows, n_cols), dtype float32
         ``softmax(x, axis=1)``. The intermediates ``x_max``, ``z``, ``num``
         and ``den`` are separate buffers, as in the five NumPy ops.
+
+    Raises
+    ------
+    TypeError
+        If ``BLOCK_SIZE`` is not an int.
+    ValueError
+        If ``x`` is not 2-D with unit column stride or ``BLOCK_SIZE`` is not
+        a power of two.
     """
     m, n = _check_2d(x)
+    BLOCK_SIZE = check_power_of_2("BLOCK_SIZE", BLOCK_SIZE)
     x_max = np.empty(m, np.float32)
     z = np.empty((m, n), np.float32)
     num = np.empty((m, n), np.float32)
@@ -189,11 +198,13 @@ def softmax_fused(x: npt.NDArray[np.floating], *, BLOCK_SIZE: int | None = None
 
     Raises
     ------
+    TypeError
+        If ``BLOCK_SIZE`` is not an int.
     ValueError
         If ``BLOCK_SIZE`` is not a power of two or is smaller than ``n_cols``.
     """
     m, n = _check_2d(x)
-    block = next_power_of_2(n) if BLOCK_SIZE is None else int(BLOCK_SIZE)
+    block = next_power_of_2(n) if BLOCK_SIZE is None else check_int("BLOCK_SIZE", BLOCK_SIZE)
     if not is_power_of_2(block) or block < n:
         raise ValueError(
             f"BLOCK_SIZE must be a power of two >= n_cols, got BLOCK_SIZE={block}, n_cols={n}"

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
-from autotile.kernels._host import cdiv
+from autotile.kernels._host import cdiv, check_power_of_2
 from autotile.kernels._knobs import Constraint, KernelKnobs
 from autotile.lang import jit
 
@@ -52,13 +52,17 @@ def add(
 
     Raises
     ------
+    TypeError
+        If ``BLOCK_SIZE`` is not an int.
     ValueError
-        If the shapes differ or the inputs are not 1-D.
+        If the shapes differ, the inputs are not 1-D or ``BLOCK_SIZE`` is not
+        a power of two.
     """
     if x.ndim != 1 or x.shape != y.shape:
         raise ValueError(
             f"x and y must be 1-D of one shape, got x.shape={x.shape}, y.shape={y.shape}"
         )
+    BLOCK_SIZE = check_power_of_2("BLOCK_SIZE", BLOCK_SIZE)
     if out is None:
         out = np.empty_like(x)
     n = x.shape[0]

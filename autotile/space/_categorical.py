@@ -80,10 +80,16 @@ class Choice(Knob):
         try:
             hash(v)
         except TypeError:
-            return f"{self.name}={format_value(v)} is not one of {format_value(self.values)}"
+            return self._not_one_of(v)
         if v in self._index_of and _same_type_member(v, self.values):
             return None
-        return f"{self.name}={format_value(v)} is not one of {format_value(self.values)}"
+        return self._not_one_of(v)
+
+    def _not_one_of(self, v: Any) -> str:
+        """The message for a value outside ``values``: reprs, plus the type when it differs."""
+        kind = "" if any(type(v) is type(x) for x in self.values) else \
+            f" ({type(v).__name__})"
+        return f"{self.name}={v!r}{kind} is not one of {self.values!r}"
 
     def canonical(self, value: Any) -> Any:
         """Return ``value`` with NumPy scalars and lists made Python scalars and tuples."""
