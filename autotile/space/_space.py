@@ -23,7 +23,7 @@ from autotile.space._config import Config
 from autotile.space._constraint import Constraint, as_constraint
 from autotile.space._encoding import SpaceEncoding
 from autotile.space._enumerate import INT64_LIMIT, valid_product_indices
-from autotile.space._knob import Knob, format_value
+from autotile.space._knob import Knob, as_int, format_value
 from autotile.space._moves import SpaceMoves
 
 __all__ = ["Space"]
@@ -175,7 +175,7 @@ class Space(SpaceMoves, SpaceEncoding):
         Parameters
         ----------
         index : int
-            ``0 <= index < size``.
+            ``0 <= index < size``; a Python or NumPy integer (not a bool).
 
         Returns
         -------
@@ -184,10 +184,15 @@ class Space(SpaceMoves, SpaceEncoding):
 
         Raises
         ------
+        TypeError
+            If ``index`` is not an integer (e.g. ``1.5``, ``"3"``, ``True``).
         IndexError
             If ``index`` is out of range.
         """
-        i = int(index)
+        i = as_int(index)
+        if i is None:
+            raise TypeError(f"config index must be an int, got index={index!r} "
+                            f"({type(index).__name__})")
         size = self.size
         if not 0 <= i < size:
             raise IndexError(f"config index must satisfy 0 <= index < {size}, got index={i}")

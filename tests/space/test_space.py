@@ -333,3 +333,14 @@ def test_bad_spaces():
     big = Space([IntRange("x", 0, 10**6), IntRange("y", 0, 10**6)], [lambda c: True])
     with pytest.raises(InvalidConfigError, match="product_size=1000002000001"):
         len(big)
+
+
+@pytest.mark.parametrize("bad", [1.5, 1.0, "3", True, np.bool_(True), None, np.float64(2)])
+def test_config_at_requires_an_int(bad):
+    with pytest.raises(TypeError, match=r"config index must be an int, got index="):
+        GEMM.config_at(bad)
+
+
+def test_config_at_accepts_numpy_integers():
+    assert GEMM.config_at(np.int64(3)) == GEMM.config_at(np.int32(3)) == GEMM.config_at(3)
+    assert GEMM.config_at(np.uint8(1)) != GEMM.config_at(3)
