@@ -43,7 +43,9 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
 * masked-off lanes of ``load`` give ``other`` or 0, never touch memory and
   are not counted; an active lane outside its buffer raises
   :class:`~autotile.errors.OutOfBoundsError` (kernel, program id, buffer,
-  first 5 offsets) before anything is read or written;
+  first 5 offsets) before anything is read or written; a store or atomic to
+  an argument whose array is read-only (``flags.writeable`` False) raises a
+  :class:`~autotile.errors.LangError` naming the argument;
 * ``dot`` multiplies fp16/bf16/fp32 in float32 (no TF32 rounding);
   ``max``/``min``/``maximum`` ignore a NaN operand like ``max.f32``;
 * bfloat16 values are float32 arrays rounded to bfloat16 (nearest even)

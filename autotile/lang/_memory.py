@@ -14,6 +14,7 @@ import numpy as np
 
 from autotile.errors import LangError, OutOfBoundsError
 from autotile.lang import _dtypes as D
+from autotile.lang._semantic import check_writable
 from autotile.lang._state import Launch, NeedsSequential, current, type_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
 
@@ -64,6 +65,8 @@ def access(st: Launch, buf: Any, off: Any, m: Any, is_write: bool) -> Any:
     In a batched run ``off`` is the same in every program of the batch: the
     op is counted and traced once per program.
     """
+    if is_write:
+        check_writable(buf, "store", st.where())
     act = np.ravel(off) if m is None else np.asarray(off)[m]
     _check(st, buf, act, "store" if is_write else "load")
     if st.batch is not None:  # the same op in every program of a batch
@@ -315,6 +318,7 @@ def _store_batched(st: Launch, p: tensor, value: Any, mask: Any) -> None:
         if m.all():
             m = None
     act = off.reshape(-1) if m is None else off[m]
+    check_writable(buf, "store", st.where())
     _check(st, buf, act, "store")
     n_lanes = int(np.prod(p.shape, dtype=np.int64))
     n_act = np.full(run.n, n_lanes, dtype=np.int64) if m is None else \
@@ -334,6 +338,7 @@ def _atomic(kind: str, pointer: Any, val: Any, mask: Any, cmp: Any = None) -> te
         raise NeedsSequential("atomics run one program at a time")
     p = _pointer(pointer, f"atomic_{kind}")
     buf, et = p.buf, p.dtype.element_ty
+    check_writable(buf, f"atomic_{kind}", st.where())
     vt = to_tensor(val)
     shape = np.broadcast_shapes(np.shape(p.v), np.shape(vt.v))
     off = np.broadcast_to(p.v, shape)

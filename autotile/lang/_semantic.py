@@ -29,6 +29,7 @@ __all__ = [
     "check_axis",
     "check_grid",
     "check_batch_programs",
+    "check_writable",
     "MAX_PROGRAMS",
 ]
 
@@ -262,3 +263,26 @@ def check_batch_programs(value: Any) -> bool | int:
         return int(value)
     raise LangError(f"batch_programs must be a bool or an int >= 1 (programs per batch), "
                     f"got batch_programs={value!r}")
+
+
+def check_writable(buf: Any, op: str, where: str) -> None:
+    """Check that a store or atomic may write to a buffer.
+
+    Parameters
+    ----------
+    buf : Buffer
+        The buffer written (its ``flat`` view carries the array's flags).
+    op : str
+        The op, e.g. ``"store"`` or ``"atomic_add"``.
+    where : str
+        The kernel and program, from ``Launch.where()``.
+
+    Raises
+    ------
+    LangError
+        If the argument's array is read-only (``flags.writeable`` is False).
+    """
+    if not buf.flat.flags.writeable:
+        raise LangError(f"{op} to read-only argument {buf.name!r} in {where}: a buffer the "
+                        f"kernel writes must be a writeable array, got {buf.name} with "
+                        f"flags.writeable=False (pass a writeable copy, e.g. np.array(x))")

@@ -85,3 +85,17 @@ def test_block_pointer_boundary_check():
     ref = np.zeros((2, 8), np.float32)
     ref[0, :4] = src[2]
     np.testing.assert_array_equal(dst, ref)
+
+
+def test_descriptor_store_to_read_only_array_names_the_argument():
+    src = np.ones((16, 16), np.float32)
+    dst = np.zeros((16, 16), np.float32)
+    dst.flags.writeable = False
+    with pytest.raises(LangError, match="store to read-only argument 'dst' in kernel "
+                                        "'copy_desc_kernel'"):
+        copy_desc_kernel[(2, 2)](src, dst, 16, 16, 16, 16, BM=8, BN=8)
+    # a read-only source is fine
+    src.flags.writeable = False
+    out = np.zeros((16, 16), np.float32)
+    copy_desc_kernel[(2, 2)](src, out, 16, 16, 16, 16, BM=8, BN=8)
+    np.testing.assert_array_equal(out, 2.0)

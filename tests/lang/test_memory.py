@@ -150,3 +150,43 @@ def test_pointer_element_type_and_cast_store():
     dst16 = np.zeros(4, np.float16)
     k[(1,)](src, dst16, BLOCK=4)
     np.testing.assert_array_equal(dst16, src.astype(np.float16))
+
+
+# -- read-only arrays (new-user test: NumPy's "assignment destination is read-only") ---------
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_store_to_read_only_output_names_the_argument(batch):
+    n = 100
+    x, y = np.ones(n, np.float32), np.ones(n, np.float32)
+    out = _read_only(np.zeros(n, np.float32))
+    with pytest.raises(LangError, match=r"store to read-only argument 'out_ptr' in kernel "
+                                        r"'add_kernel', program_id=\(0,\).*writeable"):
+        add_kernel[(4,)](x, y, out, n, BLOCK_SIZE=32, batch_programs=batch)
+    np.testing.assert_array_equal(out, 0)
+
+
+def test_read_only_inputs_are_fine():
+    n = 100
+    x, y = _read_only(np.ones(n, np.float32)), _read_only(np.full(n, 2, np.float32))
+    out = np.zeros(n, np.float32)
+    add_kernel[(4,)](x, y, out, n, BLOCK_SIZE=32)
+    np.testing.assert_array_equal(out, 3)
+
+
+def test_read_only_strided_view_and_atomic_name_the_argument():
+    @jit
+    def k(ptr, cnt_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.atomic_add(cnt_ptr, 1)
+        tl.store(ptr + offs * 2, offs)
+
+    base = np.zeros(16, np.int32)
+    view = _read_only(base[::2].view())
+    with pytest.raises(LangError, match="atomic_add to read-only argument 'cnt_ptr'"):
+        k[(1,)](np.zeros(8, np.int32), _read_only(np.zeros(1, np.int32)), BLOCK=8)
+    with pytest.raises(LangError, match="store to read-only argument 'ptr'"):
+        k[(1,)](view, np.zeros(1, np.int32), BLOCK=4)
