@@ -9,6 +9,8 @@ which are re-exported here.
 from __future__ import annotations
 
 import copy
+import math
+import numbers
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,6 +26,13 @@ from autotile.search._methodology import (
     methodology_score,
     random_trials_quantile,
     trials_to_target,
+)
+from autotile.search._study_args import (
+    check_count,
+    check_measurer_space,
+    check_n_jobs,
+    check_seeds,
+    short_repr,
 )
 
 __all__ = [
@@ -113,22 +122,27 @@ def compare(
         Scores configs; a :class:`~autotile.measure.ReplayMeasurer` (anything
         with a ``truth`` table) also gives the optimum, the random
         expectation and the methodology score.
-    searchers : sequence of str or (label, callable), default=DEFAULT_SEARCHERS
+    searchers : str, (label, callable) or sequence of them, default=DEFAULT_SEARCHERS
         Names for :func:`autotile.search.create_study` (``"grid"``,
         ``"random"``, ``"model"``, ``"evolutionary"``, ``"tpe"``, ``"cmaes"``,
         ``"gp"``, ``"nsga2"``, ``"qmc"``), or ``(label, fn)`` pairs with
         ``fn(space, measurer, budget, seed) -> objective value per trial``
-        (``inf`` for a failed trial; picklable when ``n_jobs != 1``).
+        (``inf`` for a failed trial; picklable when ``n_jobs != 1``). A
+        single name or pair means a list of that one searcher.
     budget : int, optional
-        Trials per run; default :func:`methodology_budget` of the table.
+        Trials per run, an int ``>= 1``; default :func:`methodology_budget`
+        of the table.
     seeds : int or sequence of int, default=10
-        ``k`` means seeds ``0 .. k-1``.
+        ``k >= 1`` means seeds ``0 .. k-1``; a sequence lists distinct
+        seeds, each an int with ``0 <= seed < 2**32``.
     objective : str, optional
         Metric to minimise; default ``measurer.objective``.
     optimum : float, optional
-        ``f_opt``; default the table's optimum of ``objective``.
+        ``f_opt``, finite; default the table's optimum of ``objective``. With
+        a table it must not be below the table's best value.
     n_jobs : int, default=1
-        joblib workers over (searcher, seed) pairs (``-1``: all cores).
+        joblib workers over (searcher, seed) pairs, a non-zero int (``-1``:
+        all cores).
     progress : bool, default=True
         Show a tqdm bar over runs.
 
@@ -141,8 +155,13 @@ def compare(
     ------
     ValueError
         If a searcher name is unknown, the objective is not a metric of the
-        measurer, no seeds are given, or ``budget``/``optimum`` are missing and
-        cannot be taken from a table.
+        measurer, the measurer's ``space`` is not the same space as
+        ``space`` (see :func:`~autotile.search.create_study`), ``budget`` is
+        not an int ``>= 1``, ``seeds`` is not an int ``>= 1`` or a non-empty
+        sequence of distinct seeds in ``[0, 2**32)``, ``n_jobs`` is 0 or not
+        an int, ``optimum`` is not finite or is below the table's best
+        value, or ``budget``/``optimum`` are missing and cannot be taken from
+        a table.
 
     References
     ----------
@@ -160,29 +179,42 @@ def compare(
     from tqdm.auto import tqdm
 
     t_start = time.perf_counter()
+    # arguments: the same rules (and helpers) as tune()
+    if budget is not None:
+        budget = check_count("budget", budget)
+    seed_list = check_seeds(seeds)
+    n_jobs = check_n_jobs(n_jobs)
+    if optimum is not None and (not isinstance(optimum, numbers.Real) or isinstance(
+            optimum, bool) or not math.isfinite(optimum)):
+        raise ValueError(f"optimum must be a finite number or None, got "
+                         f"optimum={short_repr(optimum)}")
+    check_measurer_space(space, measurer)
     # searchers
     known = _known_searchers()
+    if isinstance(searchers, str) or (
+            isinstance(searchers, tuple) and len(searchers) == 2
+            and isinstance(searchers[0], str) and callable(searchers[1])):
+        searchers = [searchers]  # one name, or one (label, fn) pair
     items: list[tuple[str, str | SearcherFn]] = []
     for s in searchers:
         if isinstance(s, str):
             if s not in known:
                 raise ValueError(f"unknown searcher {s!r}; choose from {', '.join(known)}")
             items.append((s, s))
-        else:
+        elif isinstance(s, tuple) and len(s) == 2:
             label, fn = s
             if not callable(fn):
                 raise ValueError(f"searcher {label!r} must be a name or (label, callable), "
                                  f"got {fn!r}")
             items.append((str(label), fn))
+        else:
+            raise ValueError(f"each searcher must be a name or a (label, callable) pair, got "
+                             f"{short_repr(s)}")
     labels = [label for label, _ in items]
     if len(set(labels)) != len(labels):
         raise ValueError(f"searcher labels must be distinct, got {labels}")
     if not items:
         raise ValueError("compare needs at least one searcher")
-    seed_list = tuple(range(int(seeds))) if isinstance(seeds, (int, np.integer)) else tuple(
-        int(s) for s in seeds)
-    if not seed_list:
-        raise ValueError(f"compare needs at least one seed, got seeds={seeds!r}")
     # objective and table
     metrics = tuple(getattr(measurer, "metrics", ()) or ())
     objective = objective or getattr(measurer, "objective", None)
@@ -205,13 +237,15 @@ def compare(
         if values is None or values.shape[0] == 0:
             raise ValueError("pass optimum=: the measurer has no ground-truth table")
         optimum = float(values[0])
+    elif values is not None and values.shape[0] and float(optimum) < values[0]:
+        raise ValueError(
+            f"optimum must not be below the table's best {objective} (no config reaches it, "
+            f"so every score would be meaningless), got optimum={optimum!r} < "
+            f"{float(values[0])!r}")
     if budget is None:
         if values is None:
             raise ValueError("pass budget=: the measurer has no ground-truth table")
-        budget = methodology_budget(values, n_configs=n_configs)
-    budget = int(budget)
-    if budget < 1:
-        raise ValueError(f"budget must be >= 1, got budget={budget}")
+        budget = check_count("budget", methodology_budget(values, n_configs=n_configs))
     # run
     tasks = [(label, fn, seed) for label, fn in items for seed in seed_list]
     hist = {label: np.full((len(seed_list), budget), np.inf) for label in labels}

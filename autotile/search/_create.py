@@ -3,7 +3,7 @@
 :func:`create_study` checks the space, measurer, objective, seed and
 storage, builds the searcher by name (:func:`~autotile.search.make_searcher`)
 and creates or loads the Optuna study, refusing one created for another
-objective or space. :func:`tune` is ``create_study`` followed by
+objective, space, searcher or seed. :func:`tune` is ``create_study`` followed by
 :meth:`Study.optimize <autotile.search.Study.optimize>`.
 """
 
@@ -16,21 +16,47 @@ from optuna.samplers import BaseSampler
 from optuna.storages import BaseStorage
 
 from autotile.measure import Measurer
-from autotile.search._factory import encoding_for, make_searcher
+from autotile.search._factory import _ALIASES, SEARCHERS, encoding_for, make_searcher
 from autotile.search._optimize import optimize, quiet_optuna
 from autotile.search._study import Study
 from autotile.search._study_args import (
     DEFAULT_STORAGE,
     check_count,
     check_measurer,
+    check_n_jobs,
     check_seed,
     check_timeout,
-    is_int,
     resolve_storage,
 )
 from autotile.space import Space
 
 __all__ = ["create_study", "tune", "DEFAULT_STORAGE"]
+
+
+def _searcher_key(label: Any) -> str:
+    """The searcher's canonical name (``"xgb"`` and ``"Model"`` both mean ``"model"``)."""
+    text = str(label).lower()
+    text = _ALIASES.get(text, text)
+    return text if text in SEARCHERS else str(label)
+
+
+def _check_same_run(study_name: str, old: dict[str, Any], label: Any, seed: int | None) -> None:
+    """Refuse to resume a study with another searcher or seed than the one it was created with.
+
+    Mixing them would silently make the study's trials come from two searchers (or two
+    random streams) while its attributes still name the first.
+    """
+    if "autotile:searcher" in old and _searcher_key(old["autotile:searcher"]) != _searcher_key(
+            label):
+        raise ValueError(
+            f"study {study_name!r} was created with searcher={old['autotile:searcher']!r}, "
+            f"got searcher={str(label)!r}; resuming must use the same searcher: pass "
+            f"searcher={old['autotile:searcher']!r} to resume it, or another study_name")
+    if "autotile:seed" in old and old["autotile:seed"] != seed:
+        raise ValueError(
+            f"study {study_name!r} was created with seed={old['autotile:seed']!r}, got "
+            f"seed={seed!r}; resuming must use the same seed: pass "
+            f"seed={old['autotile:seed']!r} to resume it, or another study_name")
 
 
 def create_study(
@@ -71,10 +97,13 @@ def create_study(
         Default ``"<space name>-<searcher>-<objective>-seed<seed>"``, so
         running the same call again resumes the same study.
     seed : int, optional
-        Seed of the searcher, ``>= 0``.
+        Seed of the searcher, ``0 <= seed < 2**32`` (NumPy's seed range).
     load_if_exists : bool, default=True
         Load the study if one with this name exists (resume); otherwise
-        Optuna raises ``DuplicatedStudyError``.
+        Optuna raises ``DuplicatedStudyError``. A resumed study must be
+        called with the objective, space, searcher and seed it was created
+        with (a loaded study that differs is refused; there is no option to
+        mix them: pass another ``study_name`` instead).
     searcher_kwargs : dict, optional
         Extra arguments for :func:`make_searcher`.
 
@@ -90,10 +119,12 @@ def create_study(
         (e.g. a plain function) or ``storage`` has an unsupported type.
     ValueError
         If ``objective`` is not one of ``measurer.metrics`` (or there is no
-        objective at all), the measurer's ``space`` has other knobs than
-        ``space``, ``seed`` is not None or an int ``>= 0``, ``storage`` is a
-        string that is neither a URL nor an SQLite file path, or a loaded
-        study was created for another objective or space.
+        objective at all), the measurer's ``space`` is not the same space as
+        ``space`` (other knobs, knob values, constraints or size; a measurer
+        without a ``space`` attribute is not checked), ``seed`` is not None
+        or an int with ``0 <= seed < 2**32``, ``storage`` is a string that
+        is neither a URL nor an SQLite file path, or a loaded study was
+        created for another objective, space, searcher or seed.
 
     Examples
     --------
@@ -141,6 +172,7 @@ def create_study(
                 f"(size {old.get('autotile:space_size')}), got knobs {list(space.names)} "
                 f"(size {len(space)}); pass another study_name"
             )
+        _check_same_run(study_name, old, label, seed)
     else:
         for k, v in {**meta, "autotile:searcher": str(label), "autotile:seed": seed}.items():
             ost.set_user_attr(k, v)
@@ -179,7 +211,7 @@ def tune(
     budget : int, default=100
         Total number of trials, ``>= 1``.
     seed : int, optional
-        Seed of the searcher, ``>= 0``.
+        Seed of the searcher, ``0 <= seed < 2**32``.
     storage : str, path-like or optuna.storages.BaseStorage, optional
         See :func:`create_study` (default: ``autotile_studies.db``; a
         plain ``"file.db"`` path is an SQLite file).
@@ -200,7 +232,8 @@ def tune(
     Raises
     ------
     TypeError, ValueError
-        See :func:`create_study`; also if ``budget < 1`` or ``timeout <= 0``.
+        See :func:`create_study`; also if ``budget`` is not an int ``>= 1``,
+        ``n_jobs`` is not a non-zero int or ``timeout <= 0``.
     MeasureError
         If no trial could be attempted (the space has no valid config).
 
@@ -211,10 +244,9 @@ def tune(
         quotes the first few distinct errors).
     """
     budget = check_count("budget", budget)
-    if not is_int(n_jobs) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero int, got n_jobs={n_jobs!r}")
+    n_jobs = check_n_jobs(n_jobs)
     check_timeout(timeout)
     study = create_study(space, measurer, searcher=searcher, objective=objective,
                          storage=storage, study_name=study_name, seed=seed,
                          load_if_exists=load_if_exists, searcher_kwargs=searcher_kwargs)
-    return optimize(study, budget, int(n_jobs), progress, timeout)
+    return optimize(study, budget, n_jobs, progress, timeout)

@@ -9,6 +9,7 @@ import optuna
 from optuna.samplers import BaseSampler
 
 from autotile.search._params import Encoding
+from autotile.search._study_args import check_seed
 from autotile.space import Space
 
 __all__ = ["SEARCHERS", "make_searcher", "encoding_for"]
@@ -50,7 +51,8 @@ def make_searcher(
     space : Space
         The space.
     seed : int, optional
-        Seed of the searcher.
+        Seed of the searcher, ``0 <= seed < 2**32`` (NumPy's seed range, for
+        every searcher).
     **kwargs
         Passed to the searcher's constructor (e.g. ``plan_size`` for
         ``"model"``, ``n_startup_trials`` for ``"tpe"``).
@@ -63,7 +65,8 @@ def make_searcher(
     Raises
     ------
     ValueError
-        If ``name`` is unknown.
+        If ``name`` is unknown or ``seed`` is not None or an int with
+        ``0 <= seed < 2**32``.
     ImportError
         If an Optuna sampler's optional dependency is missing (``cmaes`` for
         CMA-ES; ``torch`` and ``scipy`` for GP), naming the package.
@@ -80,6 +83,7 @@ def make_searcher(
             f"searcher must be one of {SEARCHERS} (or an alias: {sorted(_ALIASES)}), "
             f"got {name!r}"
         )
+    check_seed(seed)
     _require(key)
     if key == "grid":
         from autotile.search._grid import GridSearcher

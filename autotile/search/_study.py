@@ -22,7 +22,7 @@ from autotile.measure import Measurer, MeasureResult
 from autotile.search import _optimize
 from autotile.search._optimize import FINISHED
 from autotile.search._params import Encoding, trial_config_text
-from autotile.search._study_args import check_count, check_timeout, is_int
+from autotile.search._study_args import check_count, check_n_jobs, check_timeout
 from autotile.space import Config, Space
 
 __all__ = ["Study", "TrialRecord"]
@@ -177,10 +177,9 @@ class Study:
             If every trial finished by this call failed or was infeasible.
         """
         n_trials = check_count("n_trials", n_trials)
-        if not is_int(n_jobs) or n_jobs == 0:
-            raise ValueError(f"n_jobs must be a non-zero int, got n_jobs={n_jobs!r}")
+        n_jobs = check_n_jobs(n_jobs)
         check_timeout(timeout)
-        return _optimize.optimize(self, n_trials, int(n_jobs), progress, timeout)
+        return _optimize.optimize(self, n_trials, n_jobs, progress, timeout)
 
     # -- results ----------------------------------------------------------------------
     def _frozen(self) -> list[FrozenTrial]:

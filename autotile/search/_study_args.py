@@ -1,4 +1,4 @@
-"""Checks and normalisation of the arguments of ``create_study``, ``tune`` and ``Study.optimize``.
+"""Checks of the arguments of ``create_study``, ``tune``, ``Study.optimize`` and ``compare``.
 
 Validated at the public boundary: each error names the rule and the value
 (``n_trials must be an int >= 1, got n_trials=0``). :func:`resolve_storage`
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numbers
 import os
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import optuna
@@ -18,13 +20,17 @@ from optuna.storages import BaseStorage
 from autotile.measure import Measurer
 from autotile.space import Space
 
-__all__ = ["DEFAULT_STORAGE", "short_repr", "is_int", "check_count", "check_timeout",
-           "check_seed", "resolve_storage", "check_measurer"]
+__all__ = ["DEFAULT_STORAGE", "SEED_LIMIT", "short_repr", "is_int", "check_count",
+           "check_n_jobs", "check_timeout", "check_seed", "check_seeds", "resolve_storage",
+           "check_measurer", "check_measurer_space", "space_mismatch"]
 
 #: Storage used when none is given: an SQLite file in the current directory.
 DEFAULT_STORAGE = "sqlite:///autotile_studies.db"
 #: File suffixes a storage string without ``://`` may have: it names an SQLite file.
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+#: Seeds must be below this: NumPy's legacy ``RandomState`` (used by Optuna's samplers) takes
+#: 32-bit seeds only.
+SEED_LIMIT = 2**32
 
 
 def short_repr(value: Any, limit: int = 40) -> str:
@@ -45,6 +51,13 @@ def check_count(name: str, value: Any) -> int:
     return int(value)
 
 
+def check_n_jobs(n_jobs: Any) -> int:
+    """Return ``n_jobs`` as an int, else raise ValueError (0 and non-ints are refused)."""
+    if not is_int(n_jobs) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero int (-1: all cores), got n_jobs={n_jobs!r}")
+    return int(n_jobs)
+
+
 def check_timeout(timeout: Any) -> None:
     if timeout is None:
         return
@@ -55,8 +68,43 @@ def check_timeout(timeout: Any) -> None:
 
 
 def check_seed(seed: Any) -> None:
-    if seed is not None and (not is_int(seed) or seed < 0):
-        raise ValueError(f"seed must be None or an int >= 0, got seed={seed!r}")
+    """Raise ValueError unless ``seed`` is None or an int with ``0 <= seed < 2**32``.
+
+    The upper bound is NumPy's (and so Optuna's samplers') seed range; it holds for every
+    searcher so that a seed means the same thing whichever searcher gets it.
+    """
+    if seed is not None and (not is_int(seed) or not 0 <= seed < SEED_LIMIT):
+        raise ValueError(f"seed must be None or an int with 0 <= seed < 2**32, "
+                         f"got seed={short_repr(seed)}")
+
+
+def check_seeds(seeds: Any) -> tuple[int, ...]:
+    """Return the seeds of ``compare``: ``k`` means ``0 .. k-1``, else distinct valid seeds.
+
+    Raises
+    ------
+    ValueError
+        If ``seeds`` is neither an int ``>= 1`` nor a non-empty sequence of distinct ints
+        with ``0 <= seed < 2**32`` (a string is not a sequence of seeds).
+    """
+    if is_int(seeds):
+        return tuple(range(check_count("seeds", seeds)))
+    rule = ("seeds must be an int >= 1 (seeds 0 .. k-1) or a non-empty sequence of distinct "
+            "ints with 0 <= seed < 2**32")
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise ValueError(f"{rule}, got seeds={short_repr(seeds)}")
+    out = tuple(seeds)
+    if not out:
+        raise ValueError(f"{rule}, got seeds={short_repr(seeds)} (no seed)")
+    for s in out:
+        if not is_int(s) or not 0 <= s < SEED_LIMIT:
+            raise ValueError(f"{rule}, got seed {short_repr(s)} in seeds={short_repr(seeds)}")
+    dup = [s for s, n in Counter(out).items() if n > 1]
+    if dup:
+        raise ValueError(f"{rule}, got seed {dup[0]!r} {out.count(dup[0])} times in "
+                         f"seeds={short_repr(seeds)}; each seed is one run, so a repeated "
+                         f"seed would run twice into the same row")
+    return tuple(int(s) for s in out)
 
 
 def resolve_storage(storage: Any) -> str | BaseStorage:
@@ -101,9 +149,60 @@ def check_measurer(space: Space, measurer: Any) -> None:
             f"measurer must be an autotile.measure.Measurer, got {type(measurer).__name__} "
             f"{short_repr(measurer)}; subclass Measurer and implement _measure(config) -> "
             f"MeasureResult")
+    check_measurer_space(space, measurer)
+
+
+def _label(space: Space) -> str:
+    return repr(space.name) if space.name else repr(space)
+
+
+def _knob_key(knob: Any) -> tuple[str, tuple[Any, ...]]:
+    return str(getattr(type(knob), "kind", type(knob).__name__)), tuple(knob.values)
+
+
+def space_mismatch(space: Space, other: Space) -> str | None:
+    """Say how ``other`` differs from ``space``, or return None if they hold the same configs.
+
+    Two spaces match when they have the same knobs (names, kinds and values; declaration
+    order may differ), the same constraint names and the same number of valid configs
+    (and, for explicit spaces, the same valid configs). Names alone do not suffice:
+    ``gemm_space(32)`` and ``gemm_space(64)`` have the same knob names.
+    """
+    if other is space:
+        return None
+    a, b = {k.name: k for k in space.knobs}, {k.name: k for k in other.knobs}
+    if set(a) != set(b):
+        return (f"the study's space {_label(space)} has knobs {list(space.names)}, the "
+                f"measurer's space {_label(other)} has knobs {list(other.names)}")
+    for name in space.names:
+        ka, kb = _knob_key(a[name]), _knob_key(b[name])
+        if ka != kb:
+            return (f"knob {name!r} is {ka[0]} with values {short_repr(ka[1], 60)} in the "
+                    f"study's space {_label(space)} but {kb[0]} with values "
+                    f"{short_repr(kb[1], 60)} in the measurer's space {_label(other)}")
+    ca = sorted(c.name for c in space.constraints)
+    cb = sorted(c.name for c in other.constraints)
+    if ca != cb:
+        return (f"the study's space {_label(space)} has constraints {ca}, the measurer's "
+                f"space {_label(other)} has constraints {cb}")
+    if space.is_explicit != other.is_explicit or len(space) != len(other):
+        return (f"the study's space {_label(space)} has {len(space)} valid configs, the "
+                f"measurer's space {_label(other)} has {len(other)}")
+    if space.is_explicit and set(space) != set(other):
+        return (f"the study's space {_label(space)} and the measurer's space "
+                f"{_label(other)} list different valid configs")
+    return None
+
+
+def check_measurer_space(space: Any, measurer: Any) -> None:
+    """Raise ValueError if ``measurer.space`` (when it has one) is not the same space as ``space``.
+
+    A measurer without a ``space`` attribute (e.g. one wrapping a plain function) is
+    accepted as is.
+    """
     other = getattr(measurer, "space", None)
-    if isinstance(other, Space) and other is not space and set(other.names) != set(space.names):
-        raise ValueError(
-            f"the measurer must be built for the study's space: the study's space "
-            f"{space.name or 'space'!r} has knobs {list(space.names)}, the measurer's space "
-            f"{other.name or 'space'!r} has knobs {list(other.names)}")
+    if not isinstance(space, Space) or not isinstance(other, Space):
+        return
+    why = space_mismatch(space, other)
+    if why is not None:
+        raise ValueError(f"the measurer must be built for the study's space: {why}")

@@ -221,3 +221,88 @@ def test_compare_errors(replay: tuple[Space, ReplayMeasurer]) -> None:
     with pytest.raises(ValueError, match="distinct"):
         compare(space, m, [("r", random_fn), ("r", oracle_fn)], budget=5, seeds=1,
                 progress=False)
+
+
+def test_compare_rejects_a_measurer_of_another_space(replay: tuple[Space, ReplayMeasurer]) -> None:
+    # Same knob names, other values: the table used to be replayed for the wrong space and the
+    # report printed "synth (96 configs, 120 valid)".
+    space, m = replay
+    smaller = Space([Choice("a", tuple(range(12))), Choice("b", tuple(range(8)))], name="small")
+    with pytest.raises(ValueError, match=r"the measurer must be built for the study's space: "
+                                         r"knob 'b' is Choice with values \(0, 1, 2, 3, 4, 5, "
+                                         r"6, 7\) in the study's space 'small' but Choice with "
+                                         r"values \(0, 1, .*, 9\) in the measurer's space "
+                                         r"'synth'"):
+        compare(smaller, m, [("random", random_fn)], budget=5, seeds=1, progress=False)
+    twin = Space([Choice("a", tuple(range(12))), Choice("b", tuple(range(10)))], name="twin")
+    res = compare(twin, m, [("random", random_fn)], budget=5, seeds=1, progress=False)
+    assert res.meta["space_size"] == res.meta["n_configs"] == 120
+
+
+def test_compare_rejects_duplicate_seeds(replay: tuple[Space, ReplayMeasurer]) -> None:
+    # seeds=[0, 0] used to leave one row of the history all inf.
+    space, m = replay
+    with pytest.raises(ValueError, match=r"got seed 0 2 times in seeds=\[0, 0\]"):
+        compare(space, m, ["random"], budget=10, seeds=[0, 0], progress=False)
+    with pytest.raises(ValueError, match=r"got seed 3 2 times in seeds=\(3, 1, 3\)"):
+        compare(space, m, [("r", random_fn)], budget=10, seeds=(3, 1, 3), progress=False)
+
+
+_SEEDS_RULE = (r"seeds must be an int >= 1 \(seeds 0 \.\. k-1\) or a non-empty sequence of "
+               r"distinct ints with 0 <= seed < 2\*\*32, got ")
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"budget": 1.5}, r"budget must be an int >= 1, got budget=1\.5"),
+    ({"budget": "10"}, r"budget must be an int >= 1, got budget='10'"),
+    ({"budget": True}, r"budget must be an int >= 1, got budget=True"),
+    ({"budget": 0}, r"budget must be an int >= 1, got budget=0"),
+    ({"seeds": 0}, r"seeds must be an int >= 1, got seeds=0"),
+    ({"seeds": True}, _SEEDS_RULE + r"seeds=True"),
+    ({"seeds": 2.5}, _SEEDS_RULE + r"seeds=2\.5"),
+    ({"seeds": [1.5]}, _SEEDS_RULE + r"seed 1\.5 in seeds=\[1\.5\]"),
+    ({"seeds": "3"}, _SEEDS_RULE + r"seeds='3'"),
+    ({"seeds": [-1]}, _SEEDS_RULE + r"seed -1 in seeds=\[-1\]"),
+    ({"seeds": [2**32]}, _SEEDS_RULE + r"seed 4294967296 in seeds=\[4294967296\]"),
+    ({"n_jobs": 0}, r"n_jobs must be a non-zero int \(-1: all cores\), got n_jobs=0"),
+    ({"n_jobs": 1.5}, r"n_jobs must be a non-zero int \(-1: all cores\), got n_jobs=1\.5"),
+    ({"optimum": float("nan")}, r"optimum must be a finite number or None, got optimum=nan"),
+    ({"optimum": "5"}, r"optimum must be a finite number or None, got optimum='5'"),
+])
+def test_compare_validates_arguments_like_tune(replay: tuple[Space, ReplayMeasurer],
+                                               kwargs: dict[str, Any], message: str) -> None:
+    space, m = replay
+    args: dict[str, Any] = {"budget": 5, "seeds": 2, "progress": False, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        compare(space, m, ["random"], **args)
+
+
+def test_compare_accepts_a_single_searcher(replay: tuple[Space, ReplayMeasurer]) -> None:
+    space, m = replay
+    res = compare(space, m, "random", budget=5, seeds=[4, 2], progress=False)
+    assert list(res.histories) == ["random"] and res.seeds == (4, 2)
+    res = compare(space, m, ("oracle", oracle_fn), budget=5, seeds=np.arange(2), progress=False)
+    assert list(res.histories) == ["oracle"]
+    assert res.histories["oracle"].tolist() == [[5.0] * 5] * 2
+    with pytest.raises(ValueError, match="each searcher must be a name or a \\(label, callable\\) "
+                                         "pair, got 3"):
+        compare(space, m, ["random", 3], budget=5, seeds=1, progress=False)
+
+
+def test_compare_rejects_an_optimum_below_the_table(replay: tuple[Space, ReplayMeasurer]) -> None:
+    # optimum=-1 used to print "nan trials ... 0 optimal configs".
+    space, m = replay
+    with pytest.raises(ValueError, match=r"optimum must not be below the table's best cost .*, "
+                                         r"got optimum=-1 < 5\.0"):
+        compare(space, m, [("oracle", oracle_fn)], budget=5, seeds=1, optimum=-1,
+                progress=False)
+    with pytest.raises(ValueError, match=r"got optimum=9\.0 < 10\.0"):
+        compare(space, m, [("oracle", oracle_fn)], budget=5, seeds=1, optimum=9.0,
+                objective="double", progress=False)
+    # The table's best, or a looser target above it, is accepted.
+    res = compare(space, m, [("oracle", oracle_fn)], budget=5, seeds=1, optimum=5.0,
+                  progress=False)
+    assert res.optimum == 5.0
+    res = compare(space, m, [("oracle", oracle_fn)], budget=5, seeds=1, optimum=6,
+                  progress=False)
+    assert res.optimum == 6.0

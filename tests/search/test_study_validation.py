@@ -6,13 +6,14 @@ import math
 import os
 import warnings
 
+import numpy as np
 import optuna
 import pytest
 
 from autotile.errors import MeasureError
-from autotile.measure import Measurer, MeasureResult
-from autotile.search import create_study, tune
-from autotile.space import Boolean, Divisors, Space
+from autotile.measure import GroundTruth, Measurer, MeasureResult, ReplayMeasurer, ScheduleMeasurer
+from autotile.search import create_study, make_searcher, tune
+from autotile.space import Boolean, Choice, Constraint, Divisors, Space, gemm_space
 from tests.search.conftest import ToyMeasurer
 
 
@@ -35,8 +36,22 @@ class _Fixed(Measurer):
 
 @pytest.mark.parametrize("seed", [-1, 1.5, "a", True])
 def test_seed_must_be_a_non_negative_int(small_space, seed):
-    with pytest.raises(ValueError, match=f"seed must be None or an int >= 0, got seed={seed!r}"):
+    with pytest.raises(ValueError, match=r"seed must be None or an int with 0 <= seed < 2\*\*32, "
+                                         f"got seed={seed!r}"):
         _tune(small_space, seed=seed)
+
+
+@pytest.mark.parametrize("searcher", ["random", "grid", "model", "evolutionary", "tpe", "nsga2",
+                                      "qmc"])
+def test_seed_must_be_below_2_pow_32_for_every_searcher(small_space, searcher):
+    # 2**32 used to pass the check and crash deep in NumPy for tpe/nsga2/qmc.
+    with pytest.raises(ValueError, match=r"seed must be None or an int with 0 <= seed < 2\*\*32, "
+                                         r"got seed=4294967296"):
+        _tune(small_space, searcher=searcher, seed=2**32)
+    with pytest.raises(ValueError, match=r"0 <= seed < 2\*\*32, got seed=4294967296"):
+        make_searcher(searcher, small_space, seed=2**32)
+    study = _tune(small_space, searcher=searcher, seed=2**32 - 1, budget=3)
+    assert len(study.trials) == 3
 
 
 @pytest.mark.parametrize("budget", [0, -5, None, 2.5, "10"])
@@ -96,6 +111,86 @@ def test_measurer_of_another_space_is_rejected(small_space):
     with pytest.raises(ValueError, match=r"space 'toy' has knobs \['a', 'b', 'order'\], "
                                          r"the measurer's space 'other' has knobs \['x'\]"):
         create_study(small_space, ToyMeasurer(other), storage=":memory:")
+
+
+def test_measurer_of_a_space_with_the_same_knob_names_is_rejected():
+    # gemm_space(4) and gemm_space(8) share knob names; the measurer used to be accepted and
+    # scored configs of the wrong problem size (best 192 reported for n=64 instead of 266768).
+    with pytest.raises(ValueError, match=r"the measurer must be built for the study's space: "
+                                         r"knob 'i_factor' is Divisors with values "
+                                         r"\(1, 2, 4, 8\) in the study's space 'gemm_n8' but "
+                                         r"Divisors with values \(1, 2, 4\) in the measurer's "
+                                         r"space 'gemm_n4'"):
+        _tune(gemm_space(8), ScheduleMeasurer(gemm_space(4)))
+    small = Space([Choice("a", (1, 2, 3))], name="small")
+    big = Space([Choice("a", (1, 2, 3, 4))], name="big")
+    replay = ReplayMeasurer(big, GroundTruth({"cost": np.arange(4.0)}, np.zeros(4, np.int8), {}))
+    with pytest.raises(ValueError, match=r"knob 'a' is Choice with values \(1, 2, 3\) in the "
+                                         r"study's space 'small' but Choice with values "
+                                         r"\(1, 2, 3, 4\) in the measurer's space 'big'"):
+        create_study(small, replay, storage=":memory:")
+
+
+def test_measurer_of_a_space_with_other_constraints_is_rejected(small_space):
+    knobs = small_space.knobs
+    fewer = Space(knobs, constraints=[lambda c: c["a"] * c["b"] <= 8], name="toy8")
+    assert fewer.names == small_space.names and len(fewer) != len(small_space)
+    with pytest.raises(ValueError, match=rf"the study's space 'toy' has {len(small_space)} valid "
+                                         rf"configs, the measurer's space 'toy8' has "
+                                         rf"{len(fewer)}"):
+        create_study(small_space, ToyMeasurer(fewer), storage=":memory:")
+    named = Space(knobs, constraints=[Constraint("fits", lambda c: c["a"] * c["b"] <= 32)])
+    with pytest.raises(ValueError, match=r"has constraints \['constraint_0'\], the measurer's "
+                                         r"space .* has constraints \['fits'\]"):
+        create_study(small_space, ToyMeasurer(named), storage=":memory:")
+    other_values = Space([Divisors("a", 16), Divisors("b", 16), Boolean("order")], name="bool")
+    with pytest.raises(ValueError, match=r"knob 'order' is Permutation with values .* but "
+                                         r"Boolean with values \(False, True\)"):
+        create_study(small_space, ToyMeasurer(other_values), storage=":memory:")
+
+
+def test_measurer_of_an_equal_space_is_accepted(small_space):
+    # An equal space built separately (or with the knobs in another order) is the same space.
+    st = _tune(gemm_space(4), ScheduleMeasurer(gemm_space(4)), budget=3)
+    assert len(st.trials) == 3
+    reordered = Space(small_space.knobs[::-1], constraints=small_space.constraints, name="r")
+    assert len(_tune(small_space, ToyMeasurer(reordered), budget=3).trials) == 3
+    no_space = _Fixed(small_space, 2.0)
+    del no_space.space  # a measurer without a space (e.g. wrapping a function) is not checked
+    assert _tune(small_space, no_space, budget=2).best_value == 2.0
+
+
+def test_resume_with_another_searcher_or_seed_is_refused(small_space, tmp_path):
+    storage = f"sqlite:///{tmp_path / 'r.db'}"
+    m = ToyMeasurer(small_space)
+    _tune(small_space, m, searcher="random", seed=0, study_name="X", storage=storage, budget=3)
+    with pytest.raises(ValueError, match=r"study 'X' was created with searcher='random', got "
+                                         r"searcher='tpe'; resuming must use the same searcher"):
+        _tune(small_space, m, searcher="tpe", seed=1, study_name="X", storage=storage)
+    with pytest.raises(ValueError, match=r"study 'X' was created with seed=0, got seed=1; "
+                                         r"resuming must use the same seed"):
+        _tune(small_space, m, searcher="random", seed=1, study_name="X", storage=storage)
+    with pytest.raises(ValueError, match=r"created with seed=0, got seed=None"):
+        _tune(small_space, m, searcher="random", seed=None, study_name="X", storage=storage)
+    attrs = optuna.load_study(study_name="X", storage=storage).user_attrs
+    assert attrs["autotile:searcher"] == "random" and attrs["autotile:seed"] == 0
+    # The same searcher (any spelling of its name) and seed resume the study.
+    st = _tune(small_space, m, searcher="Random", seed=0, study_name="X", storage=storage,
+               budget=5)
+    assert len(st.trials) == 5
+    _tune(small_space, m, searcher="xgb", seed=2, study_name="M", storage=storage, budget=2)
+    assert len(_tune(small_space, m, searcher="model", seed=2, study_name="M", storage=storage,
+                     budget=3).trials) == 3
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
+def test_n_jobs_must_be_a_non_zero_int(small_space, n_jobs):
+    with pytest.raises(ValueError, match=rf"n_jobs must be a non-zero int \(-1: all cores\), "
+                                         rf"got n_jobs={n_jobs!r}"):
+        _tune(small_space, n_jobs=n_jobs)
+    st = create_study(small_space, ToyMeasurer(small_space), storage=":memory:", seed=0)
+    with pytest.raises(ValueError, match=rf"got n_jobs={n_jobs!r}"):
+        st.optimize(3, n_jobs=n_jobs, progress=False)
 
 
 def test_objective_must_exist(small_space):
