@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import Any
 
+from autotile.errors import InvalidConfigError
 from autotile.measure._cache import CacheConfig, MissBreakdown
 from autotile.measure._cpu import CpuCostModel
 from autotile.measure._nestsim import AffineNest, simulate_nest
 from autotile.measure._result import Measurer, MeasureResult
 
 __all__ = ["ScheduleMeasurer", "SCHEDULE_METRICS"]
+
+
+def _short(obj: Any, limit: int = 60) -> str:
+    text = repr(obj)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 #: Metrics of a schedule measurement (counts of accesses or cache lines; cycles).
 SCHEDULE_METRICS = (
@@ -56,7 +63,7 @@ class ScheduleMeasurer(Measurer):
     ----------
     space : autotile.space.Space
         A GEMM schedule space (from :func:`autotile.space.gemm_space`); its
-        problem size is read from the ``i_factor`` knob's extent.
+        problem size ``n`` is read from the ``i_factor`` knob (divisors of ``n``).
     cache : CacheConfig, optional
         Default 8 KB, 4-way, 64-byte lines (the lecture notes' model).
     cost : CpuCostModel, optional
@@ -66,8 +73,12 @@ class ScheduleMeasurer(Measurer):
 
     Raises
     ------
+    TypeError
+        If ``space`` is not an :class:`autotile.space.Space`.
     ValueError
-        If ``objective`` is not a known metric.
+        If ``objective`` is not a known metric, or ``space`` has no
+        ``i_factor`` :class:`~autotile.space.Divisors` knob (it is not a GEMM
+        schedule space).
 
     Notes
     -----
@@ -78,15 +89,36 @@ class ScheduleMeasurer(Measurer):
     :func:`autotile.space.gemm_canonical_key` groups configs exactly.
 
     ``MeasureResult.metrics`` holds every name in :data:`SCHEDULE_METRICS`:
-    counts of accesses, misses and lines, and ``est_cycles`` in cycles. An
-    invalid config (unknown knob, bad factor, non-permutation order) is a
-    ``"failed"`` result naming the problem.
+    counts of accesses, misses and lines, and ``est_cycles`` in cycles. A
+    config that is not valid in the space (unknown or missing knob, bad
+    factor, non-permutation order) is an ``"infeasible"`` result naming the
+    problem, as for the other measurers; ``"failed"`` is kept for errors
+    raised while measuring a valid config.
+
+    :meth:`settings` lists everything that changes the numbers (``n``, the
+    element size, the cache and the cost model); :func:`autotile.measure.sweep`
+    records it and refuses to resume a sweep made with other settings.
     """
+
+    #: Element type of A, B and C in the simulated GEMM (see ``gemm_schedule``).
+    dtype = "float32"
+    #: Bytes per element of :attr:`dtype`.
+    itemsize_bytes = 4
 
     metrics = SCHEDULE_METRICS
 
     def __init__(self, space: Any, cache: CacheConfig | None = None,
                  cost: CpuCostModel | None = None, objective: str = "misses") -> None:
+        from autotile.space import Divisors, Space
+
+        if not isinstance(space, Space):
+            raise TypeError(
+                "space must be an autotile.space.Space (e.g. gemm_space(64)), got "
+                f"{type(space).__name__} {_short(space)}")
+        if "i_factor" not in space.names or not isinstance(space["i_factor"], Divisors):
+            raise ValueError(
+                "space must be a GEMM schedule space (from autotile.space.gemm_space) with an "
+                f"'i_factor' Divisors knob, got knobs {list(space.names)}")
         if objective not in SCHEDULE_METRICS:
             raise ValueError(f"objective must be one of {SCHEDULE_METRICS}, got {objective!r}")
         self.space = space
@@ -110,9 +142,27 @@ class ScheduleMeasurer(Measurer):
         sched, _ = gemm_schedule(cfg, n=self.n)
         return AffineNest.from_loop_nest(te.lower(sched))
 
+    def settings(self) -> dict[str, Any]:
+        """Everything that changes the numbers this measurer returns, JSON-able.
+
+        Returns
+        -------
+        dict
+            ``n`` (matrix size), ``dtype`` and ``itemsize_bytes`` (elements of
+            A, B and C), ``cache`` (:meth:`CacheConfig.to_json`) and ``cost``
+            (the :class:`CpuCostModel` constants). The objective is not
+            included: it picks a metric but changes none.
+        """
+        return {"n": self.n, "dtype": self.dtype, "itemsize_bytes": self.itemsize_bytes,
+                "cache": self.cache.to_json(), "cost": asdict(self.cost)}
+
     def _measure(self, config: Any) -> MeasureResult:
         t0 = time.perf_counter()
-        cfg = self.space.validate(config)
+        try:
+            cfg = self.space.validate(config)
+        except InvalidConfigError as exc:
+            return MeasureResult(self.config_text(config), "infeasible", {},
+                                 time.perf_counter() - t0, str(exc))
         nest = self.nest(cfg).simplified()
         mb = simulate_nest(nest, self.cache)
         return MeasureResult(str(cfg), "ok", breakdown_metrics(mb, nest.extents, self.cost),

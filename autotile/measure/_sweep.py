@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
@@ -35,7 +36,10 @@ class GroundTruth:
     status : ndarray of shape (n_configs,), int8
         0 ok, 1 failed, 2 infeasible.
     meta : dict
-        Provenance: space size, measurer settings, unique count, wall time.
+        Provenance: space size, measurer settings, unique count, wall time;
+        tables written by :func:`sweep` since the resume check also hold
+        ``space`` (knobs and size) and ``fingerprint`` (older tables lack
+        them and still load).
     """
 
     def __init__(self, values: dict[str, npt.NDArray[np.float64]],
@@ -118,14 +122,25 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     own inner loop is the unsplit loop). Work is split into chunks of
     representatives, measured in parallel with joblib, and each finished chunk
     is saved next to ``path`` in ``<path>.parts/``, so a killed sweep resumes
-    where it stopped.
+    where it stopped. Once the table is written the ``.parts`` folder is
+    removed.
+
+    A sweep is identified by its fingerprint: the space (knob names and
+    values, constraint names, size), the measurer's class and settings (for
+    :class:`ScheduleMeasurer`: ``n``, element size, cache and cost model), the
+    metrics, the number of configs and the representatives chosen by ``key``.
+    It is stored in the ``.parts`` manifest and in the table's
+    ``meta["fingerprint"]``; resuming checks it.
 
     Parameters
     ----------
     space : autotile.space.Space
         The space; row ``i`` of the table is ``space.config_at(i)``.
     measurer : Measurer
-        Scores one config; its ``metrics`` are the table's columns.
+        Scores one config; its ``metrics`` are the table's columns. If it has
+        a ``settings()`` method, its JSON-able result must list every setting
+        that changes the numbers (otherwise the public attributes that are
+        numbers, strings or have ``to_json`` are used).
     path : path-like
         Output ``.npz`` (``.npz`` is appended if missing; see
         :meth:`GroundTruth.load`).
@@ -136,7 +151,9 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     chunk_size : int, default=500
         Representatives per chunk (the unit of resumption).
     resume : bool, default=True
-        Reuse finished chunks of an earlier run with the same space and keys.
+        Reuse the finished chunks of an earlier run of the same sweep, or
+        return the table at ``path`` unchanged if the same sweep already
+        finished. ``False`` discards both and measures everything again.
     progress : bool, default=True
         Show a tqdm progress bar (configs measured).
     limit : int, optional
@@ -145,12 +162,17 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     Returns
     -------
     GroundTruth
+        ``meta`` holds ``n_configs``, ``n_unique``, ``metrics``, ``measurer``,
+        ``measurer_settings``, ``space`` (the space's signature),
+        ``fingerprint``, ``wall_time_s`` and ``n_jobs``.
 
     Raises
     ------
     MeasureError
-        If ``<path>.parts`` holds chunks of a different sweep and ``resume``
-        is true.
+        If ``resume`` is true and ``<path>.parts`` holds chunks of a different
+        sweep (other space, measurer settings, metrics, configs or chunk
+        size), or ``path`` holds a table of a different sweep or one written
+        without a fingerprint; the message names what differs.
     """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
@@ -161,6 +183,17 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
         path = path.with_name(path.name + ".npz")
     n = len(space) if limit is None else min(int(limit), len(space))
     metrics = tuple(measurer.metrics)
+    fingerprint: dict[str, Any] = {
+        "space": _space_signature(space),
+        "measurer": type(measurer).__name__,
+        "measurer_settings": _numbers_settings(measurer),
+        "metrics": list(metrics),
+        "n_configs": n,
+    }
+    # A finished table of the same sweep is the result (checked before keys are computed).
+    if resume and path.exists():
+        old_fp = _read_fingerprint(path)
+        _check_fingerprint(old_fp, fingerprint, f"{path} holds a table of", skip=("reps",))
     # Canonical keys -> representatives.
     if key is None:
         reps = np.arange(n, dtype=np.int64)
@@ -177,20 +210,34 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
                 rep_list.append(i)
             inverse[i] = r
         reps = np.asarray(rep_list, np.int64)
-    digest = hashlib.sha256(reps.tobytes() + repr((n, metrics)).encode()).hexdigest()[:16]
+    fingerprint["reps"] = {"n_unique": int(len(reps)),
+                           "sha256": hashlib.sha256(reps.tobytes()).hexdigest()[:16]}
+    if resume and path.exists():
+        _check_fingerprint(old_fp, fingerprint, f"{path} holds a table of")
+        truth = GroundTruth.load(path)
+        if len(truth) == n and set(truth.metrics) == set(metrics):
+            return truth
+        raise MeasureError(  # a matching fingerprint on a damaged table
+            f"{path} records this sweep's fingerprint but holds {len(truth)} rows and metrics "
+            f"{list(truth.metrics)} (expected {n} and {list(metrics)}); delete it or pass "
+            "resume=False")
+    digest = hashlib.sha256(_canonical(fingerprint).encode()).hexdigest()[:16]
     parts = path.with_name(path.name + ".parts")
     manifest = parts / "manifest.json"
     parts.mkdir(parents=True, exist_ok=True)
     if manifest.exists() and resume:
         old = json.loads(manifest.read_text())
-        if old.get("digest") != digest or old.get("chunk_size") != chunk_size:
+        where = f"{parts} holds chunks of"
+        _check_fingerprint(old.get("fingerprint"), fingerprint, where)
+        if old.get("chunk_size") != chunk_size:
             raise MeasureError(
-                f"{parts} holds chunks of a different sweep (digest {old.get('digest')} vs "
-                f"{digest}); delete it or pass resume=False")
+                f"{where} a different sweep: chunk_size {old.get('chunk_size')!r} (then) vs "
+                f"{chunk_size!r} (now); delete {parts} or pass resume=False")
     else:
         for f in parts.glob("chunk_*.npz"):
             f.unlink()
-    manifest.write_text(json.dumps({"digest": digest, "chunk_size": chunk_size, "n": n}))
+    manifest.write_text(json.dumps({"digest": digest, "chunk_size": chunk_size, "n": n,
+                                    "fingerprint": fingerprint}))
     chunks = [reps[s:s + chunk_size] for s in range(0, len(reps), chunk_size)]
     files = [parts / f"chunk_{c:05d}.npz" for c in range(len(chunks))]
     todo = [c for c, f in enumerate(files) if not f.exists()]
@@ -212,11 +259,137 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
         "n_configs": n, "n_unique": int(len(reps)), "metrics": list(metrics),
         "measurer": type(measurer).__name__,
         "measurer_settings": _settings(measurer),
+        "space": {"name": getattr(space, "name", None), **fingerprint["space"]},
+        "fingerprint": fingerprint,
         "wall_time_s": time.perf_counter() - t0, "n_jobs": n_jobs,
     }
     truth = GroundTruth(values, status, meta)
-    truth.save(path)
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    try:
+        truth.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    shutil.rmtree(parts)  # only reached once the table is in place
     return truth
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def _space_signature(space: Any) -> dict[str, Any]:
+    """Knob names and values, constraint names and size of a space, JSON-able.
+
+    The space's ``name`` is a label and is left out (a renamed space is the
+    same sweep); ``n`` of a GEMM space is in its knobs (divisors of ``n``).
+    """
+    sig: dict[str, Any] = {"type": type(space).__name__, "size": int(len(space))}
+    knobs = getattr(space, "knobs", None)
+    if knobs is None:
+        return sig
+    sig["knobs"] = [k.to_dict() if hasattr(k, "to_dict") else {"name": k.name} for k in knobs]
+    values = repr([(k.name, tuple(k.values)) for k in knobs])
+    sig["knob_values_sha256"] = hashlib.sha256(values.encode()).hexdigest()[:16]
+    sig["constraints"] = [getattr(c, "name", repr(c)) for c in getattr(space, "constraints", ())]
+    if getattr(space, "is_explicit", False):
+        sig["members_sha256"] = hashlib.sha256(
+            _canonical(space.to_dict()["members"]).encode()).hexdigest()[:16]
+    return sig
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON data if it is plain data (or has ``to_json``/is a dataclass), else None."""
+    import dataclasses
+
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        items = [_jsonable(v) for v in value]
+        return None if any(i is None and v is not None for i, v in zip(items, value)) else items
+    if isinstance(value, dict):
+        out = {str(k): _jsonable(v) for k, v in value.items()}
+        return None if any(out[str(k)] is None and v is not None
+                           for k, v in value.items()) else out
+    if hasattr(value, "to_json"):
+        d = value.to_json()
+        return json.loads(d) if isinstance(d, str) else _jsonable(d)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    return None
+
+
+def _numbers_settings(measurer: Measurer) -> dict[str, Any]:
+    """The measurer's settings that change its numbers (the resume fingerprint's part)."""
+    fn = getattr(measurer, "settings", None)
+    if callable(fn):
+        out = _jsonable(fn())
+        if not isinstance(out, dict):
+            raise MeasureError(
+                f"{type(measurer).__name__}.settings() must return a JSON-able dict, "
+                f"got {type(fn()).__name__}")
+        return out
+    out = {}
+    for name, value in sorted(vars(measurer).items()):
+        if name.startswith("_") or name in ("space", "objective", "metrics"):
+            continue
+        v = _jsonable(value)
+        out[name] = v if v is not None or value is None else f"<{type(value).__name__}>"
+    return out
+
+
+def _read_fingerprint(path: Path) -> dict[str, Any] | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
+        raise MeasureError(
+            f"{path} exists but is not a readable sweep table ({type(exc).__name__}: {exc}); "
+            "delete it or pass resume=False") from None
+    fp = meta.get("fingerprint") if isinstance(meta, dict) else None
+    return fp if isinstance(fp, dict) else None
+
+
+def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for k in sorted(set(old) | set(new), key=str):
+            name = f"{prefix}.{k}" if prefix else str(k)
+            if k not in old:
+                out.append(f"{name}: missing (then) vs {_short(new[k])} (now)")
+            elif k not in new:
+                out.append(f"{name}: {_short(old[k])} (then) vs missing (now)")
+            else:
+                out.extend(_differences(old[k], new[k], name))
+        return out
+    if (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)
+            and _canonical(old) != _canonical(new)):
+        return [d for i, (o, n) in enumerate(zip(old, new))
+                for d in _differences(o, n, f"{prefix}[{i}]")]
+    if _canonical(old) == _canonical(new):
+        return []
+    return [f"{prefix}: {_short(old)} (then) vs {_short(new)} (now)"]
+
+
+def _short(obj: Any, limit: int = 120) -> str:
+    text = _canonical(obj)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _check_fingerprint(old: dict[str, Any] | None, new: dict[str, Any], where: str,
+                       skip: tuple[str, ...] = ()) -> None:
+    """Raise MeasureError naming the differences between two sweep fingerprints."""
+    hint = "delete it or pass resume=False"
+    if old is None:
+        raise MeasureError(
+            f"{where} a sweep that recorded no fingerprint (written by an older autotile), so "
+            f"it may be a different sweep and cannot be checked against this one; {hint}")
+    diffs = _differences({k: v for k, v in old.items() if k not in skip},
+                         {k: v for k, v in new.items() if k not in skip})
+    if diffs:
+        raise MeasureError(f"{where} a different sweep: {'; '.join(diffs)}; {hint}")
 
 
 def _settings(measurer: Measurer) -> dict[str, Any]:
@@ -225,4 +398,5 @@ def _settings(measurer: Measurer) -> dict[str, Any]:
         obj = getattr(measurer, name, None)
         if obj is not None and hasattr(obj, "to_json"):
             out[name] = obj.to_json()
+    out.update(_numbers_settings(measurer))
     return out

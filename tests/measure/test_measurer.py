@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -45,18 +46,53 @@ def test_default_schedule_metrics(space64):
     assert res.value("misses") == 266_760
 
 
-def test_invalid_config_is_a_failed_result(space64):
+def test_invalid_config_is_an_infeasible_result(space64):
+    # as ReplayMeasurer and KernelModelMeasurer report it (it used to be "failed")
     m = ScheduleMeasurer(space64)
     res = m.measure({"i_factor": 5, "j_factor": 64, "k_factor": 64, "order": DEFAULT_ORDER})
-    assert res.status == "failed"
-    assert "i_factor=5" in res.error
-    assert math.isinf(res.value("misses"))
+    assert res.status == "infeasible"
+    assert res.error == "i_factor=5 is not a divisor of 64"
+    assert math.isinf(res.value("misses")) and res.metrics == {}
     res = m.measure({"i_factor": 4, "j_factor": 4, "k_factor": 4,
                      "order": ("io", "io", "jo", "ji", "ko", "ki")})
-    assert res.status == "failed" and "permutation" in res.error
+    assert res.status == "infeasible" and "permutation" in res.error
     res = m.measure({"i_factor": 4, "j_factor": 4, "k_factor": 4, "order": DEFAULT_ORDER,
                      "bogus": 1})
-    assert res.status == "failed" and "bogus" in res.error
+    assert res.status == "infeasible" and "bogus" in res.error
+    res = m.measure(5)
+    assert res.status == "infeasible"
+    assert res.error == "config must be a mapping from knob name to value, got int 5"
+    replay = ReplayMeasurer(gemm_space(4), GroundTruth(
+        {"misses": np.zeros(len(gemm_space(4)))}, np.zeros(len(gemm_space(4)), np.int8), {}))
+    bad = {"i_factor": 3, "j_factor": 1, "k_factor": 1, "order": DEFAULT_ORDER}
+    assert (ScheduleMeasurer(gemm_space(4)).measure(bad).status == replay.measure(bad).status
+            == "infeasible")
+
+
+def test_error_while_measuring_a_valid_config_is_still_failed(space64):
+    class Broken(ScheduleMeasurer):
+        def nest(self, config):
+            raise RuntimeError("lowering broke")
+
+    res = Broken(space64).measure({"i_factor": 4, "j_factor": 4, "k_factor": 4,
+                                   "order": DEFAULT_ORDER})
+    assert res.status == "failed" and res.error == "RuntimeError: lowering broke"
+
+
+@pytest.mark.parametrize("space, kind", [([1, 2], "list [1, 2]"), ("gemm", "str 'gemm'"),
+                                         (None, "NoneType None")])
+def test_schedule_measurer_needs_a_space(space, kind):
+    # used to construct, then fail in measure() with "list indices must be integers ..."
+    with pytest.raises(TypeError, match=rf"space must be an autotile.space.Space \(e.g. "
+                                        rf"gemm_space\(64\)\), got {re.escape(kind)}$"):
+        ScheduleMeasurer(space)
+
+
+def test_schedule_measurer_needs_a_gemm_space():
+    from autotile.space import Choice, Space
+
+    with pytest.raises(ValueError, match=r"GEMM schedule space .* got knobs \['a'\]"):
+        ScheduleMeasurer(Space([Choice("a", (1, 2))]))
 
 
 def test_unknown_objective(space64):
@@ -102,13 +138,14 @@ class CountingMeasurer(ScheduleMeasurer):
         return super()._measure(config)
 
 
-def test_sweep_dedup_resume_and_replay(tmp_path):
+def test_sweep_dedup_resume_and_replay(tmp_path, monkeypatch):
     space = gemm_space(4)
     key = lambda c: gemm_canonical_key(c, 4)  # noqa: E731
     m = CountingMeasurer(space)
     out = tmp_path / "truth.npz"
     CountingMeasurer.calls = 0
     truth = sweep(space, m, out, key=key, n_jobs=1, chunk_size=7, progress=False, limit=3000)
+    assert not (tmp_path / "truth.npz.parts").exists()  # removed once the table is written
     n_unique = truth.meta["n_unique"]
     assert CountingMeasurer.calls == n_unique < 3000
     # every config's row equals a direct measurement (dedup is exact), on a sample
@@ -117,20 +154,39 @@ def test_sweep_dedup_resume_and_replay(tmp_path):
         direct = m.measure(space.config_at(int(i)))
         for metric in ("misses", "fa_misses", "est_cycles"):
             assert truth.column(metric)[i] == direct.metrics[metric]
-    # resume: delete two chunks, only they are re-measured
-    parts = tmp_path / "truth.npz.parts"
+    # the same sweep again returns the finished table without measuring
+    CountingMeasurer.calls = 0
+    same = sweep(space, m, out, key=key, n_jobs=1, chunk_size=7, progress=False, limit=3000)
+    assert CountingMeasurer.calls == 0
+    np.testing.assert_array_equal(same.column("misses"), truth.column("misses"))
+    # resume: a sweep killed while writing the table keeps its chunks; delete two chunks,
+    # only they are re-measured
+    out2 = tmp_path / "killed.npz"
+
+    def killed(self, path):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as mp:
+        mp.setattr(GroundTruth, "save", killed)
+        with pytest.raises(KeyboardInterrupt):
+            sweep(space, m, out2, key=key, n_jobs=1, chunk_size=7, progress=False, limit=3000)
+    assert not out2.exists()
+    parts = tmp_path / "killed.npz.parts"
     chunks = sorted(parts.glob("chunk_*.npz"))
+    assert len(chunks) == -(-n_unique // 7)
     chunks[0].unlink()
     chunks[3].unlink()
-    CountingMeasurer.calls = 0
-    again = sweep(space, m, out, key=key, n_jobs=1, chunk_size=7, progress=False, limit=3000)
-    assert CountingMeasurer.calls == 14
-    np.testing.assert_array_equal(again.column("misses"), truth.column("misses"))
-    loaded = GroundTruth.load(out)
-    np.testing.assert_array_equal(loaded.column("est_cycles"), truth.column("est_cycles"))
     # a different sweep into the same parts folder is refused
-    with pytest.raises(MeasureError, match="different sweep"):
-        sweep(space, m, out, key=key, n_jobs=1, chunk_size=5, progress=False, limit=3000)
+    with pytest.raises(MeasureError, match=r"killed.npz.parts holds chunks of a different "
+                                           r"sweep: chunk_size 7 \(then\) vs 5 \(now\)"):
+        sweep(space, m, out2, key=key, n_jobs=1, chunk_size=5, progress=False, limit=3000)
+    CountingMeasurer.calls = 0
+    again = sweep(space, m, out2, key=key, n_jobs=1, chunk_size=7, progress=False, limit=3000)
+    assert CountingMeasurer.calls == 14
+    assert not parts.exists()
+    np.testing.assert_array_equal(again.column("misses"), truth.column("misses"))
+    loaded = GroundTruth.load(out2)
+    np.testing.assert_array_equal(loaded.column("est_cycles"), truth.column("est_cycles"))
 
 
 def test_replay_agrees_with_live_measurement(tmp_path):
