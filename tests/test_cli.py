@@ -60,3 +60,73 @@ def test_cli_sweep_reports_the_written_path(tmp_path, capsys):
 def test_cli_help_has_a_usage_line(capsys):
     assert main(["--help"]) == 0
     assert "usage: autotile {compare,schedule,sweep}" in capsys.readouterr().out
+
+
+def test_cli_version(capsys):
+    from importlib.metadata import version
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"autotile {version('autotile')}\n"
+    r = subprocess.run([sys.executable, "-m", "autotile", "--version"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("autotile ") and r.stderr == ""
+
+
+def test_cli_version_falls_back_to_dunder_version(monkeypatch, capsys):
+    import importlib.metadata
+
+    import autotile
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"autotile {autotile.__version__}\n"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["schedule", "--help"], ["sweep", "--help"]])
+def test_cli_help_is_plain_and_self_contained(argv, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse exits after --help
+        code = exc.code
+    assert code == 0
+    text = capsys.readouterr().out
+    for markup in ("``", "§", "lecture notes", ":func:", ":data:"):
+        assert markup not in text, f"{markup!r} in the help of {argv}"
+    assert text.strip()
+
+
+def test_cli_help_lists_the_commands(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "autotile --version" in out
+    for line in ("  autotile compare   compare searchers on a space",
+                 "  autotile schedule  step through the TVM CPU matrix-multiplication",
+                 "  autotile sweep     measure every config of the GEMM schedule space"):
+        assert line in out
+
+
+def test_cli_resume_with_another_n_is_an_error(tmp_path, capsys):
+    # the bug: the n=32 run reused the n=16 chunks (12288 accesses per config, not 98304)
+    from autotile.measure import GroundTruth
+
+    out = tmp_path / "a.npz"
+    assert main(["sweep", "--n", "16", "--limit", "50", "--n-jobs", "1",
+                 "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["sweep", "--n", "32", "--limit", "50", "--n-jobs", "1",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"autotile sweep: error: {out} holds a table of a different sweep: "
+                          "measurer_settings.n: 16 (then) vs 32 (now); ")
+    assert err.endswith("delete it or pass --no-resume\n")
+    assert (GroundTruth.load(out).column("accesses") == 3 * 16**3).all()
+    assert main(["sweep", "--n", "32", "--limit", "50", "--n-jobs", "1", "--no-resume",
+                 "--out", str(out)]) == 0
+    assert (GroundTruth.load(out).column("accesses") == 3 * 32**3).all()
+    assert main(["sweep", "--n", "32", "--limit", "50", "--n-jobs", "1",
+                 "--out", str(out)]) == 0
+    assert capsys.readouterr().out.endswith(
+        f"{out} already holds this sweep: 50 configs (2 distinct traces); nothing measured\n")
