@@ -5,7 +5,12 @@ associative misses, writes the ground-truth table, and reports wall time,
 schedules per second, and the speed of the fast path against the plain-Python
 reference simulator, measured in the same run.
 
-    python benchmarks/bench_sweep.py [--out autotile/data/gemm64_truth.npz] [--n-jobs 2]
+    python benchmarks/bench_sweep.py [--out autotile/data/gemm64_truth.npz] [--n-jobs 2] [--fresh]
+
+``--fresh`` re-measures from scratch (earlier chunks deleted, no resume). The
+shipped table predates sweep fingerprints, so re-sweeping onto its path needs
+``--fresh``; without it :func:`sweep` refuses to resume from a table it cannot
+check.
 """
 
 from __future__ import annotations
@@ -56,7 +61,8 @@ def main() -> None:
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--ref-samples", type=int, default=3)
-    ap.add_argument("--fresh", action="store_true", help="delete earlier chunks first")
+    ap.add_argument("--fresh", action="store_true",
+                    help="delete earlier chunks first and do not resume")
     args = ap.parse_args()
     space = gemm_space(64)
     out = Path(args.out)
@@ -67,7 +73,7 @@ def main() -> None:
     measurer.measure(space.config_at(0))  # load the numba cache before timing
     t0 = time.perf_counter()
     truth = sweep(space, measurer, out, key=lambda c: gemm_canonical_key(c, 64),
-                  n_jobs=args.n_jobs, limit=args.limit)
+                  n_jobs=args.n_jobs, limit=args.limit, resume=not args.fresh)
     wall = time.perf_counter() - t0
     shutil.rmtree(parts, ignore_errors=True)
     n, u = truth.meta["n_configs"], truth.meta["n_unique"]
