@@ -7,7 +7,8 @@ writes ``benchmarks/data/h200_calibrated_params.csv`` (parameters fitted on
 every config, for ``h200_sim2real.py --stage calibrated``) and
 ``h200_calibrated_params_v2.csv`` (the same with the software-pipeline term,
 eq. 5b, for ``h200_sim2real.py --model v2``; ``--pipeline-only`` prints its
-tables alone).
+tables alone) and ``h200_calibrated_params_v3.csv`` (plus the shared-memory
+port term, eq. 5c, for ``--model v3``; ``--smem-only`` prints its tables).
 
 It also compares the ncu DRAM bytes with the L2 models (lockstep seed model
 and the fitted :data:`~autotile.measure._l2sim.DRIFT`, held-out protocol in
@@ -18,7 +19,8 @@ and the fitted :data:`~autotile.measure._l2sim.DRIFT`, held-out protocol in
 Usage::
 
     python benchmarks/h200_analyze.py [--l2-scan] [--ncu-only] [--rounds-only]
-                                      [--pipeline-only] [--write-validation]
+                                      [--pipeline-only] [--smem-only]
+                                      [--write-validation]
 
 The out-of-sample predictions are written only with ``--write-validation``
 (or when the file is absent); once ``h200_ncu_validation.csv`` (measured
@@ -670,11 +672,13 @@ def pipeline_section() -> dict[str, Any]:
     return out
 
 
-def sim2real_v2_section() -> dict[str, Any]:
-    """Sim-to-real with the pipeline-term model: its choices and their measured share of cuBLAS.
+def sim2real_v2_section(version: str = "v2") -> dict[str, Any]:
+    """Sim-to-real with a calibrated model: its choices and their measured share of cuBLAS.
 
-    Reads ``h200_sim2real_exhaustive_v2.csv`` and ``h200_sim2real_tuned_v2.csv``
-    (``h200_sim2real.py --model v2``) and the measured medians of every round
+    Reads ``h200_sim2real_exhaustive_<version>.csv`` and
+    ``h200_sim2real_tuned_<version>.csv`` (``h200_sim2real.py --model
+    <version>``: ``v2`` the pipeline-term model, ``v3`` with the
+    shared-memory port term too) and the measured medians of every round
     (:func:`sim2real_rounds_section`); a choice never timed is reported as such.
     """
     import contextlib
@@ -686,14 +690,14 @@ def sim2real_v2_section() -> dict[str, Any]:
     with contextlib.redirect_stdout(io.StringIO()):
         pct = sim2real_rounds_section()["pct"]
     exh = {key(r): float(r["predicted_time_s"])
-           for r in rows("h200_sim2real_exhaustive_v2.csv") if r["status"] == "ok"}
+           for r in rows(f"h200_sim2real_exhaustive_{version}.csv") if r["status"] == "ok"}
     rank = {k: i + 1 for i, k in enumerate(sorted(exh, key=exh.__getitem__))}
     flops = 2.0 * 8192**3
 
     def cell(k: tuple[int, ...]) -> str:
         return f"{pct[k]:.1f}" if k in pct else "untimed"
 
-    print("\n### Sim-to-real with the pipeline-term model (v2), 8192^3\n")
+    print(f"\n### Sim-to-real with the {version} model, 8192^3\n")
     print("| model rank | config (BM BN BK GROUP_M warps stages) | predicted TFLOP/s | "
           "measured % of cuBLAS (median over rounds) |")
     print("| ---: | --- | ---: | ---: |")
@@ -701,14 +705,14 @@ def sim2real_v2_section() -> dict[str, Any]:
         print(f"| {rank[k]} | {' '.join(map(str, k))} | {flops / exh[k] / 1e12:.0f} | "
               f"{cell(k)} |")
     timed = [k for k in pct if k in rank]
-    print(f"\nTimed configs: {len(timed)}; v2 rank of the measured best "
+    print(f"\nTimed configs: {len(timed)}; {version} rank of the measured best "
           f"({' '.join(map(str, max(pct, key=pct.__getitem__)))}): "
           f"{rank.get(max(pct, key=pct.__getitem__), '-')}")
     print("\n| searcher on the simulator | budget | seeds 0-4 (% of cuBLAS) | median over "
           "seeds | seeds >= 95% | model rank of the choice |")
     print("| --- | ---: | --- | ---: | ---: | --- |")
     out: dict[str, Any] = {"untimed": set()}
-    tuned = rows("h200_sim2real_tuned_v2.csv")
+    tuned = rows(f"h200_sim2real_tuned_{version}.csv")
     for searcher in dict.fromkeys(r["searcher"] for r in tuned):
         for budget in dict.fromkeys(r["budget"] for r in tuned):
             sub = sorted((r for r in tuned if r["searcher"] == searcher
@@ -725,6 +729,62 @@ def sim2real_v2_section() -> dict[str, Any]:
     return out
 
 
+def smem_section() -> dict[str, Any]:
+    """Calibration with the shared-memory port term (eq. 5c): held-out and top-of-ranking.
+
+    Fits :data:`SMEM_FIT` (:data:`PIPELINE_FIT` plus ``smem_bytes_per_s_per_sm``,
+    from :data:`SMEM_STARTS`) with the protocol of :func:`pipeline_section`,
+    compares it with the pipeline-term fit (v2), scores both on the configs
+    timed in the sim-to-real rounds and writes the fit on all configs to
+    ``h200_calibrated_params_v3.csv``.
+    """
+    from autotile.measure._calibrate import PIPELINE_FIT, PIPELINE_STARTS, SMEM_FIT, SMEM_STARTS
+
+    l2 = L2_SIZES[1]
+    hw = dataclasses.replace(H200, l2_bytes=l2)
+    obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
+                                       DATA / "h200_matmul_model.csv", l2_bytes=l2)
+    fits = {"+ pipeline term (v2)": dict(fit=PIPELINE_FIT, starts=PIPELINE_STARTS),
+            "+ pipeline + smem port (v3)": dict(fit=SMEM_FIT, starts=SMEM_STARTS)}
+    reps = {k: calibrate_matmul(obs, hw, test_fraction=0.3, seed=0, **kw)
+            for k, kw in fits.items()}
+    te = obs.subset(np.array(next(iter(reps.values())).test_index))
+    print("\n### Matmul: calibration with the shared-memory port term (eq. 5c), held out "
+          "(60 MiB L2, 30%, seed 0)\n")
+    print("| shape | params | Spearman | Kendall | median err | geo-mean pred/meas | n |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    out: dict[str, Any] = {"held_out": {}}
+    for shp in (*SHAPES, None):
+        mk = np.ones(len(te), bool) if shp is None else shape_mask(te, shp)
+        name = "pooled" if shp is None else "x".join(map(str, shp))
+        for label, r in reps.items():
+            acc = rank_accuracy(predict_matmul_time(te, r.params, hw)[mk], te.time_s[mk])
+            out["held_out"][(name, label)] = acc
+            print(f"| {name} | {label} | {fmt(acc)} |")
+    for k, r in reps.items():
+        print(f"fitting set, {k}: {fmt(r.after_train)}; solver cost {r.cost:.3f}")
+        print(f"  params (held-out split): {json.dumps(r.params.to_json())}")
+    params_all = {}
+    for k, kw in fits.items():
+        params_all[k], res = fit_gpu_model(obs, hw, **kw)
+        acc = rank_accuracy(predict_matmul_time(obs, params_all[k], hw), obs.time_s)
+        print(f"fit on all {len(obs)}, {k}: Spearman {acc['spearman']:.3f}, median err "
+              f"{100 * acc['median_abs_rel_error']:.1f}%, cost {res.cost:.3f}")
+    p3 = params_all["+ pipeline + smem port (v3)"]
+    print("params (all, v3):", json.dumps(p3.to_json()))
+    with (DATA / "h200_calibrated_params_v3.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "value"])
+        w.writerow(["l2_bytes", l2])
+        w.writerow(["params_json", json.dumps(p3.to_json())])
+        for k, v in p3.to_json().items():
+            w.writerow([k, json.dumps(v)])
+    out["rounds"] = {}
+    for calls in dict.fromkeys((tuple(c for c in ROUND_CALLS if c <= 3), ROUND_CALLS)):
+        out["rounds"][calls] = _top_of_ranking(hw, calls, reps, params_all, len(obs))
+    return out
+
+
 def main() -> int:
     # the out-of-sample predictions were committed before the ncu run: rewrite them
     # only on request (or when absent), never as a side effect of reading the results
@@ -734,6 +794,11 @@ def main() -> int:
         pipeline_section()
         if (DATA / "h200_sim2real_tuned_v2.csv").exists():
             sim2real_v2_section()
+        return 0
+    if "--smem-only" in sys.argv:
+        smem_section()
+        if (DATA / "h200_sim2real_tuned_v3.csv").exists():
+            sim2real_v2_section("v3")
         return 0
     if "--rounds-only" in sys.argv:
         sim2real_rounds_section()
@@ -757,6 +822,9 @@ def main() -> int:
     pipeline_section()
     if (DATA / "h200_sim2real_tuned_v2.csv").exists():
         sim2real_v2_section()
+    smem_section()
+    if (DATA / "h200_sim2real_tuned_v3.csv").exists():
+        sim2real_v2_section("v3")
     if "--l2-scan" in sys.argv:
         l2_scan()
     return 0

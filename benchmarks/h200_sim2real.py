@@ -24,7 +24,9 @@ of ``h200_calibrated_params.csv``::
 
 ``--model v2`` (the default) uses the model with the software-pipeline term
 (``h200_calibrated_params_v2.csv``) and writes the same files with a
-``_v2`` suffix; ``--model v1`` reproduces the files of the first rerun.
+``_v2`` suffix; ``--model v3`` the model that also has the shared-memory
+port term (eq. 5c, ``h200_calibrated_params_v3.csv``, files with ``_v3``);
+``--model v1`` reproduces the files of the first rerun.
 
 ``exhaustive`` writes ``h200_sim2real_exhaustive.csv`` (every valid config
 and its predicted time), ``tune`` writes ``h200_sim2real_tuned.csv`` (one
@@ -123,11 +125,14 @@ ROUNDS = DATA / "h200_sim2real_rounds_configs.csv"
 PARAMS = DATA / "h200_calibrated_params.csv"
 #: Calibrated models: ``v1`` = eqs. 4-8 (issue 6's first rerun, files kept for
 #: the record); ``v2`` = with the software-pipeline term (eq. 5b), fitted by
-#: ``h200_analyze.py`` with ``PIPELINE_FIT``. ``(params, exhaustive, tuned, rounds)``.
+#: ``h200_analyze.py`` with ``PIPELINE_FIT``; ``v3`` = v2 plus the shared-memory
+#: port term (eq. 5c), fitted with ``SMEM_FIT``. ``(params, exhaustive, tuned, rounds)``.
 MODELS = {
     "v1": (PARAMS, EXHAUSTIVE, TUNED, ROUNDS),
     "v2": (DATA / "h200_calibrated_params_v2.csv", DATA / "h200_sim2real_exhaustive_v2.csv",
            DATA / "h200_sim2real_tuned_v2.csv", DATA / "h200_sim2real_rounds_configs_v2.csv"),
+    "v3": (DATA / "h200_calibrated_params_v3.csv", DATA / "h200_sim2real_exhaustive_v3.csv",
+           DATA / "h200_sim2real_tuned_v3.csv", DATA / "h200_sim2real_rounds_configs_v3.csv"),
 }
 BUDGETS = (40, 100, 300)
 SEEDS = (0, 1, 2, 3, 4)

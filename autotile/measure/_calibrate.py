@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autotile.errors import MeasureError
-from autotile.measure._gpu_model import GpuModelParams
+from autotile.measure._gpu_model import GpuModelParams, matmul_smem_step_bytes
 from autotile.measure._hardware import HardwareProfile
 from autotile.measure._kernel_spaces import DTYPE_ITEMSIZE
 
@@ -47,6 +47,8 @@ __all__ = [
     "DEFAULT_FIT",
     "PIPELINE_FIT",
     "PIPELINE_STARTS",
+    "SMEM_FIT",
+    "SMEM_STARTS",
     "predict_matmul_time",
     "fit_gpu_model",
     "rank_accuracy",
@@ -84,10 +86,21 @@ PIPELINE_FIT = (*DEFAULT_FIT, "pipeline_latency_s", "sm_load_bytes_per_s")
 PIPELINE_STARTS = tuple({"pipeline_latency_s": lat, "sm_load_bytes_per_s": bw}
                         for lat in (0.25e-6, 0.5e-6, 1e-6, 2e-6) for bw in (50e9, 100e9, 200e9))
 
+#: :data:`PIPELINE_FIT` plus ``smem_bytes_per_s_per_sm`` (eq. 5c, the SM's
+#: shared-memory port), bounded by 50 GB/s and the 128 B/clk port [7] of
+#: ``docs/gpu_model.md`` at the H200's 1.98 GHz maximum SM clock (253 GB/s).
+SMEM_FIT = (*PIPELINE_FIT, "smem_bytes_per_s_per_sm")
+
+#: :data:`PIPELINE_STARTS` crossed with ``smem_bytes_per_s_per_sm`` of 150, 200
+#: and 234 GB/s (the last is 128 B/clk at 1.83 GHz).
+SMEM_STARTS = tuple({**st, "smem_bytes_per_s_per_sm": b}
+                    for st in PIPELINE_STARTS for b in (150e9, 200e9, 234e9))
+
 _BOUNDS = {"peak_efficiency": (0.05, 1.0), "tile_overhead_elems": (0.0, 512.0),
            "k_overhead_elems": (0.0, 512.0), "mma_fallback_efficiency": (0.02, 1.0),
            "bandwidth_efficiency": (0.05, 1.0), "overlap_decay": (0.0, 0.99),
-           "pipeline_latency_s": (0.0, 5e-6), "sm_load_bytes_per_s": (20e9, 500e9)}
+           "pipeline_latency_s": (0.0, 5e-6), "sm_load_bytes_per_s": (20e9, 500e9),
+           "smem_bytes_per_s_per_sm": (50e9, 253e9)}
 _WARP_BOUNDS = (0.01, 1.0)
 
 _FIELDS = ("M", "N", "K", "block_m", "block_n", "block_k", "num_warps", "num_stages",
@@ -168,6 +181,14 @@ class MatmulObservations:
         return MatmulObservations(**kw, groups=tuple(self.groups[i] for i in idx))
 
 
+def _smem_step_bytes(bm: FloatArray, bn: FloatArray, bk: FloatArray, nw: FloatArray,
+                     itemsize: int) -> FloatArray:
+    keys = list(zip(*(a.astype(int).tolist() for a in (bm, bn, bk, nw))))
+    table = {(m, n, k, w): matmul_smem_step_bytes(m, n, k, w, itemsize)
+             for m, n, k, w in set(keys)}
+    return np.array([table[k] for k in keys], np.float64)
+
+
 def _warp_table(params: GpuModelParams, num_warps: FloatArray) -> FloatArray:
     return np.array([params.warp_factor(int(w)) for w in num_warps], np.float64)
 
@@ -181,7 +202,9 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     (eq. 4, :func:`matmul_efficiency`), compute with wave quantization over
     the SMs (eq. 5), the software-pipeline operand feed (eq. 5b,
     ``cdiv(K, BLOCK_K)`` steps of ``(BLOCK_M + BLOCK_N) * BLOCK_K * itemsize``
-    bytes; off with the default parameters), HBM time (eq. 6, writes counted
+    bytes; off with the default parameters), the shared-memory port (eq. 5c,
+    :func:`~autotile.measure._gpu_model.matmul_smem_step_bytes` per step; off
+    when ``smem_bytes_per_s_per_sm`` is ``inf``), HBM time (eq. 6, writes counted
     when ``params.count_writes``), overlap (eq. 7) and total (eq. 8).
 
     Parameters
@@ -211,6 +234,10 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     feed = rounds * np.ceil(obs.K / bk) * np.maximum(x, (params.pipeline_latency_s + x)
                                                      / in_flight)
     compute = np.maximum(compute, feed)
+    if math.isfinite(params.smem_bytes_per_s_per_sm):
+        smem = _smem_step_bytes(bm, bn, bk, nw, DTYPE_ITEMSIZE[dtype])
+        compute = np.maximum(compute, rounds * np.ceil(obs.K / bk) * smem
+                             / params.smem_bytes_per_s_per_sm)
     hbm = obs.hbm_read_bytes + (obs.hbm_write_bytes if params.count_writes else 0.0)
     memory = hbm / (hardware.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (obs.num_stages * obs.blocks_per_sm - 1.0)

@@ -19,6 +19,21 @@ References
    Operations Research 9(3), 1961; V. Volkov, "Understanding Latency Hiding
    on GPUs", PhD thesis, UC Berkeley, 2016 (Little's law for GPU memory:
    bytes in flight = bandwidth x latency).
+.. [6] Triton 3.x, ``lib/Dialect/TritonGPU/Transforms/Utility.cpp``
+   (``mmaVersionToInstrShape``: the ``wgmma`` instruction shape ``m16 x n x k``
+   per warp, ``n`` the largest of 256, 248, ..., 8 that divides ``BLOCK_N``
+   and is at most ``BLOCK_N / max(num_warps / (BLOCK_M / 16), 1)``) and
+   ``lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp``
+   (``warpsPerTileV3``: warps start as ``[4, 1]``, one warpgroup, and double
+   along M while ``BLOCK_M > 16 * warps_m``, so 8 warps split BLOCK_M over two
+   warpgroups; ``warpsPerTileV2`` for ``mma.sync``); NVIDIA PTX ISA,
+   §"Asynchronous Warpgroup Level Matrix Multiply-Accumulate"
+   (``wgmma.mma_async`` ``m64nNk16``, ``N <= 256``, operands in shared memory).
+.. [7] NVIDIA, "CUDA C++ Programming Guide", §"Compute Capability 5.x" /
+   "Shared Memory" (kept by 6.x-9.0): 32 banks, each 32 bits wide per clock,
+   i.e. 128 bytes per clock per SM; Z. Luo et al., "Benchmarking and Dissecting
+   the Nvidia Hopper GPU Architecture", arXiv:2402.13499, 2024 (measured
+   shared-memory throughput of Hopper close to 128 B/clk/SM).
 """
 
 from __future__ import annotations
@@ -37,6 +52,8 @@ __all__ = [
     "matmul_smem_bytes",
     "matmul_regs_per_thread",
     "matmul_efficiency",
+    "matmul_instr_n",
+    "matmul_smem_step_bytes",
     "occupancy",
     "estimate_time",
 ]
@@ -45,6 +62,11 @@ __all__ = [
 RESERVED_SMEM_PER_BLOCK_BYTES = 1024
 #: Register allocation granularity per thread (256 per warp / 32 threads) [3].
 REG_ALLOC_UNIT = 8
+#: Shared-memory bandwidth per SM and clock: 32 banks x 4 bytes [7].
+SMEM_BYTES_PER_CLK_PER_SM = 128
+#: ``N`` of the ``wgmma`` shapes Triton may pick for 16-bit and fp32 operands,
+#: largest first [6].
+_WGMMA_N = tuple(range(256, 0, -8))
 
 
 @dataclass(frozen=True)
@@ -83,13 +105,18 @@ class GpuModelParams:
     sm_load_bytes_per_s : float, default=inf
         ``B_sm`` in eq. 5b: operand bytes per second one SM can load from
         L2 into shared memory. ``inf`` switches the bandwidth part off.
+    smem_bytes_per_s_per_sm : float, default=inf
+        ``B_smem`` in eq. 5c: shared-memory bytes per second one SM serves
+        (tile writes plus the tensor-core operand reads of
+        :func:`matmul_smem_step_bytes`); the hardware port is 128 B/clk [7],
+        234 GB/s at 1.83 GHz. ``inf`` switches eq. 5c off.
 
     Raises
     ------
     MeasureError
         If an efficiency is outside ``(0, 1]``, ``overlap_decay`` outside
         ``[0, 1)``, an overhead or ``pipeline_latency_s`` negative or
-        ``sm_load_bytes_per_s`` not positive.
+        ``sm_load_bytes_per_s`` or ``smem_bytes_per_s_per_sm`` not positive.
     """
 
     peak_efficiency: float = 0.85
@@ -104,6 +131,7 @@ class GpuModelParams:
     count_writes: bool = True
     pipeline_latency_s: float = 0.0
     sm_load_bytes_per_s: float = math.inf
+    smem_bytes_per_s_per_sm: float = math.inf
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "warp_efficiency",
@@ -121,9 +149,9 @@ class GpuModelParams:
                      "pipeline_latency_s"):
             if getattr(self, name) < 0:
                 raise MeasureError(f"{name} must be >= 0, got {name}={getattr(self, name)}")
-        if not self.sm_load_bytes_per_s > 0:
-            raise MeasureError(f"sm_load_bytes_per_s must be > 0, got "
-                               f"sm_load_bytes_per_s={self.sm_load_bytes_per_s}")
+        for name in ("sm_load_bytes_per_s", "smem_bytes_per_s_per_sm"):
+            if not getattr(self, name) > 0:
+                raise MeasureError(f"{name} must be > 0, got {name}={getattr(self, name)}")
 
     def warp_factor(self, num_warps: int) -> float:
         """Efficiency factor of ``num_warps`` (nearest listed count below, else the first)."""
@@ -184,6 +212,10 @@ class GpuEstimate:
         Time the busiest SM needs to get its programs' operands into shared
         memory through the software pipeline (eq. 5b); ``compute_s``
         includes it (it is the larger of the two). 0 when the term is off.
+    smem_s : float, default=0.0
+        Time the busiest SM's shared-memory port needs for its programs'
+        tile writes and tensor-core operand reads (eq. 5c); ``compute_s``
+        includes it. 0 when the term is off.
     """
 
     time_s: float
@@ -194,6 +226,7 @@ class GpuEstimate:
     bound: Literal["compute", "memory"]
     n_sm_rounds: int
     feed_s: float = 0.0
+    smem_s: float = 0.0
 
 
 def matmul_smem_bytes(block_m: int, block_n: int, block_k: int, num_stages: int,
@@ -246,6 +279,79 @@ def matmul_efficiency(block_m: int, block_n: int, block_k: int, num_warps: int,
     if block_m < 16 * num_warps:
         eff *= params.mma_fallback_efficiency
     return eff
+
+
+def _warps_per_tile_v2(block_m: int, block_n: int, num_warps: int) -> tuple[int, int]:
+    """Triton's ``warpsPerTileV2`` for ``mma.sync`` m16n8: balance the repeats [6]."""
+    warps = [1, 1]
+    reps = [-(-block_m // 16), -(-block_n // 8)]
+    while warps[0] * warps[1] < num_warps:
+        if reps[0] >= reps[1]:
+            warps[0] *= 2
+            if reps[0] != 1:
+                reps[0] //= 2
+        else:
+            warps[1] *= 2
+            reps[1] = max(reps[1] // 2, 1)
+    return warps[0], warps[1]
+
+
+def matmul_instr_n(block_m: int, block_n: int, num_warps: int) -> int:
+    """``N`` of the ``wgmma`` instruction Triton picks for a tile, 0 if it uses ``mma.sync``.
+
+    Triton uses ``wgmma`` (MMAv3) when ``num_warps`` is a multiple of 4 and
+    ``BLOCK_M % 64 == 0``, ``BLOCK_N % 8 == 0``; ``N`` is the largest of 256,
+    248, ..., 8 that divides ``BLOCK_N`` and is at most
+    ``BLOCK_N / max(num_warps // (BLOCK_M // 16), 1)``
+    (``mmaVersionToInstrShape`` [6]). 128x256 with 8 warps gets
+    ``m64n256k16``, 256x128 ``m64n128k16``.
+    """
+    if num_warps < 4 or num_warps % 4 or block_m % 64 or block_n % 8:
+        return 0
+    n_warps_n = max(num_warps // max(block_m // 16, 1), 1)
+    max_n = max(block_n // n_warps_n, 8)
+    return next(n for n in _WGMMA_N if block_n % n == 0 and n <= max_n)
+
+
+def matmul_smem_step_bytes(block_m: int, block_n: int, block_k: int, num_warps: int,
+                           itemsize: int) -> float:
+    """Shared-memory bytes one K step of a matmul program moves (eq. 5c).
+
+    The tile loads write ``(BM + BN) * BK`` elements. With ``wgmma``
+    (``n = matmul_instr_n(...) > 0``) every ``m64nNk16`` instruction reads
+    its A (64 x 16) and B (16 x n) operands from shared memory, and a step
+    issues ``(BM / 64) * (BN / n) * (BK / 16)`` of them, so the reads are
+    ``BM * BN * BK * (1/n + 1/64)`` elements: the warpgroups split BLOCK_M
+    (``warpsPerTileV3`` [6]), and each re-reads B for every 64 rows. With
+    ``mma.sync`` each of the ``w_m x w_n`` warps (``warpsPerTileV2`` [6])
+    loads its rows of A and columns of B once: ``(w_n * BM + w_m * BN) * BK``.
+
+    Parameters
+    ----------
+    block_m, block_n, block_k : int
+        Tile, elements.
+    num_warps : int
+    itemsize : int
+        Operand bytes per element.
+
+    Returns
+    -------
+    float
+        Bytes written and read in shared memory per K step.
+
+    References
+    ----------
+    Triton ``mmaVersionToInstrShape``, ``warpsPerTileV3``/``V2`` and the PTX
+    ISA ``wgmma.mma_async`` shapes [6].
+    """
+    writes = (block_m + block_n) * block_k
+    n = matmul_instr_n(block_m, block_n, num_warps)
+    if n:
+        reads = block_m * block_n * block_k * (1.0 / n + 1.0 / 64)
+    else:
+        w_m, w_n = _warps_per_tile_v2(block_m, block_n, num_warps)
+        reads = (w_n * block_m + w_m * block_n) * block_k
+    return float((writes + reads) * itemsize)
 
 
 def occupancy(hw: HardwareProfile, *, num_warps: int, smem_bytes: int,
@@ -302,7 +408,8 @@ def occupancy(hw: HardwareProfile, *, num_warps: int, smem_bytes: int,
 def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_program: float,
                   n_programs: int, hbm_bytes: float, efficiency: float,
                   blocks_per_sm: int, num_stages: int, dtype: str = "float16",
-                  n_steps_per_program: int = 0, step_bytes: float = 0.0) -> GpuEstimate:
+                  n_steps_per_program: int = 0, step_bytes: float = 0.0,
+                  smem_step_bytes: float = 0.0) -> GpuEstimate:
     """Kernel time from compute, operand feed, HBM traffic, waves and pipelining (eqs. 5-8).
 
     * compute (eq. 5): ``ceil(n_programs / n_sms) * flops_per_program /
@@ -318,6 +425,11 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
       ``b' * (num_stages - 1)``; by Little's law [5] the SM then completes
       at most that many steps per load latency ``L + x``. With the defaults
       (``L = 0``, ``B_sm = inf``) ``feed_s = 0`` and eq. 5 is unchanged;
+    * shared-memory port (eq. 5c, when ``n_steps_per_program > 0``):
+      ``smem_s = r * n_steps_per_program * smem_step_bytes /
+      smem_bytes_per_s_per_sm`` and ``compute_s = max(compute_s, smem_s)``:
+      the SM's programs share one shared-memory port [7]; 0 with the default
+      ``B_smem = inf``;
     * memory (eq. 6): ``hbm_bytes / (hbm_bytes_per_s * bandwidth_efficiency)``;
     * overlap (eq. 7): ``o = 1 - overlap_decay ** (num_stages * blocks_per_sm - 1)``;
     * time (eq. 8): ``max(c, m) + (1 - o) * min(c, m) + launch_overhead_s``:
@@ -348,6 +460,9 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     step_bytes : float, default=0.0
         Operand bytes one step loads into shared memory (a matmul's
         ``(BLOCK_M + BLOCK_N) * BLOCK_K * itemsize``).
+    smem_step_bytes : float, default=0.0
+        Shared-memory bytes one step writes and reads
+        (:func:`matmul_smem_step_bytes`), for eq. 5c.
 
     Returns
     -------
@@ -363,7 +478,8 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     ----------
     Williams et al., "Roofline", CACM 2009 (``max(compute, memory)``);
     NVIDIA "Matrix Multiplication Background User's Guide", §"Wave Quantization";
-    Little 1961 and Volkov 2016 [5] (eq. 5b); CUTLASS "Efficient GEMM in
+    Little 1961 and Volkov 2016 [5] (eq. 5b); CUDA Programming Guide
+    shared-memory banks [7] (eq. 5c); CUTLASS "Efficient GEMM in
     CUDA", §"Software Pipelining" [4].
     """
     if blocks_per_sm < 1 or num_stages < 1 or n_programs < 1:
@@ -381,8 +497,13 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
         feed_s = rounds * n_steps_per_program * max(
             x, (params.pipeline_latency_s + x) / in_flight)
         compute_s = max(compute_s, feed_s)
+    smem_s = 0.0
+    if n_steps_per_program > 0 and math.isfinite(params.smem_bytes_per_s_per_sm):
+        smem_s = rounds * n_steps_per_program * smem_step_bytes / params.smem_bytes_per_s_per_sm
+        compute_s = max(compute_s, smem_s)
     memory_s = hbm_bytes / (hw.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (num_stages * blocks_per_sm - 1)
     t = max(compute_s, memory_s) + (1.0 - o) * min(compute_s, memory_s) + hw.launch_overhead_s
     return GpuEstimate(t, compute_s, memory_s, o, efficiency,
-                       "compute" if compute_s >= memory_s else "memory", rounds, feed_s)
+                       "compute" if compute_s >= memory_s else "memory", rounds, feed_s,
+                       smem_s)

@@ -35,6 +35,7 @@ from autotile.measure._gpu_model import (
     matmul_efficiency,
     matmul_regs_per_thread,
     matmul_smem_bytes,
+    matmul_smem_step_bytes,
     occupancy,
 )
 from autotile.measure._hardware import H100_SXM, HardwareProfile
@@ -324,7 +325,8 @@ class KernelModelMeasurer(Measurer):
         est = estimate_time(hw, p, flops_per_program=flops_prog, n_programs=n_units,
                             hbm_bytes=hbm, efficiency=eff, blocks_per_sm=occ.blocks_per_sm,
                             num_stages=ns, dtype=self.dtype, n_steps_per_program=n_steps,
-                            step_bytes=float((bm + bn) * bk * isz))
+                            step_bytes=float((bm + bn) * bk * isz),
+                            smem_step_bytes=matmul_smem_step_bytes(bm, bn, bk, nw, isz))
         return self._ok(config, {
             "time_s": est.time_s, "tflops": 2.0 * M * N * K / est.time_s / 1e12,
             "hbm_bytes": hbm, "hbm_read_bytes": st.hbm_read_bytes,

@@ -15,6 +15,8 @@ from autotile.measure._calibrate import (
     DEFAULT_FIT,
     PIPELINE_FIT,
     PIPELINE_STARTS,
+    SMEM_FIT,
+    SMEM_STARTS,
     MatmulObservations,
     calibrate_matmul,
     fit_gpu_model,
@@ -30,6 +32,8 @@ TRUE = GpuModelParams(peak_efficiency=0.95, tile_overhead_elems=40.0, k_overhead
                       overlap_decay=0.5)
 #: TRUE with the software-pipeline term on (eq. 5b)
 PIPED = dataclasses.replace(TRUE, pipeline_latency_s=0.8e-6, sm_load_bytes_per_s=70e9)
+#: PIPED with the shared-memory port term on (eq. 5c)
+PORTED = dataclasses.replace(PIPED, smem_bytes_per_s_per_sm=180e9)
 
 
 def _obs_from_model(shape: tuple[int, int, int], configs: list[dict[str, int]],
@@ -60,7 +64,7 @@ def _obs_from_model(shape: tuple[int, int, int], configs: list[dict[str, int]],
 
 def test_vectorised_time_equals_the_kernel_measurer() -> None:
     cfgs = [dict(c) for c in matmul_space(512, 512, 512).sample(3, 25)]
-    for params in (GpuModelParams(), TRUE, PIPED):
+    for params in (GpuModelParams(), TRUE, PIPED, PORTED):
         obs, t = _obs_from_model((512, 512, 512), cfgs, params)
         assert len(obs) >= 15
         np.testing.assert_allclose(predict_matmul_time(obs, params, H200), t, rtol=1e-12)
@@ -181,3 +185,35 @@ def test_pipeline_term_keeps_its_reported_held_out_accuracy_on_h200_data() -> No
     # the fitted feed: ~0.8 us loaded latency, ~67 GB/s per SM (~8.8 TB/s over 132 SMs)
     assert 0.5e-6 < rep.params.pipeline_latency_s < 1.2e-6
     assert 50e9 < rep.params.sm_load_bytes_per_s < 90e9
+
+
+# The same protocol with the shared-memory port term too (eq. 5c, SMEM_FIT from
+# SMEM_STARTS, "v3"): rank correlation up at every shape, pooled median error
+# 0.7 points above the pipeline-term fit. RESULTS.md reports both.
+REPORTED_SMEM_SPEARMAN = 0.961  # pooled, 111 held-out configs
+REPORTED_SMEM_SPEARMAN_8192 = 0.880
+REPORTED_SMEM_MEDIAN_ERR = 0.124
+
+
+@pytest.mark.skipif(not (DATA / "h200_matmul_model.csv").exists(),
+                    reason="H200 data not present")
+def test_smem_port_term_keeps_its_reported_held_out_accuracy_on_h200_data() -> None:
+    obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
+                                       DATA / "h200_matmul_model.csv", l2_bytes=62_914_560)
+    hw = dataclasses.replace(H200, l2_bytes=62_914_560)
+    rep = calibrate_matmul(obs, hw, test_fraction=0.3, seed=0, fit=SMEM_FIT,
+                           starts=SMEM_STARTS)
+    assert rep.after["spearman"] >= REPORTED_SMEM_SPEARMAN - MARGIN
+    assert rep.after["median_abs_rel_error"] <= REPORTED_SMEM_MEDIAN_ERR + MARGIN
+    te = obs.subset(np.array(rep.test_index))
+    at = (te.M == 8192) & (te.N == 8192) & (te.K == 8192)
+    acc = rank_accuracy(predict_matmul_time(te, rep.params, hw)[at], te.time_s[at])
+    assert acc["spearman"] >= REPORTED_SMEM_SPEARMAN_8192 - MARGIN
+    # the fitted port: ~178 GB/s per SM, 97 B/clk at 1.83 GHz (the port is 128 B/clk)
+    assert 150e9 < rep.params.smem_bytes_per_s_per_sm < 200e9
+    # it separates the orientations: 256x128x64 (m64n128 wgmma) above 128x256x64
+    te2 = MatmulObservations(*(np.array([a, b], np.float64) for a, b in zip(
+        (8192, 8192, 8192, 128, 256, 64, 8, 4, 1, 1e9, 1.3e8, 1.0),
+        (8192, 8192, 8192, 256, 128, 64, 8, 4, 1, 1e9, 1.3e8, 1.0))))
+    t = predict_matmul_time(te2, rep.params, hw)
+    assert t[1] > 1.015 * t[0]  # 2.0% with the held-out split fit

@@ -7,8 +7,10 @@ from autotile.measure._gpu_model import (
     GpuModelParams,
     estimate_time,
     matmul_efficiency,
+    matmul_instr_n,
     matmul_regs_per_thread,
     matmul_smem_bytes,
+    matmul_smem_step_bytes,
     occupancy,
 )
 from autotile.measure._hardware import H100_SXM
@@ -100,4 +102,41 @@ def test_pipeline_feed_term_little_law():
         GpuModelParams(pipeline_latency_s=-1.0)
     with pytest.raises(MeasureError, match="sm_load_bytes_per_s must be > 0"):
         GpuModelParams(sm_load_bytes_per_s=0.0)
+    assert GpuModelParams(**p.to_json()) == p
+
+
+def test_smem_step_bytes_follow_tritons_wgmma_layout():
+    """Eq. 5c: 8 warps split BLOCK_M over two warpgroups, so 256x128 re-reads B."""
+    # Triton's mmaVersionToInstrShape: n is the widest wgmma N the tile allows
+    assert matmul_instr_n(128, 256, 8) == 256
+    assert matmul_instr_n(256, 128, 8) == 128
+    assert matmul_instr_n(64, 128, 8) == 64     # BLOCK_M 64: two warpgroups split N
+    assert matmul_instr_n(128, 128, 4) == 128
+    assert matmul_instr_n(32, 64, 4) == 0       # BLOCK_M % 64 != 0: mma.sync
+    assert matmul_instr_n(128, 128, 2) == 0     # < 4 warps: mma.sync
+    # per k16: 128x256 issues 2 x m64n256 (A 64x16 + B 16x256 each) = 10,240 elements,
+    # 256x128 4 x m64n128 = 12,288; per BLOCK_K = 64 step x 4, plus the (BM + BN) * BK
+    # tile writes, x 2 bytes
+    assert matmul_smem_step_bytes(128, 256, 64, 8, 2) == (4 * 10240 + 384 * 64) * 2
+    assert matmul_smem_step_bytes(256, 128, 64, 8, 2) == (4 * 12288 + 384 * 64) * 2
+    # mma.sync: warpsPerTileV2 gives 32x64 with 4 warps [2, 2]; each warp loads its
+    # 16 rows of A and 32 columns of B: (2 * 32 + 2 * 64) * 32 reads + 96 * 32 writes
+    assert matmul_smem_step_bytes(32, 64, 32, 4, 2) == ((2 * 32 + 2 * 64) * 32 + 96 * 32) * 2
+
+
+def test_smem_port_term_is_a_roofline_on_the_step_bytes():
+    hw = dataclasses.replace(H100_SXM, launch_overhead_s=0.0)
+    peak_sm = hw.fp16_tensor_flops_per_s / hw.n_sms
+    kw = dict(flops_per_program=peak_sm * 1e-4, hbm_bytes=0.0, efficiency=1.0,
+              n_programs=264, n_steps_per_program=100, step_bytes=0.0,
+              blocks_per_sm=2, num_stages=3)
+    off = estimate_time(hw, P, smem_step_bytes=1e5, **kw)   # default B_smem = inf
+    assert off.smem_s == 0.0 and off.compute_s == pytest.approx(2e-4)
+    p = GpuModelParams(smem_bytes_per_s_per_sm=1e11)
+    # 2 rounds x 100 steps x 1e5 B / 1e11 B/s = 200 us = compute: not above it
+    assert estimate_time(hw, p, smem_step_bytes=1e5, **kw).compute_s == pytest.approx(2e-4)
+    hi = estimate_time(hw, p, smem_step_bytes=1.5e5, **kw)
+    assert hi.smem_s == pytest.approx(3e-4) and hi.compute_s == hi.smem_s
+    with pytest.raises(MeasureError, match="smem_bytes_per_s_per_sm must be > 0"):
+        GpuModelParams(smem_bytes_per_s_per_sm=0.0)
     assert GpuModelParams(**p.to_json()) == p
