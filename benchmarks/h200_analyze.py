@@ -440,6 +440,10 @@ def sim2real_section() -> None:
 #: call 4 times the choices of the model with the pipeline term (if it was made).
 ROUND_CALLS = tuple(c for c in (1, 2, 3, 4)
                     if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
+#: Also call 5, which timed the v3 model's choices that no earlier call had timed; used
+#: for the sim-to-real tables, not for the top-of-ranking statistics (calls 1-4).
+SIM2REAL_CALLS = ROUND_CALLS + tuple(
+    c for c in (5,) if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
 
 
 def sim2real_rounds_section(calls: tuple[int, ...] = ROUND_CALLS) -> dict[str, Any]:
@@ -599,6 +603,28 @@ def _top_of_ranking(hw: Any, calls: tuple[int, ...], reps: dict[str, Any],
     return out
 
 
+
+def _fit_on_all(obs: Any, hw: Any, fits: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Fit each parameter set on every observation (for sim-to-real); print its accuracy."""
+    params_all = {}
+    for k, kw in fits.items():
+        params_all[k], res = fit_gpu_model(obs, hw, **kw)
+        acc = rank_accuracy(predict_matmul_time(obs, params_all[k], hw), obs.time_s)
+        print(f"fit on all {len(obs)}, {k}: Spearman {acc['spearman']:.3f}, median err "
+              f"{100 * acc['median_abs_rel_error']:.1f}%, cost {res.cost:.3f}")
+    return params_all
+
+
+def _write_params(path: Path, l2: int, params: Any) -> None:
+    """Write fitted parameters as the ``name,value`` CSV that h200_sim2real.py reads."""
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "value"])
+        w.writerow(["l2_bytes", l2])
+        w.writerow(["params_json", json.dumps(params.to_json())])
+        for k, v in params.to_json().items():
+            w.writerow([k, json.dumps(v)])
+
 def pipeline_section() -> dict[str, Any]:
     """Calibration with the software-pipeline term (eq. 5b): held-out and top-of-ranking.
 
@@ -637,21 +663,10 @@ def pipeline_section() -> dict[str, Any]:
         print(f"  params (held-out split): {json.dumps(r.params.to_json())}")
     out: dict[str, Any] = {"held_out": {k: r.after for k, r in reps.items()}}
     # the fit on all configs, for sim-to-real
-    params_all = {}
-    for k, kw in fits.items():
-        params_all[k], res = fit_gpu_model(obs, hw, **kw)
-        acc = rank_accuracy(predict_matmul_time(obs, params_all[k], hw), obs.time_s)
-        print(f"fit on all {len(obs)}, {k}: Spearman {acc['spearman']:.3f}, median err "
-              f"{100 * acc['median_abs_rel_error']:.1f}%, cost {res.cost:.3f}")
+    params_all = _fit_on_all(obs, hw, fits)
     p2 = params_all["calibrated, + pipeline term"]
     print("params (all, + pipeline term):", json.dumps(p2.to_json()))
-    with (DATA / "h200_calibrated_params_v2.csv").open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["name", "value"])
-        w.writerow(["l2_bytes", l2])
-        w.writerow(["params_json", json.dumps(p2.to_json())])
-        for k, v in p2.to_json().items():
-            w.writerow([k, json.dumps(v)])
+    _write_params(DATA / "h200_calibrated_params_v2.csv", l2, p2)
     # the top: configs timed in the rounds (measured % of cuBLAS); calls 1-3 timed the
     # list chosen with the first calibrated model, call 4 the new model's choices
     out["rounds"] = {}
@@ -688,7 +703,7 @@ def sim2real_v2_section(version: str = "v2") -> dict[str, Any]:
         return tuple(int(r[k]) for k in KNOBS)
 
     with contextlib.redirect_stdout(io.StringIO()):
-        pct = sim2real_rounds_section()["pct"]
+        pct = sim2real_rounds_section(SIM2REAL_CALLS)["pct"]
     exh = {key(r): float(r["predicted_time_s"])
            for r in rows(f"h200_sim2real_exhaustive_{version}.csv") if r["status"] == "ok"}
     rank = {k: i + 1 for i, k in enumerate(sorted(exh, key=exh.__getitem__))}
@@ -764,21 +779,10 @@ def smem_section() -> dict[str, Any]:
     for k, r in reps.items():
         print(f"fitting set, {k}: {fmt(r.after_train)}; solver cost {r.cost:.3f}")
         print(f"  params (held-out split): {json.dumps(r.params.to_json())}")
-    params_all = {}
-    for k, kw in fits.items():
-        params_all[k], res = fit_gpu_model(obs, hw, **kw)
-        acc = rank_accuracy(predict_matmul_time(obs, params_all[k], hw), obs.time_s)
-        print(f"fit on all {len(obs)}, {k}: Spearman {acc['spearman']:.3f}, median err "
-              f"{100 * acc['median_abs_rel_error']:.1f}%, cost {res.cost:.3f}")
+    params_all = _fit_on_all(obs, hw, fits)
     p3 = params_all["+ pipeline + smem port (v3)"]
     print("params (all, v3):", json.dumps(p3.to_json()))
-    with (DATA / "h200_calibrated_params_v3.csv").open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["name", "value"])
-        w.writerow(["l2_bytes", l2])
-        w.writerow(["params_json", json.dumps(p3.to_json())])
-        for k, v in p3.to_json().items():
-            w.writerow([k, json.dumps(v)])
+    _write_params(DATA / "h200_calibrated_params_v3.csv", l2, p3)
     out["rounds"] = {}
     for calls in dict.fromkeys((tuple(c for c in ROUND_CALLS if c <= 3), ROUND_CALLS)):
         out["rounds"][calls] = _top_of_ranking(hw, calls, reps, params_all, len(obs))
