@@ -78,6 +78,9 @@ KERNEL_MODEL_METRICS = ("time_s", "tflops", "hbm_bytes", "hbm_read_bytes", "l2_h
 _PROBE_BLOCK = 1
 #: Programs per interpreter batch of a probe (``batch_programs``).
 _PROBE_BATCH = 1 << 16
+#: Problem-size keys of each kernel's ``shape``.
+_SHAPE_KEYS = {"matmul": ("M", "N", "K"), "matmul_persistent": ("M", "N", "K"),
+               "softmax_fused": ("M", "N"), "flash_attention": ("N", "d")}
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -225,6 +228,13 @@ class KernelModelMeasurer(Measurer):
     space : Space
         The kernel's space for ``shape``.
 
+    Raises
+    ------
+    MeasureError
+        If ``kernel_name`` is unknown, or ``shape`` lacks a key of the kernel
+        or has a key it does not take (matmul: ``M, N, K``; softmax: ``M, N``;
+        flash attention: ``N, d``).
+
     Notes
     -----
     Metrics (``KERNEL_MODEL_METRICS``): ``time_s``, ``tflops`` (useful
@@ -252,6 +262,11 @@ class KernelModelMeasurer(Measurer):
         self.max_probe_programs = int(max_probe_programs)
         self.l2_model = l2_model
         s = self.shape
+        dims = _SHAPE_KEYS.get(kernel_name)
+        if dims is not None and set(s) - set(dims):
+            raise MeasureError(
+                f"shape of {kernel_name!r} takes the keys {dims}, got unknown "
+                f"{sorted(set(s) - set(dims))} in shape={s}")
         try:
             if kernel_name == "matmul":
                 self.space: Space = matmul_space(s["M"], s["N"], s["K"], dtype)

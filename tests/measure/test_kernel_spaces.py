@@ -83,3 +83,15 @@ def test_measurer_other_kernels():
     assert r.ok and r.metrics["n_waves"] == 1
     with pytest.raises(Exception, match="kernel_name must be one of"):
         KernelModelMeasurer("nope", {})
+
+
+@pytest.mark.parametrize("kernel, shape", [
+    ("matmul", {"M": 64, "N": 64, "K": 64, "Q": 3}),
+    ("softmax_fused", {"M": 64, "N": 64, "K": 64}),
+    ("flash_attention", {"N": 256, "d": 64, "M": 1}),
+])
+def test_unknown_shape_keys_are_refused(kernel, shape):
+    from autotile.errors import MeasureError
+
+    with pytest.raises(MeasureError, match=r"takes the keys .* got unknown"):
+        KernelModelMeasurer(kernel, shape)
