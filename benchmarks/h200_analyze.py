@@ -538,7 +538,7 @@ def sim2real_rounds_section(calls: tuple[int, ...] = ROUND_CALLS) -> dict[str, A
     return out
 
 
-def rounds_observations(hw: Any, calls: tuple[int, ...] = ROUND_CALLS
+def rounds_observations(hw: Any, calls: tuple[int, ...] = ROUND_CALLS, l2_model: Any = None
                         ) -> tuple[Any, list[tuple[int, ...]], dict[tuple[int, ...], float]]:
     """The configs timed in the rounds as :class:`MatmulObservations` at 8192^3.
 
@@ -547,6 +547,7 @@ def rounds_observations(hw: Any, calls: tuple[int, ...] = ROUND_CALLS
     config's median share of cuBLAS (pooled over rounds and calls) of a
     655 TFLOP/s cuBLAS, so only the order and ratios matter. Returns the
     observations, their configs and the median % of cuBLAS per config.
+    ``l2_model`` is passed to the measurer (default: lockstep).
     """
     import contextlib
     import io
@@ -555,7 +556,8 @@ def rounds_observations(hw: Any, calls: tuple[int, ...] = ROUND_CALLS
 
     with contextlib.redirect_stdout(io.StringIO()):
         pct = sim2real_rounds_section(calls)["pct"]
-    m = KernelModelMeasurer("matmul", dict(zip("MNK", SHAPES[0])), hardware=hw)
+    m = KernelModelMeasurer("matmul", dict(zip("MNK", SHAPES[0])), hardware=hw,
+                            l2_model=l2_model)
     cols, keys = [], []
     for k, v in pct.items():
         res = m.measure(dict(zip(KNOBS, k)))
@@ -789,6 +791,89 @@ def smem_section() -> dict[str, Any]:
     return out
 
 
+def drift_section() -> dict[str, Any]:
+    """v3's parameter set fitted on DRIFT traffic (v4) against v3 (lockstep traffic).
+
+    Same protocol as :func:`smem_section` (:data:`SMEM_FIT`, 60 MiB, 70/30 by
+    config, seed 0), the traffic from ``h200_matmul_model_drift.csv``
+    (``h200_predict.py --l2-model drift``) instead of ``h200_matmul_model.csv``.
+    Scores both on the round-timed configs (each with its own traffic), and on
+    the wide-tile family (128x256x64 / 256x128x64, 8 warps, 3-4 stages) whose
+    members differ only in GROUP_M and orientation; writes the fit on all
+    configs to ``h200_calibrated_params_v4.csv``.
+    """
+    from scipy.stats import kendalltau, spearmanr
+
+    from autotile.measure._calibrate import SMEM_FIT, SMEM_STARTS
+
+    l2 = L2_SIZES[1]
+    hw = dataclasses.replace(H200, l2_bytes=l2)
+    traffic = {"v3 (lockstep traffic)": ("h200_matmul_model.csv", None),
+               "v4 (DRIFT traffic)": ("h200_matmul_model_drift.csv", DRIFT)}
+    obs = {k: matmul_observations_from_csv(DATA / "h200_matmul.csv", DATA / f, l2_bytes=l2)
+           for k, (f, _) in traffic.items()}
+    reps = {k: calibrate_matmul(o, hw, test_fraction=0.3, seed=0, fit=SMEM_FIT,
+                                starts=SMEM_STARTS) for k, o in obs.items()}
+    print("\n### Matmul: v3 parameter set on lockstep vs DRIFT traffic, held out "
+          "(60 MiB L2, 30%, seed 0)\n")
+    print("| shape | params | Spearman | Kendall | median err | geo-mean pred/meas | n |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    out: dict[str, Any] = {"held_out": {}}
+    for shp in (*SHAPES, None):
+        name = "pooled" if shp is None else "x".join(map(str, shp))
+        for label, r in reps.items():
+            te = obs[label].subset(np.array(r.test_index))
+            mk = np.ones(len(te), bool) if shp is None else shape_mask(te, shp)
+            acc = rank_accuracy(predict_matmul_time(te, r.params, hw)[mk], te.time_s[mk])
+            out["held_out"][(name, label)] = acc
+            print(f"| {name} | {label} | {fmt(acc)} |")
+    params_all = {}
+    for k, r in reps.items():
+        print(f"fitting set, {k}: {fmt(r.after_train)}; solver cost {r.cost:.3f}")
+        print(f"  params (held-out split): {json.dumps(r.params.to_json())}")
+        params_all[k], res = fit_gpu_model(obs[k], hw, fit=SMEM_FIT, starts=SMEM_STARTS)
+        acc = rank_accuracy(predict_matmul_time(obs[k], params_all[k], hw), obs[k].time_s)
+        print(f"fit on all {len(obs[k])}, {k}: Spearman {acc['spearman']:.3f}, median err "
+              f"{100 * acc['median_abs_rel_error']:.1f}%, cost {res.cost:.3f}")
+        print(f"  params (all): {json.dumps(params_all[k].to_json())}")
+    _write_params(DATA / "h200_calibrated_params_v4.csv", l2, params_all["v4 (DRIFT traffic)"])
+    print("\nTop of the ranking (round-timed configs, calls "
+          f"{', '.join(map(str, ROUND_CALLS))}) and the wide-tile family "
+          "(128x256x64 / 256x128x64, 8 warps, 3-4 stages):\n")
+    print("| params | fitted on | Spearman (all timed) | n | tied at the optimum | their % of "
+          "cuBLAS, median (min-max) | family Spearman | family Kendall | n family |")
+    print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
+    out["rounds"] = {}
+    fam_pred: dict[str, dict[tuple[int, ...], float]] = {}
+    for label, (_, l2m) in traffic.items():
+        ro, keys, pct = rounds_observations(hw, ROUND_CALLS, l2_model=l2m)
+        fam = np.array([k[:3] in ((128, 256, 64), (256, 128, 64)) and k[4] == 8
+                        and k[5] in (3, 4) for k in keys])
+        for on, params in (("held-out split", reps[label].params), ("all", params_all[label])):
+            pred = predict_matmul_time(ro, params, hw)
+            tied = [keys[i] for i in np.flatnonzero(pred <= pred.min() * (1 + 1e-9))]
+            vals = [pct[k] for k in tied]
+            sp = float(spearmanr(pred, ro.time_s).statistic)
+            fs = float(spearmanr(pred[fam], ro.time_s[fam]).statistic)
+            fk = float(kendalltau(pred[fam], ro.time_s[fam]).statistic)
+            print(f"| {label} | {on} | {sp:.3f} | {len(ro)} | {len(tied)} | "
+                  f"{np.median(vals):.1f}% ({min(vals):.1f}-{max(vals):.1f}) | {fs:.3f} | "
+                  f"{fk:.3f} | {int(fam.sum())} |")
+            out["rounds"][(label, on)] = {"spearman": sp, "tied": tied, "tied_pct": vals,
+                                          "family_spearman": fs}
+            if on == "all":
+                fam_pred[label] = {keys[i]: float(pred[i]) for i in np.flatnonzero(fam)}
+    print("\nWide-tile family, fits on all configs (predicted TFLOP/s; measured % of cuBLAS):\n")
+    print("| config | " + " | ".join(fam_pred) + " | measured |")
+    print("| --- |" + " ---: |" * (len(fam_pred) + 1))
+    first = next(iter(fam_pred))
+    for k in sorted(fam_pred[first], key=lambda k: -pct[k]):
+        print(f"| {' '.join(map(str, k))} | "
+              + " | ".join(f"{2 * 8192**3 / v[k] / 1e12:.1f}" for v in fam_pred.values())
+              + f" | {pct[k]:.1f} |")
+    return out
+
+
 def main() -> int:
     # the out-of-sample predictions were committed before the ncu run: rewrite them
     # only on request (or when absent), never as a side effect of reading the results
@@ -803,6 +888,11 @@ def main() -> int:
         smem_section()
         if (DATA / "h200_sim2real_tuned_v3.csv").exists():
             sim2real_v2_section("v3")
+        return 0
+    if "--drift-only" in sys.argv:
+        drift_section()
+        if (DATA / "h200_sim2real_tuned_v4.csv").exists():
+            sim2real_v2_section("v4")
         return 0
     if "--rounds-only" in sys.argv:
         sim2real_rounds_section()

@@ -26,7 +26,9 @@ of ``h200_calibrated_params.csv``::
 (``h200_calibrated_params_v2.csv``) and writes the same files with a
 ``_v2`` suffix; ``--model v3`` the model that also has the shared-memory
 port term (eq. 5c, ``h200_calibrated_params_v3.csv``, files with ``_v3``);
-``--model v1`` reproduces the files of the first rerun.
+``--model v4`` the v3 parameter set fitted on DRIFT traffic
+(``h200_calibrated_params_v4.csv``; scored with ``l2_model=DRIFT``, files
+with ``_v4``); ``--model v1`` reproduces the files of the first rerun.
 
 ``exhaustive`` writes ``h200_sim2real_exhaustive.csv`` (every valid config
 and its predicted time), ``tune`` writes ``h200_sim2real_tuned.csv`` (one
@@ -126,14 +128,20 @@ PARAMS = DATA / "h200_calibrated_params.csv"
 #: Calibrated models: ``v1`` = eqs. 4-8 (issue 6's first rerun, files kept for
 #: the record); ``v2`` = with the software-pipeline term (eq. 5b), fitted by
 #: ``h200_analyze.py`` with ``PIPELINE_FIT``; ``v3`` = v2 plus the shared-memory
-#: port term (eq. 5c), fitted with ``SMEM_FIT``. ``(params, exhaustive, tuned, rounds)``.
+#: port term (eq. 5c), fitted with ``SMEM_FIT``; ``v4`` = ``SMEM_FIT`` fitted on the
+#: DRIFT L2 model's traffic and scored with it. ``(params, exhaustive, tuned, rounds)``.
 MODELS = {
     "v1": (PARAMS, EXHAUSTIVE, TUNED, ROUNDS),
     "v2": (DATA / "h200_calibrated_params_v2.csv", DATA / "h200_sim2real_exhaustive_v2.csv",
            DATA / "h200_sim2real_tuned_v2.csv", DATA / "h200_sim2real_rounds_configs_v2.csv"),
     "v3": (DATA / "h200_calibrated_params_v3.csv", DATA / "h200_sim2real_exhaustive_v3.csv",
            DATA / "h200_sim2real_tuned_v3.csv", DATA / "h200_sim2real_rounds_configs_v3.csv"),
+    "v4": (DATA / "h200_calibrated_params_v4.csv", DATA / "h200_sim2real_exhaustive_v4.csv",
+           DATA / "h200_sim2real_tuned_v4.csv", DATA / "h200_sim2real_rounds_configs_v4.csv"),
 }
+#: Models scored with a non-default L2 model (name of the ``_l2sim`` constant).
+L2_MODELS = {"v4": "DRIFT"}
+L2_MODEL: str | None = None
 BUDGETS = (40, 100, 300)
 SEEDS = (0, 1, 2, 3, 4)
 TUTORIAL_BEST = (128, 256, 64, 8, 8, 3)
@@ -153,11 +161,13 @@ def calibrated(params_path: Path | None = None) -> tuple[Any, int]:
 
 def calibrated_measurer() -> Any:
     """:class:`KernelModelMeasurer` for matmul 8192^3 fp16, H200 profile, calibrated."""
-    from autotile.measure import H200, KernelModelMeasurer
+    import autotile.measure as measure
 
     params, l2 = calibrated()
-    hw = dataclasses.replace(H200, l2_bytes=l2)
-    return KernelModelMeasurer("matmul", dict(zip("MNK", SHAPE)), hardware=hw, params=params)
+    hw = dataclasses.replace(measure.H200, l2_bytes=l2)
+    l2_model = None if L2_MODEL is None else getattr(measure, L2_MODEL)
+    return measure.KernelModelMeasurer("matmul", dict(zip("MNK", SHAPE)), hardware=hw,
+                                       params=params, l2_model=l2_model)
 
 
 def key(cfg: Any) -> tuple[int, ...]:
@@ -289,8 +299,9 @@ def main() -> int:
     ap.add_argument("--model", default="v2", choices=sorted(MODELS),
                     help="--stage exhaustive/tune/rounds: which calibrated model and files")
     args = ap.parse_args()
-    global PARAMS, EXHAUSTIVE, TUNED, ROUNDS
+    global PARAMS, EXHAUSTIVE, TUNED, ROUNDS, L2_MODEL
     PARAMS, EXHAUSTIVE, TUNED, ROUNDS = MODELS[args.model]
+    L2_MODEL = L2_MODELS.get(args.model)
     if args.stage == "exhaustive":
         stage_exhaustive()
         return 0
