@@ -59,6 +59,7 @@ def check_n_jobs(n_jobs: Any) -> int:
 
 
 def check_timeout(timeout: Any) -> None:
+    """Raise ValueError unless ``timeout`` is None or a real number of seconds > 0."""
     if timeout is None:
         return
     if (not isinstance(timeout, numbers.Real) or isinstance(timeout, bool)
@@ -141,6 +142,16 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
 
 
 def check_measurer(space: Space, measurer: Any) -> None:
+    """Check a study's space and measurer.
+
+    Raises
+    ------
+    TypeError
+        If ``space`` is not a :class:`Space` or ``measurer`` not a
+        :class:`~autotile.measure.Measurer`.
+    ValueError
+        If the measurer was built for another space (:func:`space_mismatch`).
+    """
     if not isinstance(space, Space):
         raise TypeError(f"space must be an autotile.space.Space, got "
                         f"{type(space).__name__} {short_repr(space)}")
