@@ -73,7 +73,9 @@ def test_bounds_of_three_misses(bounds):
 def test_drift_amount_does_not_follow_waves_or_memory_boundness(bounds):
     _, _, _, _, rho = bounds
     assert rho["waves"] == pytest.approx(0.117, abs=0.005)
-    assert rho["memory_s / compute_s (DRIFT)"] == pytest.approx(0.045, abs=0.005)
+    # 0.045 with the time model of commit 43d496a; only its size is pinned (the ratio
+    # comes from the time model, which is refitted elsewhere)
+    assert abs(rho["memory_s / compute_s (DRIFT)"]) < 0.2
     assert rho["min(BLOCK_M, BLOCK_N)"] == pytest.approx(-0.349, abs=0.005)
 
 
