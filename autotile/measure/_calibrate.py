@@ -205,7 +205,8 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     bytes; off with the default parameters), the shared-memory port (eq. 5c,
     :func:`~autotile.measure._gpu_model.matmul_smem_step_bytes` per step; off
     when ``smem_bytes_per_s_per_sm`` is ``inf``), HBM time (eq. 6, writes counted
-    when ``params.count_writes``), overlap (eq. 7) and total (eq. 8).
+    when ``params.count_writes``), overlap (eq. 7), total (eq. 8) and the
+    power cap (eq. 9, off when ``power_cap_s_per_byte`` is 0).
 
     Parameters
     ----------
@@ -243,6 +244,9 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     o = 1.0 - params.overlap_decay ** (obs.num_stages * obs.blocks_per_sm - 1.0)
     t: FloatArray = (np.maximum(compute, memory) + (1.0 - o) * np.minimum(compute, memory)
                      + hardware.launch_overhead_s)
+    if params.power_cap_s_per_byte > 0:
+        t = np.maximum(t, compute + params.power_cap_s_per_byte * hbm
+                       + hardware.launch_overhead_s)
     return t
 
 

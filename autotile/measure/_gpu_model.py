@@ -34,6 +34,10 @@ References
    i.e. 128 bytes per clock per SM; Z. Luo et al., "Benchmarking and Dissecting
    the Nvidia Hopper GPU Architecture", arXiv:2402.13499, 2024 (measured
    shared-memory throughput of Hopper close to 128 B/clk/SM).
+.. [8] J. Choi, M. Dukhan, X. Liu, R. Vuduc, "Algorithmic time, energy, and
+   power on candidate HPC compute building blocks", IPDPS 2014 (the power
+   line: under a power cap a kernel takes at least ``(e_F W + e_D Q) /
+   (P_cap - P_0)``); J. Choi et al., "A roofline model of energy", IPDPS 2013.
 """
 
 from __future__ import annotations
@@ -110,13 +114,20 @@ class GpuModelParams:
         (tile writes plus the tensor-core operand reads of
         :func:`matmul_smem_step_bytes`); the hardware port is 128 B/clk [7],
         234 GB/s at 1.83 GHz. ``inf`` switches eq. 5c off.
+    power_cap_s_per_byte : float, default=0.0
+        ``b`` in the power-cap term (eq. 9), seconds per byte of HBM
+        traffic: ``b = e_D / (P_cap - P_0)``, the energy one HBM byte costs
+        over the power the card may spend above its constant draw. A kernel
+        held at its power cap spends that energy instead of compute, so its
+        compute time grows by ``b`` per byte. 0 switches eq. 9 off.
 
     Raises
     ------
     MeasureError
         If an efficiency is outside ``(0, 1]``, ``overlap_decay`` outside
         ``[0, 1)``, an overhead or ``pipeline_latency_s`` negative or
-        ``sm_load_bytes_per_s`` or ``smem_bytes_per_s_per_sm`` not positive.
+        ``sm_load_bytes_per_s`` or ``smem_bytes_per_s_per_sm`` not positive,
+        or ``power_cap_s_per_byte`` negative or not finite.
     """
 
     peak_efficiency: float = 0.85
@@ -132,6 +143,7 @@ class GpuModelParams:
     pipeline_latency_s: float = 0.0
     sm_load_bytes_per_s: float = math.inf
     smem_bytes_per_s_per_sm: float = math.inf
+    power_cap_s_per_byte: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "warp_efficiency",
@@ -152,6 +164,9 @@ class GpuModelParams:
         for name in ("sm_load_bytes_per_s", "smem_bytes_per_s_per_sm"):
             if not getattr(self, name) > 0:
                 raise MeasureError(f"{name} must be > 0, got {name}={getattr(self, name)}")
+        if not (math.isfinite(self.power_cap_s_per_byte) and self.power_cap_s_per_byte >= 0):
+            raise MeasureError("power_cap_s_per_byte must be finite and >= 0, got "
+                               f"power_cap_s_per_byte={self.power_cap_s_per_byte}")
 
     def warp_factor(self, num_warps: int) -> float:
         """Efficiency factor of ``num_warps`` (nearest listed count below, else the first)."""
@@ -216,6 +231,10 @@ class GpuEstimate:
         Time the busiest SM's shared-memory port needs for its programs'
         tile writes and tensor-core operand reads (eq. 5c); ``compute_s``
         includes it. 0 when the term is off.
+    power_s : float, default=0.0
+        Power-capped time of eq. 9, ``compute_s + b * hbm_bytes``, seconds;
+        ``time_s`` is at least this plus the launch overhead. 0 when the
+        term is off.
     """
 
     time_s: float
@@ -227,6 +246,7 @@ class GpuEstimate:
     n_sm_rounds: int
     feed_s: float = 0.0
     smem_s: float = 0.0
+    power_s: float = 0.0
 
 
 def matmul_smem_bytes(block_m: int, block_n: int, block_k: int, num_stages: int,
@@ -434,7 +454,15 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     * overlap (eq. 7): ``o = 1 - overlap_decay ** (num_stages * blocks_per_sm - 1)``;
     * time (eq. 8): ``max(c, m) + (1 - o) * min(c, m) + launch_overhead_s``:
       the roofline bound when fully pipelined, their sum with one stage and
-      one resident program.
+      one resident program;
+    * power cap (eq. 9, when ``power_cap_s_per_byte = b > 0``): ``time_s =
+      max(time_s, c + b * hbm_bytes + launch_overhead_s)``. The power line
+      of Choi et al. [8]: under a cap ``P_cap`` a kernel takes at least
+      ``(e_F * W + e_D * Q) / (P_cap - P_0)``; the calibrated ``c`` plays the
+      first part (the compute-bound configs it is fitted on run at the cap),
+      ``b = e_D / (P_cap - P_0)`` the second. At the H200's 700 W cap the
+      SM clock then drops as DRAM traffic grows (measured:
+      ``benchmarks/RESULTS.md``, energy probe).
 
     Parameters
     ----------
@@ -480,7 +508,8 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     NVIDIA "Matrix Multiplication Background User's Guide", §"Wave Quantization";
     Little 1961 and Volkov 2016 [5] (eq. 5b); CUDA Programming Guide
     shared-memory banks [7] (eq. 5c); CUTLASS "Efficient GEMM in
-    CUDA", §"Software Pipelining" [4].
+    CUDA", §"Software Pipelining" [4]; Choi et al. 2014 [8] (the power
+    line, eq. 9).
     """
     if blocks_per_sm < 1 or num_stages < 1 or n_programs < 1:
         raise MeasureError(f"blocks_per_sm, num_stages and n_programs must be >= 1, got "
@@ -504,6 +533,10 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     memory_s = hbm_bytes / (hw.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (num_stages * blocks_per_sm - 1)
     t = max(compute_s, memory_s) + (1.0 - o) * min(compute_s, memory_s) + hw.launch_overhead_s
+    power_s = 0.0
+    if params.power_cap_s_per_byte > 0:
+        power_s = compute_s + params.power_cap_s_per_byte * hbm_bytes
+        t = max(t, power_s + hw.launch_overhead_s)
     return GpuEstimate(t, compute_s, memory_s, o, efficiency,
                        "compute" if compute_s >= memory_s else "memory", rounds, feed_s,
-                       smem_s)
+                       smem_s, power_s)

@@ -35,6 +35,8 @@ TRUE = GpuModelParams(peak_efficiency=0.95, tile_overhead_elems=40.0, k_overhead
 PIPED = dataclasses.replace(TRUE, pipeline_latency_s=0.8e-6, sm_load_bytes_per_s=70e9)
 #: PIPED with the shared-memory port term on (eq. 5c)
 PORTED = dataclasses.replace(PIPED, smem_bytes_per_s_per_sm=180e9)
+#: PORTED with the power-cap term on (eq. 9)
+CAPPED = dataclasses.replace(PORTED, power_cap_s_per_byte=5e-14)
 
 
 def _obs_from_model(shape: tuple[int, int, int], configs: list[dict[str, int]],
@@ -65,7 +67,7 @@ def _obs_from_model(shape: tuple[int, int, int], configs: list[dict[str, int]],
 
 def test_vectorised_time_equals_the_kernel_measurer() -> None:
     cfgs = [dict(c) for c in matmul_space(512, 512, 512).sample(3, 25)]
-    for params in (GpuModelParams(), TRUE, PIPED, PORTED):
+    for params in (GpuModelParams(), TRUE, PIPED, PORTED, CAPPED):
         obs, t = _obs_from_model((512, 512, 512), cfgs, params)
         assert len(obs) >= 15
         np.testing.assert_allclose(predict_matmul_time(obs, params, H200), t, rtol=1e-12)
