@@ -440,10 +440,12 @@ def sim2real_section() -> None:
 #: call 4 times the choices of the model with the pipeline term (if it was made).
 ROUND_CALLS = tuple(c for c in (1, 2, 3, 4)
                     if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
-#: Also call 5, which timed the v3 model's choices that no earlier call had timed; used
-#: for the sim-to-real tables, not for the top-of-ranking statistics (calls 1-4).
+#: Also call 5, which timed the v3 model's choices that no earlier call had timed, and
+#: call 6, which timed every choice of the v5 model (power-cap term) after they were
+#: committed; used for the sim-to-real tables, not for the top-of-ranking statistics
+#: (calls 1-4).
 SIM2REAL_CALLS = ROUND_CALLS + tuple(
-    c for c in (5,) if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
+    c for c in (5, 6) if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
 
 
 def sim2real_rounds_section(calls: tuple[int, ...] = ROUND_CALLS) -> dict[str, Any]:
@@ -509,6 +511,8 @@ def sim2real_rounds_section(calls: tuple[int, ...] = ROUND_CALLS) -> dict[str, A
     print("| --- | ---: | --- | ---: | ---: |")
     out: dict[str, Any] = {"pct": med}
     tuned = rows("h200_sim2real_tuned.csv")
+    if not all(key(r) in med for r in tuned):  # calls that did not time the v1 list
+        return out
     for searcher in dict.fromkeys(r["searcher"] for r in tuned):
         for budget in dict.fromkeys(r["budget"] for r in tuned):
             sub = [r for r in tuned if r["searcher"] == searcher and r["budget"] == budget]
@@ -689,14 +693,16 @@ def pipeline_section() -> dict[str, Any]:
     return out
 
 
-def sim2real_v2_section(version: str = "v2") -> dict[str, Any]:
+def sim2real_v2_section(version: str = "v2", calls: tuple[int, ...] = SIM2REAL_CALLS
+                        ) -> dict[str, Any]:
     """Sim-to-real with a calibrated model: its choices and their measured share of cuBLAS.
 
     Reads ``h200_sim2real_exhaustive_<version>.csv`` and
     ``h200_sim2real_tuned_<version>.csv`` (``h200_sim2real.py --model
     <version>``: ``v2`` the pipeline-term model, ``v3`` with the
-    shared-memory port term too) and the measured medians of every round
-    (:func:`sim2real_rounds_section`); a choice never timed is reported as such.
+    shared-memory port term too, ``v5`` with the power-cap term) and the
+    measured medians of the rounds of ``calls`` (:func:`sim2real_rounds_section`);
+    a choice never timed is reported as such.
     """
     import contextlib
     import io
@@ -705,7 +711,7 @@ def sim2real_v2_section(version: str = "v2") -> dict[str, Any]:
         return tuple(int(r[k]) for k in KNOBS)
 
     with contextlib.redirect_stdout(io.StringIO()):
-        pct = sim2real_rounds_section(SIM2REAL_CALLS)["pct"]
+        pct = sim2real_rounds_section(calls)["pct"]
     exh = {key(r): float(r["predicted_time_s"])
            for r in rows(f"h200_sim2real_exhaustive_{version}.csv") if r["status"] == "ok"}
     rank = {k: i + 1 for i, k in enumerate(sorted(exh, key=exh.__getitem__))}
@@ -714,7 +720,8 @@ def sim2real_v2_section(version: str = "v2") -> dict[str, Any]:
     def cell(k: tuple[int, ...]) -> str:
         return f"{pct[k]:.1f}" if k in pct else "untimed"
 
-    print(f"\n### Sim-to-real with the {version} model, 8192^3\n")
+    print(f"\n### Sim-to-real with the {version} model, 8192^3 (rounds of calls "
+          f"{', '.join(map(str, calls))})\n")
     print("| model rank | config (BM BN BK GROUP_M warps stages) | predicted TFLOP/s | "
           "measured % of cuBLAS (median over rounds) |")
     print("| ---: | --- | ---: | ---: |")
@@ -1031,6 +1038,8 @@ def main() -> int:
         power_section()
         if (DATA / "h200_sim2real_tuned_v5.csv").exists():
             sim2real_v2_section("v5")
+            if (DATA / "h200_sim2real_rounds_call6.csv").exists():
+                sim2real_v2_section("v5", (6,))
         return 0
     if "--rounds-only" in sys.argv:
         sim2real_rounds_section()

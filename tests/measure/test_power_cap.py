@@ -107,3 +107,26 @@ def test_h200_probe_fit_gives_the_committed_v5_term_and_orders_the_held_out_tie(
     best = [tie[i] for i in np.flatnonzero(pred["v5"] <= pred["v5"].min() * (1 + 1e-12))]
     assert {k[3] for k in best} == {16}
     assert min(tie, key=t.__getitem__)[3] == 16
+
+
+@pytest.mark.skipif(not (DATA / "h200_sim2real_rounds_call6.csv").exists(),
+                    reason="H200 data not present")
+def test_v5_optimum_measures_above_95_percent_of_cublas_in_the_confirmation_rounds() -> None:
+    # call 6 timed v5's choices (committed first) against cuBLAS in 12 interleaved rounds
+    with (DATA / "h200_sim2real_rounds_call6.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    cub: dict[str, list[float]] = {}
+    for r in rows:
+        if r["label"] == "cuBLAS":
+            cub.setdefault(r["round"], []).append(float(r["tflops"]))
+    share: dict[tuple[int, ...], list[float]] = {}
+    for r in rows:
+        if r["label"] != "cuBLAS":
+            share.setdefault(tuple(int(r[k]) for k in KNOBS), []).append(
+                float(r["tflops"]) / float(np.mean(cub[r["round"]])))
+    assert len(cub) == 12
+    for gm_stages in ((16, 3), (16, 4)):  # v5 ranks 1 and 2
+        k = (128, 256, 64, gm_stages[0], 8, gm_stages[1])
+        assert np.median(share[k]) >= 0.95  # RESULTS: 98.3% both
+    # and the 256x128x64 configs v5 puts 0.1% behind measure lower (RESULTS: 91-93%)
+    assert np.median(share[(256, 128, 64, 8, 8, 4)]) < np.median(share[(128, 256, 64, 16, 8, 4)])
