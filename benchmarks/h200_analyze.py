@@ -1014,6 +1014,65 @@ def power_section() -> dict[str, Any]:
     return out
 
 
+def power_validation_section(b: float) -> dict[str, Any]:
+    """Out-of-sample check of eq. 9: same-tile GROUP_M groups, v5 predictions committed first.
+
+    ``h200_power2_configs.csv`` holds 21 configs in 7 groups (one tile, warps
+    and stages each, GROUP_M varied) with v5's predicted time; the energy probe
+    timed them afterwards (``h200_power2.csv``, ncu bytes ``h200_power2_ncu.csv``).
+    v3 gives every member of a group the same time. Scores: the share of
+    within-group pairs ordered as measured, and the least-squares slope of the
+    measured time differences on the predicted ones (1 = right size), with the
+    simulated bytes (v5 as committed) and with ncu's bytes times ``b``.
+    """
+    meas: dict[tuple[int, ...], list[float]] = {}
+    for r in rows("h200_power2.csv"):
+        if r["kind"] == "triton":
+            meas.setdefault(tuple(int(r[k]) for k in KNOBS), []).append(float(r["time_s"]))
+    ncu = {tuple(int(r[k]) for k in KNOBS): float(r["dram_read_bytes"])
+           + float(r["dram_write_bytes"]) for r in rows("h200_power2_ncu.csv")}
+    cfg = rows("h200_power2_configs.csv")
+    print("\n### Eq. 9 out of sample: 7 same-tile GROUP_M groups at 8192^3 (v5 committed "
+          "before the run)\n")
+    print("| group (BM BN BK warps stages) | GROUP_M | v5 predicted ms | measured ms | model GB | "
+          "ncu GB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    pairs: dict[str, list[tuple[float, float]]] = {"simulated bytes (v5)": [],
+                                                   "ncu bytes x b": []}
+    for lab in dict.fromkeys(c["label"] for c in cfg):
+        g = [c for c in cfg if c["label"] == lab]
+        ks = [tuple(int(c[k]) for k in KNOBS) for c in g]
+        pv = [float(c["v5_time_s"]) for c in g]
+        mv = [float(np.mean(meas[k])) for k in ks]
+        for c, k, p_, m_ in zip(g, ks, pv, mv):
+            print(f"| {k[0]} {k[1]} {k[2]} {k[4]} {k[5]} | {k[3]} | {1e3 * p_:.3f} | "
+                  f"{1e3 * m_:.3f} | {float(c['model_hbm_bytes']) / 1e9:.2f} | "
+                  f"{ncu[k] / 1e9:.2f} |")
+        for i in range(len(ks)):
+            for j in range(i + 1, len(ks)):
+                dm = mv[i] - mv[j]
+                if abs(pv[i] - pv[j]) > 1e-9 * pv[i]:
+                    pairs["simulated bytes (v5)"].append((pv[i] - pv[j], dm))
+                pairs["ncu bytes x b"].append((b * (ncu[ks[i]] - ncu[ks[j]]), dm))
+    print("\n| predicted time differences from | pairs ordered as measured | slope measured / "
+          "predicted |")
+    print("| --- | ---: | ---: |")
+    out: dict[str, Any] = {}
+    for name, pr in pairs.items():
+        a = np.array(pr)
+        ok = int(np.sum(a[:, 0] * a[:, 1] > 0))
+        slope = float(a[:, 0] @ a[:, 1] / (a[:, 0] @ a[:, 0]))
+        out[name] = {"ordered": ok, "pairs": len(a), "slope": slope}
+        print(f"| {name} | {ok} of {len(a)} | {slope:.2f} |")
+    r = np.array([float(c["model_hbm_bytes"]) / ncu[tuple(int(c[k]) for k in KNOBS)]
+                  for c in cfg])
+    out["traffic_within_10"] = int(np.sum(np.abs(r - 1) <= 0.1))
+    print(f"\nTraffic (v5's lockstep bytes, read + write, committed with the configs, against "
+          f"ncu): {out['traffic_within_10']} of {len(r)} within 10%, "
+          f"{int(np.sum(np.abs(r - 1) <= 0.25))} within 25%, median ratio {np.median(r):.2f}")
+    return out
+
+
 def main() -> int:
     # the out-of-sample predictions were committed before the ncu run: rewrite them
     # only on request (or when absent), never as a side effect of reading the results
@@ -1035,7 +1094,9 @@ def main() -> int:
             sim2real_v2_section("v4")
         return 0
     if "--power-only" in sys.argv:
-        power_section()
+        pw = power_section()
+        if (DATA / "h200_power2.csv").exists():
+            power_validation_section(pw["b"])
         if (DATA / "h200_sim2real_tuned_v5.csv").exists():
             sim2real_v2_section("v5")
             if (DATA / "h200_sim2real_rounds_call6.csv").exists():
