@@ -10,7 +10,9 @@ simulator driven by the interpreter's own records, a documented time model
 (docs/gpu_model.md), kernel knob spaces and :class:`KernelModelMeasurer`.
 Recorded spaces: Kernel Tuner cache and T4 files replay as spaces. Real
 hardware: :class:`TritonMeasurer` (imported lazily: needs Triton and a CUDA
-device only when constructed) and the time model's calibration.
+device only when constructed), the time model's calibration, and the
+parameters fitted on an H200 (:data:`H200_FITTED_PARAMS` with
+:data:`H200_MEASURED_L2`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from autotile.measure._calibrate import (
     rank_accuracy,
 )
 from autotile.measure._cpu import CpuCostModel
+from autotile.measure._fitted import H200_FITTED_PARAMS, H200_MEASURED_L2
 from autotile.measure._gpu_model import (
     GpuEstimate,
     GpuModelParams,
@@ -114,6 +117,8 @@ __all__ = [
     "H100_SXM",
     "H200",
     "HARDWARE",
+    "H200_MEASURED_L2",
+    "H200_FITTED_PARAMS",
     "BufferTiling",
     "TileSchedule",
     "L2Stats",
