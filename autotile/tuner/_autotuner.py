@@ -15,6 +15,7 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError, MeasureError
 from autotile.lang import JITFunction
+from autotile.lang._semantic import check_grid
 from autotile.measure import H100_SXM, HardwareProfile
 from autotile.space import Space
 from autotile.tuner._cache import (
@@ -71,6 +72,20 @@ def _tolerance(name: str, value: Any) -> float | None:
     return float(value)
 
 
+#: Largest space whose configs are all checked for an empty launch grid.
+_MAX_EMPTY_GRID_CHECK = 4096
+
+
+def _n_programs(grid: Any, named: Mapping[str, Any], config: Config) -> int | None:
+    """Programs the launch of ``config`` would run, or None when the grid cannot be computed."""
+    try:
+        g = grid({**named, **config.all_kwargs()}) if callable(grid) else grid
+        g0, g1, g2 = check_grid(g, None)
+    except Exception:  # noqa: BLE001 - the real launch reports a bad grid
+        return None
+    return g0 * g1 * g2
+
+
 class Autotuner:
     """A kernel that picks its best config per key before it runs (``triton.Autotuner``).
 
@@ -103,8 +118,9 @@ class Autotuner:
         Tunings run by this object (cache hits excluded).
     cache_hit : bool
         Whether the latest launch reused a tuning (memory or disk).
-    cache_source : {"memory", "disk", "tuned", "single"} or None
-        Where the latest launch's config came from.
+    cache_source : {"memory", "disk", "tuned", "single", "empty"} or None
+        Where the latest launch's config came from (``"empty"``: the launch
+        grid had no program, see :meth:`run`).
     bench_time : float
         Seconds the latest tuning took.
     """
@@ -256,10 +272,22 @@ class Autotuner:
     def run(self, *args: Any, grid: Any, **kwargs: Any) -> None:
         """Tune on a new key, then launch the best config (``kernel[grid](...)``).
 
+        A call whose grid has no program for every candidate (e.g. a matmul
+        with ``M=0`` or ``N=0`` under ``cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)``)
+        is not tuned: as a plain ``@jit`` launch on an empty grid (and
+        Triton's launcher), it is a no-op that leaves the (empty) outputs as
+        they are. It launches the first config (``cache_source="empty"``),
+        runs no scorer, check or ``prune_configs_by`` function and caches
+        nothing. The space form applies this only to a space of at most
+        4096 configs.
+
         Raises
         ------
         InvalidConfigError
-            If a keyword argument is also a tuned meta-parameter.
+            If a keyword argument is also a tuned meta-parameter, or the
+            default GPU-model scorer of a library kernel gets a call with a
+            problem dimension ``< 1`` whose grid is not empty (e.g. a matmul
+            with ``K=0``; pass ``scorer=`` or a single config to launch it).
         MeasureError
             If no candidate is valid (the message lists each reason).
         """
@@ -273,15 +301,32 @@ class Autotuner:
             space = self._space_for(named) if self.space is not None else None
             if space is not None:
                 self._check_conflicts(kwargs, set(space.names))
-            dig = self._digest(key, space)
-            config = self._load(key, dig)
-            if config is None:
-                config = self._tune(key, named, grid, args, kwargs, space, dig)
+            config = self._empty_launch_config(named, grid, space)
+            if config is not None:
+                self.cache_source = "empty"
+            else:
+                dig = self._digest(key, space)
+                config = self._load(key, dig)
+                if config is None:
+                    config = self._tune(key, named, grid, args, kwargs, space, dig)
         self.best_config = config
         full = {**named, **config.all_kwargs()}
         if config.pre_hook is not None:
             config.pre_hook(full)
         self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+
+    def _empty_launch_config(self, named: Mapping[str, Any], grid: Any,
+                             space: Space | None) -> Config | None:
+        """Return the first candidate when every candidate's grid has no program, else None."""
+        if space is None:
+            candidates: Sequence[Config] = self.configs
+        elif space.product_size <= _MAX_EMPTY_GRID_CHECK:
+            candidates = [Config.from_knobs(space.config_at(i)) for i in range(space.size)]
+        else:
+            return None
+        if not candidates or any(_n_programs(grid, named, c) != 0 for c in candidates):
+            return None
+        return candidates[0]
 
     @staticmethod
     def _check_conflicts(kwargs: Mapping[str, Any], tuned: set[str]) -> None:
@@ -406,6 +451,16 @@ class Autotuner:
         if self.scorer is None:
             raise InvalidConfigError(f"kernel {self.fn.__name__!r} has several candidates and "
                                      f"no scorer: pass scorer=")
+        if isinstance(self.scorer, KernelModelScorer):
+            shape, _ = self.scorer.shape_of(named)
+            bad = {d: v for d, v in shape.items() if v < 1}
+            if bad:
+                raise InvalidConfigError(
+                    f"cannot tune {self.fn.__name__!r}: the {self.scorer.kernel_name} GPU model "
+                    f"needs every problem dimension >= 1, got "
+                    f"{', '.join(f'{d}={v}' for d, v in bad.items())} with a non-empty grid; "
+                    f"pass scorer= (a scorer that handles it) or a single config to launch "
+                    f"this call")
         verbose = _verbose()
         t0 = time.perf_counter()
         ev = Evaluator(self.fn, grid, named, self._check_args(named, grid), self.scorer,

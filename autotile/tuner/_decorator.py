@@ -31,6 +31,14 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     fastest valid one is cached in memory and on disk, then launched on the
     real arguments.
 
+    A call whose launch grid has no program for every candidate (a matmul
+    with ``M=0`` or ``N=0``) is a no-op, as a plain ``@jit`` launch on an
+    empty grid: it is not tuned, launches the first config and leaves the
+    empty outputs as they are (``cache_source == "empty"``). A zero-size
+    dimension that leaves the grid non-empty (matmul ``K=0``) cannot be
+    scored by the default GPU-model scorer and raises
+    :class:`~autotile.errors.InvalidConfigError` naming it.
+
     Parameters
     ----------
     configs : list of Config, optional
@@ -125,7 +133,9 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
         not a kernel parameter, both ``configs`` and ``space`` given, neither
         given (or ``configs=[]`` without ``space``), a missing ``scorer``,
         ``rtol``/``atol`` negative or not a finite number, or a
-        ``cache_dir`` that is an existing file (with ``disk_cache=True``).
+        ``cache_dir`` that is an existing file (with ``disk_cache=True``), or
+        (at launch) a problem dimension ``< 1`` the default scorer cannot
+        model on a non-empty grid.
 
     Notes
     -----
