@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -55,6 +56,7 @@ def _schedule(argv: Sequence[str]) -> int:
 def _sweep(argv: Sequence[str]) -> int:
     from autotile.errors import MeasureError
     from autotile.measure import ScheduleMeasurer, sweep
+    from autotile.search._cli import missing_parent
     from autotile.space import gemm_canonical_key, gemm_space
 
     ap = argparse.ArgumentParser(
@@ -64,7 +66,9 @@ def _sweep(argv: Sequence[str]) -> int:
                     "interrupted sweep resumes from OUT.parts/; a finished one is returned "
                     "as is. Both are checked against n and the measurer settings.")
     ap.add_argument("--n", type=int, default=64, help="matrix size (default 64)")
-    ap.add_argument("--out", default=None, help="output .npz (default gemm<n>_truth.npz)")
+    ap.add_argument("--out", default=None,
+                    help="output .npz, created with OUT.parts/ next to it; its folder must "
+                         "exist (default gemm<n>_truth.npz)")
     ap.add_argument("--n-jobs", type=int, default=2,
                     help="parallel workers (joblib; -1 = all cores; default 2)")
     ap.add_argument("--limit", type=int, default=None, help="only the first LIMIT configs")
@@ -83,6 +87,12 @@ def _sweep(argv: Sequence[str]) -> int:
     out = args.out or f"gemm{args.n}_truth.npz"
     if not out.endswith(".npz"):
         out += ".npz"  # as sweep() names the file
+    missing = missing_parent(Path(out))
+    if missing is not None:
+        print(f"autotile sweep: error: --out {out!r} cannot be created: its folder "
+              f"{str(missing)!r} does not exist; create it first or choose another --out",
+              file=sys.stderr)
+        return 2
     before = _mtime_ns(out)
     try:
         truth = sweep(space, ScheduleMeasurer(space), out, n_jobs=args.n_jobs,

@@ -130,3 +130,12 @@ def test_cli_resume_with_another_n_is_an_error(tmp_path, capsys):
                  "--out", str(out)]) == 0
     assert capsys.readouterr().out.endswith(
         f"{out} already holds this sweep: 50 configs (2 distinct traces); nothing measured\n")
+
+
+def test_cli_sweep_out_with_a_missing_folder_exits_2(tmp_path, capsys):
+    out = tmp_path / "typo" / "t.npz"
+    assert main(["sweep", "--n", "4", "--limit", "50", "--n-jobs", "1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"autotile sweep: error: --out {str(out)!r} cannot be created: its folder "
+        f"{str(tmp_path / 'typo')!r} does not exist; create it first or choose another --out\n")
+    assert not (tmp_path / "typo").exists()

@@ -51,7 +51,9 @@ def _parser() -> argparse.ArgumentParser:
                         "methodology budget on Kernel Tuner files)")
     p.add_argument("--seeds", type=int, default=DEFAULT_CLI_SEEDS,
                    help="seeds per searcher (default: %(default)s)")
-    p.add_argument("--out", default=DEFAULT_OUT, help="output folder (default: %(default)s)")
+    p.add_argument("--out", default=None,
+                   help="output folder, created if missing; its parent folder must exist "
+                        f"(default: {DEFAULT_OUT}, created with its parent)")
     p.add_argument("--n-jobs", type=int, default=-1,
                    help="parallel runs (joblib; default -1 = all cores)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -112,11 +114,30 @@ def _check_searchers(names: list[str], known: Sequence[str]) -> None:
             raise _UsageError(str(exc)) from None
 
 
-def _check_out(out: str) -> None:
-    """Reject an ``--out`` that is a file or cannot be created as a folder."""
+def missing_parent(path: Path) -> Path | None:
+    """Return the parent folder of ``path`` when it does not exist, else None.
+
+    The command-line convention for ``--out``: the named file or folder
+    is created, its parent folder is not (as ``mkdir`` without ``-p``), so a
+    typo in a parent does not silently create a new tree.
+    """
+    parent = path.absolute().parent
+    return None if parent.exists() else parent
+
+
+def _check_out(out: str, default: bool = False) -> None:
+    """Reject an ``--out`` that is a file, has no parent folder or cannot be written.
+
+    ``default``: ``out`` is :data:`DEFAULT_OUT`, created with its parents.
+    """
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise _UsageError(f"--out must be a folder, got {out!r}, which is an existing file")
+    missing = None if default or path.exists() else missing_parent(path)
+    if missing is not None:
+        raise _UsageError(f"--out {out!r} cannot be created: its parent folder "
+                          f"{str(missing)!r} does not exist; create it first or choose "
+                          f"another --out")
     parent = path if path.exists() else next(
         (p for p in path.absolute().parents if p.exists()), None)
     if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
@@ -139,7 +160,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         0 on success; 2 on bad input (unknown, repeated or not installed
         searcher, unknown objective, missing or unreadable file,
         non-positive budget or seeds, ``--n-jobs 0``, an ``--out`` that is
-        a file or cannot be created), after printing a one-line
+        a file, whose parent folder does not exist, or that cannot be
+        created), after printing a one-line
         ``autotile compare: error: ...`` to stderr; 1 if the report cannot
         be written.
 
@@ -161,7 +183,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
             raise _UsageError(f"--budget must be >= 1, got {args.budget}")
         if args.n_jobs == 0:
             raise _UsageError("--n-jobs must be a non-zero int (-1: all cores), got 0")
-        _check_out(args.out)
+        _check_out(args.out or DEFAULT_OUT, default=args.out is None)
+        args.out = args.out or DEFAULT_OUT
         if args.kernel_tuner:
             space, measurer, objective, budget = _kernel_tuner(args.kernel_tuner, args.objective)
         else:

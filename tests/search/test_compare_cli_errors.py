@@ -65,3 +65,22 @@ def test_no_traceback_from_the_command_line(tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.startswith("autotile compare: error: --out must be a folder")
+
+
+def test_out_with_a_missing_parent_exits_2_and_creates_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "typo" / "report"
+    assert compare_main([*KT, "--out", str(out)]) == 2
+    _one_line_error(capsys, f"--out {str(out)!r} cannot be created: its parent folder "
+                            f"{str(tmp_path / 'typo')!r} does not exist")
+    assert not (tmp_path / "typo").exists()
+
+
+def test_out_itself_and_the_default_out_are_created(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = [*KT, "--searchers", "random", "--budget", "3", "--seeds", "1", "--n-jobs", "1"]
+    assert compare_main([*run, "--out", str(tmp_path / "new")]) == 0
+    assert (tmp_path / "new" / "report.html").is_file()
+    monkeypatch.chdir(tmp_path)  # the default autotile-results/compare gets its parent too
+    assert compare_main(run) == 0
+    assert (tmp_path / "autotile-results" / "compare" / "report.html").is_file()
