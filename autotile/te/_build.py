@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,8 +12,9 @@ import numpy.typing as npt
 from autotile.errors import LangError
 from autotile.te._expr import BinOp, Const, Expr, IterVar, Load
 from autotile.te._loop_nest import CHUNK_ITERS, LoopNest
-from autotile.te._lower import lower
+from autotile.te._lower import check_tvm_args, lower
 from autotile.te._schedule import Schedule
+from autotile.te._tensor import Tensor
 
 __all__ = ["BuiltFunction", "build"]
 
@@ -22,7 +24,9 @@ class BuiltFunction:
     """A callable running a :class:`LoopNest` on NumPy arrays.
 
     Call as ``fn(*inputs)`` or ``fn(*inputs, out=array)``; inputs are given
-    in buffer order (placeholders in creation order).
+    in buffer order (placeholders in creation order). TVM's form
+    ``fn(*inputs, output)`` (one more array, written in place) is the same
+    as ``fn(*inputs, out=output)``.
 
     Attributes
     ----------
@@ -46,7 +50,9 @@ class BuiltFunction:
         Parameters
         ----------
         *inputs : array-like
-            One array per input buffer, with the placeholder's shape.
+            One array per input buffer, with the placeholder's shape;
+            optionally followed by the output array (TVM's calling
+            convention, instead of ``out=``).
         out : ndarray, optional
             Output array of the compute's shape; overwritten and returned.
 
@@ -59,17 +65,31 @@ class BuiltFunction:
         Raises
         ------
         LangError
-            If the number or shapes of the arrays do not match, an array's
+            If the number or shapes of the arrays do not match (or the
+            output is given both positionally and as ``out``), an array's
             dtype kind does not match its placeholder's (see :func:`build`),
             or ``out`` is not an ndarray of the output shape whose dtype the
             result can be cast to without changing kind.
         """
         nest = self.nest
         in_bufs, out_buf = nest.buffers[:-1], nest.buffers[-1]
+        if len(inputs) == len(in_bufs) + 1:  # TVM's fn(a, b, c): the output comes last
+            if out is not None:
+                raise LangError(
+                    f"{nest.op.name}: give the output {out_buf.name} either as the last "
+                    f"positional array or as out=, not both"
+                )
+            last = inputs[-1]
+            if not isinstance(last, np.ndarray):
+                raise LangError(
+                    f"the output {out_buf.name} (last positional array) must be a NumPy "
+                    f"array, got {type(last).__name__}"
+                )
+            out, inputs = last, inputs[:-1]
         if len(inputs) != len(in_bufs):
             raise LangError(
-                f"{nest.op.name} takes {len(in_bufs)} inputs {[b.name for b in in_bufs]}, "
-                f"got {len(inputs)}"
+                f"{nest.op.name} takes {len(in_bufs)} inputs {[b.name for b in in_bufs]} "
+                f"(then optionally the output {out_buf.name}), got {len(inputs)} arrays"
             )
         arrays = [np.asarray(x) for x in inputs]
         storage: dict[str, npt.NDArray[np.generic]] = {}
@@ -181,18 +201,45 @@ def _evaluate(
     raise LangError(f"cannot evaluate {expr!r}")
 
 
-def build(s: Schedule) -> BuiltFunction:
+_CPU_TARGETS = ("llvm", "c")
+
+
+def build(s: Schedule, args: Sequence[Tensor] | None = None, target: str | None = None,
+          name: str | None = None) -> BuiltFunction:
     """Compile a schedule into a callable that runs its loop nest.
+
+    Also takes TVM's form ``tvm.build(s, [A, B, C], target="llvm",
+    name="mmult")``: the function then runs as ``fn(a, b, c)``, writing
+    ``c`` in place (and returning it).
 
     Parameters
     ----------
     s : Schedule
         Made by :func:`autotile.te.create_schedule`.
+    args : list of Tensor, optional
+        TVM's argument list, checked and otherwise unused: the schedule's
+        placeholders in creation order, then its output (``[A, B, C]``).
+        Other orders are not supported.
+    target : str, optional
+        A CPU target (``"llvm"``, ``"llvm -mcpu=..."`` or ``"c"``), accepted
+        for TVM compatibility: the nest always runs on NumPy.
+    name : str, optional
+        Accepted for TVM compatibility and ignored.
 
     Returns
     -------
     BuiltFunction
-        ``fn(*inputs, out=None)`` returns the output array.
+        ``fn(*inputs, out=None)`` (or ``fn(*inputs, output)``) returns the
+        output array.
+
+    Raises
+    ------
+    LangError
+        If ``s`` is not a :class:`Schedule`, ``args`` is not a list of
+        tensors, or ``target`` is not a CPU target.
+    ScheduleError
+        If ``args`` lists other tensors than the placeholders in creation
+        order and then the output.
 
     Notes
     -----
@@ -222,4 +269,9 @@ def build(s: Schedule) -> BuiltFunction:
     >>> te.build(te.create_schedule(B))(np.arange(8.0))
     array([ 1.,  3.,  5.,  7.,  9., 11., 13., 15.])
     """
+    check_tvm_args(s, args, "build")
+    if target is not None and (not isinstance(target, str)
+                               or target.split(" ")[0] not in _CPU_TARGETS):
+        raise LangError(f"te.build runs loop nests on NumPy: target must be None or a CPU "
+                        f"target {list(_CPU_TARGETS)}, got target={target!r}")
     return BuiltFunction(lower(s))

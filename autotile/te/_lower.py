@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from autotile.errors import LangError, ScheduleError
 from autotile.te._expr import Load, affine_form
 from autotile.te._loop_nest import (
     Access,
@@ -15,11 +19,52 @@ from autotile.te._loop_nest import (
     _SplitRel,
 )
 from autotile.te._schedule import Schedule, Split
+from autotile.te._tensor import Tensor
 
-__all__ = ["lower"]
+__all__ = ["lower", "check_tvm_args"]
 
 
-def lower(s: Schedule) -> LoopNest:
+def check_tvm_args(s: Any, args: Sequence[Any] | None, where: str) -> None:
+    """Check the schedule and TVM's argument list of ``tvm.lower``/``tvm.build``.
+
+    Parameters
+    ----------
+    s : Schedule
+        What the caller got as the schedule.
+    args : sequence of Tensor or None
+        TVM's ``[A, B, C]``: the schedule's placeholders in creation order,
+        then its output.
+    where : str
+        The function name for messages (``"lower"``, ``"build"``).
+
+    Raises
+    ------
+    LangError
+        If ``s`` is not a :class:`Schedule` or ``args`` is not a list of
+        tensors.
+    ScheduleError
+        If ``args`` lists other tensors or another order.
+    """
+    if not isinstance(s, Schedule):
+        raise LangError(f"te.{where}(s, args=None) takes a Schedule from te.create_schedule(C) "
+                        f"first, got {type(s).__name__}")
+    if args is None:
+        return
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence) or not all(
+            isinstance(t, Tensor) for t in args):
+        raise LangError(f"te.{where}(s, args): args must be a list of tensors "
+                        f"[placeholders..., output] as in tvm.{where}(s, [A, B, C]), got "
+                        f"args={args!r}")
+    expected = [*s.op.input_tensors, s.op.output(0)]
+    if len(args) != len(expected) or any(a.op is not e.op for a, e in zip(args, expected)):
+        raise ScheduleError(
+            f"te.{where}(s, args): args must be the schedule's placeholders in creation order, "
+            f"then its output: [{', '.join(t.name for t in expected)}], got "
+            f"[{', '.join(t.name for t in args)}]")
+
+
+def lower(s: Schedule, args: Sequence[Tensor] | None = None,
+          simple_mode: bool = False) -> LoopNest:
     """Lower a schedule to a loop nest (TVM's ``tvm.lower``).
 
     The nest is a snapshot: later schedule changes do not affect it.
@@ -28,11 +73,24 @@ def lower(s: Schedule) -> LoopNest:
     ----------
     s : Schedule
         Made by :func:`autotile.te.create_schedule`.
+    args : list of Tensor, optional
+        TVM's argument list, checked and otherwise unused: the schedule's
+        placeholders in creation order, then its output (``[A, B, C]``).
+    simple_mode : bool, default=False
+        Accepted for TVM compatibility and ignored.
 
     Returns
     -------
     LoopNest
         ``str(nest)`` prints the loops as Python-like code.
+
+    Raises
+    ------
+    LangError
+        If ``s`` is not a :class:`Schedule` or ``args`` not a list of tensors.
+    ScheduleError
+        If ``args`` lists other tensors than the placeholders in creation
+        order and then the output.
 
     Examples
     --------
@@ -48,6 +106,7 @@ def lower(s: Schedule) -> LoopNest:
             for k in range(4):
                 C[i, j] += A[i, k] * B[k, j]
     """
+    check_tvm_args(s, args, "lower")
     op = s.op
     stage = s.stage
     roots = stage.root_iter_vars
