@@ -27,6 +27,7 @@ from autotile.search._study_args import (
     check_seed,
     check_timeout,
     resolve_storage,
+    storage_driver_error,
 )
 from autotile.space import Space
 
@@ -125,6 +126,11 @@ def create_study(
         or an int with ``0 <= seed < 2**32``, ``storage`` is a string that
         is neither a URL nor an SQLite file path, or a loaded study was
         created for another objective, space, searcher or seed.
+    ImportError
+        If ``storage`` is a database URL whose SQLAlchemy driver is not
+        installed (e.g. ``"postgresql://..."`` without ``psycopg``): the
+        message names the module and the ``pip install`` command; Optuna's
+        error is chained as ``__cause__``.
 
     Examples
     --------
@@ -152,10 +158,16 @@ def create_study(
         sampler, label = make_searcher(searcher, space, seed, **(searcher_kwargs or {})), searcher
     if study_name is None:
         study_name = f"{space.name or 'space'}-{label}-{objective}-seed{seed}"
-    with quiet_optuna():
-        ost = optuna.create_study(storage=storage_arg, sampler=sampler,
-                                  study_name=study_name, direction="minimize",
-                                  load_if_exists=load_if_exists)
+    try:
+        with quiet_optuna():
+            ost = optuna.create_study(storage=storage_arg, sampler=sampler,
+                                      study_name=study_name, direction="minimize",
+                                      load_if_exists=load_if_exists)
+    except ImportError as exc:
+        better = storage_driver_error(storage_arg, exc)
+        if better is None:
+            raise
+        raise better from exc
     meta = {"autotile:objective": objective, "autotile:knobs": list(space.names),
             "autotile:space_size": len(space)}
     old = ost.user_attrs

@@ -22,7 +22,7 @@ from autotile.space import Space
 
 __all__ = ["DEFAULT_STORAGE", "SEED_LIMIT", "short_repr", "is_int", "check_count",
            "check_n_jobs", "check_timeout", "check_seed", "check_seeds", "resolve_storage",
-           "check_measurer", "check_measurer_space", "space_mismatch"]
+           "check_measurer", "check_measurer_space", "space_mismatch", "storage_driver_error"]
 
 #: Storage used when none is given: an SQLite file in the current directory.
 DEFAULT_STORAGE = "sqlite:///autotile_studies.db"
@@ -139,6 +139,64 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
                 f"storage must be an SQLite file in an existing directory, got "
                 f"storage={url!r} (directory {parent!r} does not exist)")
     return url
+
+
+#: Database driver module -> the package ``pip install`` takes.
+_DRIVER_PACKAGES = {
+    "psycopg": "psycopg[binary]", "psycopg2": "psycopg2-binary", "asyncpg": "asyncpg",
+    "pg8000": "pg8000", "MySQLdb": "mysqlclient", "pymysql": "PyMySQL",
+    "mysql": "mysql-connector-python", "mariadb": "mariadb", "aiomysql": "aiomysql",
+    "pyodbc": "pyodbc", "pymssql": "pymssql", "oracledb": "oracledb", "cx_Oracle": "cx_Oracle",
+}
+
+
+def _hide_password(url: str) -> str:
+    """``url`` with its password (``scheme://user:PASSWORD@host``) replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    creds, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in creds:
+        return url
+    return f"{scheme}://{creds.partition(':')[0]}:***@{host}"
+
+
+def storage_driver_error(storage: Any, exc: BaseException) -> ImportError | None:
+    """The error to raise when Optuna cannot import the database driver of a storage URL.
+
+    Parameters
+    ----------
+    storage : str or BaseStorage
+        What was passed to ``optuna.create_study``.
+    exc : BaseException
+        What it raised: Optuna's generic "Failed to import DB access module"
+        ``ImportError``, whose cause is the driver's ``ModuleNotFoundError``.
+
+    Returns
+    -------
+    ImportError or None
+        One that names the URL (password hidden), the missing module and
+        the ``pip install`` command; None when ``exc`` is not a missing
+        module of a URL storage. Raise it ``from exc``.
+    """
+    if not isinstance(storage, str) or not isinstance(exc, ImportError):
+        return None
+    missing = None
+    cur: BaseException | None = exc
+    while cur is not None and missing is None:
+        if isinstance(cur, ModuleNotFoundError) and cur.name:
+            missing = cur.name
+        cur = cur.__cause__ or cur.__context__
+    if missing is None:
+        return None
+    top = missing.split(".")[0]
+    package = _DRIVER_PACKAGES.get(top, top)
+    scheme = storage.partition("://")[0]
+    if "[" in package:
+        package = f'"{package}"'
+    return ImportError(
+        f"storage {_hide_password(storage)!r} needs the database driver module {top!r} "
+        f"(SQLAlchemy's driver for {scheme}://), which is not installed; install it with "
+        f"`pip install {package}`, or name an installed driver in the URL "
+        f"({scheme.partition('+')[0]}+DRIVER://...)")
 
 
 def check_measurer(space: Space, measurer: Any) -> None:
