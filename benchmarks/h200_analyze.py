@@ -987,17 +987,29 @@ def power_section() -> dict[str, Any]:
     # the main sweep: v3's held-out split fit with and without the term (b as fitted above)
     from types import SimpleNamespace
 
-    from autotile.measure._calibrate import SMEM_FIT, SMEM_STARTS
+    from autotile.measure._calibrate import POWER_FIT, POWER_STARTS, SMEM_FIT, SMEM_STARTS
 
     obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
                                        DATA / "h200_matmul_model.csv", l2_bytes=l2)
     rep = calibrate_matmul(obs, hw, test_fraction=0.3, seed=0, fit=SMEM_FIT,
                            starts=SMEM_STARTS)
+    rep6 = calibrate_matmul(obs, hw, test_fraction=0.3, seed=0, fit=POWER_FIT,
+                            starts=POWER_STARTS)
+    assert rep6.test_index == rep.test_index
     te = obs.subset(np.array(rep.test_index))
     split = {"v3": rep.params,
-             "v5 = v3 + eq. 9": dataclasses.replace(rep.params, power_cap_s_per_byte=b)}
-    print("\nMain sweep, held out (v3's 70/30 split fit, seed 0; eq. 9 added with the "
-          "probe's b, not refitted)\n")
+             "v5 = v3 + eq. 9": dataclasses.replace(rep.params, power_cap_s_per_byte=b),
+             "v6 = all fitted jointly": rep6.params}
+    p6, _ = fit_gpu_model(obs, hw, fit=POWER_FIT, starts=POWER_STARTS)
+    out["b_joint_split"] = rep6.params.power_cap_s_per_byte
+    out["b_joint_all"] = p6.power_cap_s_per_byte
+    print(f"\nJoint fit of eq. 9 on the main sweep's timings alone (POWER_FIT, v6): b = "
+          f"{rep6.params.power_cap_s_per_byte:.3e} s/B on the 70% split, "
+          f"{p6.power_cap_s_per_byte:.3e} on all {len(obs)} configs (probe: {b:.3e})")
+    print("params (all, v6):", json.dumps(p6.to_json()))
+    _write_params(DATA / "h200_calibrated_params_v6.csv", l2, p6)
+    print("\nMain sweep, held out (70/30 split by config, seed 0; v5 adds the probe's b to "
+          "v3's split fit without refitting; v6 fits all twelve values on the split)\n")
     print("| shape | params | Spearman | Kendall | median err | geo-mean pred/meas | n |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     out["held_out"] = {}
@@ -1010,7 +1022,7 @@ def power_section() -> dict[str, Any]:
             print(f"| {name} | {label} | {fmt(acc)} |")
     out["rounds"] = _top_of_ranking(
         hw, ROUND_CALLS, {k: SimpleNamespace(params=v) for k, v in split.items()},
-        {"v3": p3, "v5 = v3 + eq. 9": p5}, len(obs))
+        {"v3": p3, "v5 = v3 + eq. 9": p5, "v6 = all fitted jointly": p6}, len(obs))
     return out
 
 

@@ -29,7 +29,8 @@ port term (eq. 5c, ``h200_calibrated_params_v3.csv``, files with ``_v3``);
 ``--model v4`` the v3 parameter set fitted on DRIFT traffic
 (``h200_calibrated_params_v4.csv``; scored with ``l2_model=DRIFT``, files
 with ``_v4``); ``--model v5`` v3 plus the power-cap term (eq. 9,
-``h200_calibrated_params_v5.csv``, files with ``_v5``); ``--model v1``
+``h200_calibrated_params_v5.csv``, files with ``_v5``); ``--model v6`` all
+twelve values fitted jointly on timings (files with ``_v6``); ``--model v1``
 reproduces the files of the first rerun.
 
 ``exhaustive`` writes ``h200_sim2real_exhaustive.csv`` (every valid config
@@ -133,7 +134,8 @@ PARAMS = DATA / "h200_calibrated_params.csv"
 #: port term (eq. 5c), fitted with ``SMEM_FIT``; ``v4`` = ``SMEM_FIT`` fitted on the
 #: DRIFT L2 model's traffic and scored with it; ``v5`` = v3 plus the power-cap term
 #: (eq. 9), its one value fitted on the H200 energy probe (``h200_analyze.py
-#: --power-only``). ``(params, exhaustive, tuned, rounds)``.
+#: --power-only``); ``v6`` = the same twelve values fitted jointly on the main
+#: sweep's timings (``POWER_FIT``). ``(params, exhaustive, tuned, rounds)``.
 MODELS = {
     "v1": (PARAMS, EXHAUSTIVE, TUNED, ROUNDS),
     "v2": (DATA / "h200_calibrated_params_v2.csv", DATA / "h200_sim2real_exhaustive_v2.csv",
@@ -144,6 +146,8 @@ MODELS = {
            DATA / "h200_sim2real_tuned_v4.csv", DATA / "h200_sim2real_rounds_configs_v4.csv"),
     "v5": (DATA / "h200_calibrated_params_v5.csv", DATA / "h200_sim2real_exhaustive_v5.csv",
            DATA / "h200_sim2real_tuned_v5.csv", DATA / "h200_sim2real_rounds_configs_v5.csv"),
+    "v6": (DATA / "h200_calibrated_params_v6.csv", DATA / "h200_sim2real_exhaustive_v6.csv",
+           DATA / "h200_sim2real_tuned_v6.csv", DATA / "h200_sim2real_rounds_configs_v6.csv"),
 }
 #: Models scored with a non-default L2 model (name of the ``_l2sim`` constant).
 L2_MODELS = {"v4": "DRIFT"}

@@ -49,6 +49,8 @@ __all__ = [
     "PIPELINE_STARTS",
     "SMEM_FIT",
     "SMEM_STARTS",
+    "POWER_FIT",
+    "POWER_STARTS",
     "predict_matmul_time",
     "fit_gpu_model",
     "rank_accuracy",
@@ -96,11 +98,22 @@ SMEM_FIT = (*PIPELINE_FIT, "smem_bytes_per_s_per_sm")
 SMEM_STARTS = tuple({**st, "smem_bytes_per_s_per_sm": b}
                     for st in PIPELINE_STARTS for b in (150e9, 200e9, 234e9))
 
+#: :data:`SMEM_FIT` plus ``power_cap_s_per_byte`` (eq. 9, the power line under the
+#: board's power cap), fitted jointly on timings alone.
+POWER_FIT = (*SMEM_FIT, "power_cap_s_per_byte")
+
+#: :data:`SMEM_STARTS` with ``power_cap_s_per_byte`` = 5e-14 s/B (about what the
+#: H200 energy probe measured, ``benchmarks/RESULTS.md``).
+POWER_STARTS = tuple({**st, "power_cap_s_per_byte": 5e-14} for st in SMEM_STARTS)
+
 _BOUNDS = {"peak_efficiency": (0.05, 1.0), "tile_overhead_elems": (0.0, 512.0),
            "k_overhead_elems": (0.0, 512.0), "mma_fallback_efficiency": (0.02, 1.0),
            "bandwidth_efficiency": (0.05, 1.0), "overlap_decay": (0.0, 0.99),
            "pipeline_latency_s": (0.0, 5e-6), "sm_load_bytes_per_s": (20e9, 500e9),
-           "smem_bytes_per_s_per_sm": (50e9, 253e9)}
+           "smem_bytes_per_s_per_sm": (50e9, 253e9),
+           # eq. 9: up to 1e-12 s/B, 430 pJ/B at the H200's ~430 W above idle (HBM
+           # costs a few pJ per bit; the probe measured 21 pJ/B)
+           "power_cap_s_per_byte": (0.0, 1e-12)}
 _WARP_BOUNDS = (0.01, 1.0)
 
 _FIELDS = ("M", "N", "K", "block_m", "block_n", "block_k", "num_warps", "num_stages",

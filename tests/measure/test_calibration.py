@@ -16,6 +16,8 @@ from autotile.measure._calibrate import (
     DEFAULT_FIT,
     PIPELINE_FIT,
     PIPELINE_STARTS,
+    POWER_FIT,
+    POWER_STARTS,
     SMEM_FIT,
     SMEM_STARTS,
     MatmulObservations,
@@ -218,3 +220,19 @@ def test_smem_port_term_keeps_its_reported_held_out_accuracy_on_h200_data() -> N
         (8192, 8192, 8192, 256, 128, 64, 8, 4, 1, 1e9, 1.3e8, 1.0))))
     t = predict_matmul_time(te2, rep.params, hw)
     assert t[1] > 1.015 * t[0]  # 2.0% with the held-out split fit
+
+
+# The same protocol with the power-cap term fitted jointly (eq. 9, POWER_FIT, "v6"):
+# timings alone put b near the energy probe's 4.8e-14 s/B. RESULTS.md reports both.
+REPORTED_POWER_SPEARMAN = 0.960  # pooled, 111 held-out configs
+REPORTED_POWER_SPEARMAN_8192 = 0.878
+REPORTED_POWER_MEDIAN_ERR = 0.123
+
+
+@pytest.mark.skipif(not (DATA / "h200_matmul_model.csv").exists(),
+                    reason="H200 data not present")
+def test_power_cap_term_fitted_on_timings_agrees_with_the_energy_probe() -> None:
+    rep, _ = _held_out_on_h200(POWER_FIT, POWER_STARTS, REPORTED_POWER_SPEARMAN,
+                               REPORTED_POWER_SPEARMAN_8192, REPORTED_POWER_MEDIAN_ERR)
+    # 6.5e-14 s/B on the split (probe 4.8e-14 on another tile, held-out tie slope 6.6e-14)
+    assert 4e-14 < rep.params.power_cap_s_per_byte < 9e-14
