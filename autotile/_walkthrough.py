@@ -130,7 +130,7 @@ def run_walkthrough(print_fn: Callable[[str], None] = print, show_ir: bool = Tru
         nest = te.lower(s)
         a = rng.standard_normal((step.n, step.n))
         b = rng.standard_normal((step.n, step.n))
-        c = te.build(s)(a, b)
+        c = np.asarray(te.build(s)(a, b), dtype=np.float64)  # float64 already: no copy
         err = float(np.abs(c - a @ b).max() / np.abs(a @ b).max())
         aff = nest.affine_coefficients()
         mb = simulate_nest(nest, cache) if aff is not None else classify_misses(

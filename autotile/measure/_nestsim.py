@@ -18,7 +18,7 @@ replayed. When ``ways < n_accesses`` the shortcut is off.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numba
 import numpy as np
@@ -28,7 +28,9 @@ from autotile.errors import MeasureError
 from autotile.measure._cache import CacheConfig, CacheStats, MissBreakdown, sa_touch
 
 if TYPE_CHECKING:
-    from autotile.te import LoopNest
+    from autotile.te import LoopNest, PackedLayout
+
+_I64 = npt.NDArray[np.int64]
 
 __all__ = ["AffineAccess", "AffineNest", "simulate_nest"]
 
@@ -114,11 +116,12 @@ class AffineNest:
                 if len(buf.shape) != 2:
                     raise MeasureError(
                         f"packed layout needs a 2-D buffer, got {buf.name}{buf.shape}")
+                tile = cast("PackedLayout", layout).tile  # kind == "PackedLayout" above
                 accs.append(AffineAccess(
                     buf.base_bytes, buf.itemsize,
                     packed=(tuple(int(x) for x in ic[0]), int(io[0]),
                             tuple(int(x) for x in ic[1]), int(io[1]),
-                            int(layout.tile), int(buf.shape[0])),
+                            int(tile), int(buf.shape[0])),
                 ))
             else:
                 # Affine layouts: the element offset of a unit step along each dim.
@@ -160,7 +163,8 @@ class AffineNest:
             coef.append(c)
         return AffineNest(tuple(ext), tuple(coef), self.accesses, self.total_bytes)
 
-    def _arrays(self) -> tuple[npt.NDArray[np.int64], ...]:
+    def _arrays(self) -> tuple[_I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64]:
+        """``(ext, coef, kind, base, item, lin, off, rc, cc, misc)``: the arguments of ``_walk``."""
         n_axes = len(self.coefficients[0]) if self.coefficients else 0
         p = len(self.accesses)
         kind = np.zeros(p, np.int64)

@@ -256,7 +256,8 @@ def spread_ties(idx: npt.NDArray[np.int64], costs: npt.NDArray[np.float64],
     _, first = np.unique(costs[order], return_index=True)
     lead = np.zeros(order.size, dtype=bool)
     lead[first] = True
-    return idx[np.concatenate([order[lead], order[~lead]])].tolist()
+    out: list[int] = idx[np.concatenate([order[lead], order[~lead]])].tolist()
+    return out
 
 
 class TopK:

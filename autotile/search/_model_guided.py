@@ -236,9 +236,9 @@ class ModelGuidedSearcher(SpaceSearcher):
               memory: dict[str, Any]) -> list[int]:
         """The next plan (space indices, in proposal order)."""
         ranked = best_first(history, rng)
-        local = local_candidates(self._codec, ranked, history.taken, self.n_centres,
-                                 self.plan_size)
-        local = spread_ties(local, self._scorer.predict(local), rng)
+        candidates = local_candidates(self._codec, ranked, history.taken, self.n_centres,
+                                      self.plan_size)
+        local = spread_ties(candidates, self._scorer.predict(candidates), rng)
         n_sa = self.n_sa_picks
         sa = self._anneal(history, ranked, rng, memory) if n_sa else []
         n_local = self.plan_size - min(n_sa, len(sa))

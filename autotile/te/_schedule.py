@@ -392,13 +392,17 @@ class Schedule:
         return f"Schedule({self.stage!r})"
 
 
-def create_schedule(ops: ComputeOp | Tensor | list[ComputeOp | Tensor]) -> Schedule:
+def create_schedule(
+    ops: ComputeOp | PlaceholderOp | Tensor | list[ComputeOp | PlaceholderOp | Tensor],
+) -> Schedule:
     """Create the default schedule of a compute (one loop per axis).
 
     Parameters
     ----------
     ops : ComputeOp, Tensor, or list of one of them
-        ``C.op`` or ``C`` where ``C`` was made by :func:`autotile.te.compute`.
+        ``C.op`` or ``C`` where ``C`` was made by :func:`autotile.te.compute`
+        (``Tensor.op`` is typed ``PlaceholderOp | ComputeOp``; a placeholder
+        raises).
 
     Returns
     -------
