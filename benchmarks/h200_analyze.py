@@ -445,7 +445,7 @@ ROUND_CALLS = tuple(c for c in (1, 2, 3, 4)
 #: committed; used for the sim-to-real tables, not for the top-of-ranking statistics
 #: (calls 1-4).
 SIM2REAL_CALLS = ROUND_CALLS + tuple(
-    c for c in (5, 6) if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
+    c for c in (5, 6, 7) if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
 
 
 def sim2real_rounds_section(calls: tuple[int, ...] = ROUND_CALLS) -> dict[str, Any]:
@@ -506,13 +506,13 @@ def sim2real_rounds_section(calls: tuple[int, ...] = ROUND_CALLS) -> dict[str, A
               f"{np.median(pct[k]):.1f}% ({min(pct[k]):.1f}-{max(pct[k]):.1f}) | {len(pct[k])} | "
               f"{'; '.join(labels[k])} |")
     med = {k: float(np.median(v)) for k, v in pct.items()}
-    print("\nSim-tuned configs per study (% of cuBLAS, median over rounds):\n")
-    print("| searcher on the simulator | budget | seeds 0-4 | median over seeds | seeds >= 95% |")
-    print("| --- | ---: | --- | ---: | ---: |")
     out: dict[str, Any] = {"pct": med}
     tuned = rows("h200_sim2real_tuned.csv")
     if not all(key(r) in med for r in tuned):  # calls that did not time the v1 list
         return out
+    print("\nSim-tuned configs per study (% of cuBLAS, median over rounds):\n")
+    print("| searcher on the simulator | budget | seeds 0-4 | median over seeds | seeds >= 95% |")
+    print("| --- | ---: | --- | ---: | ---: |")
     for searcher in dict.fromkeys(r["searcher"] for r in tuned):
         for budget in dict.fromkeys(r["budget"] for r in tuned):
             sub = [r for r in tuned if r["searcher"] == searcher and r["budget"] == budget]
@@ -1113,6 +1113,8 @@ def main() -> int:
             sim2real_v2_section("v5")
             if (DATA / "h200_sim2real_rounds_call6.csv").exists():
                 sim2real_v2_section("v5", (6,))
+        if (DATA / "h200_sim2real_tuned_v6.csv").exists():
+            sim2real_v2_section("v6")
         return 0
     if "--rounds-only" in sys.argv:
         sim2real_rounds_section()
