@@ -42,8 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--kernel-tuner", metavar="PATH", default=None,
                      help="a Kernel Tuner cache or T4 file (.json or .json.gz) to replay")
     p.add_argument("--objective", default=None,
-                   help="metric to minimise: misses or est_cycles (gemm64, default misses), "
-                        "time (Kernel Tuner, default)")
+                   help="metric to compare on: misses or est_cycles (gemm64, default misses), "
+                        "any numeric field of a Kernel Tuner file (default its objective, "
+                        "usually time)")
+    p.add_argument("--direction", default=None, choices=["minimize", "maximize"],
+                   help="whether smaller or larger objective values are better (default: "
+                        "from the objective's name; throughputs such as GFLOP/s or GB/s "
+                        "are maximised, times and counts minimised)")
     p.add_argument("--searchers", default="grid,random,model,evolutionary,tpe",
                    help="comma-separated searcher names (default: %(default)s)")
     p.add_argument("--budget", type=int, default=None,
@@ -193,7 +198,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
         return 2
     res = compare(space, measurer, names, budget=args.budget or budget, seeds=args.seeds,
-                  objective=objective, n_jobs=args.n_jobs, progress=not args.no_progress)
+                  objective=objective, n_jobs=args.n_jobs, progress=not args.no_progress,
+                  direction=args.direction)
     try:
         paths = res.write(args.out)
     except OSError as exc:

@@ -11,13 +11,15 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from autotile.search._comparison import TOLERANCES_PCT, ComparisonResult
+from autotile.measure import Measurer, MeasureResult
+from autotile.search._comparison import DIRECTIONS, TOLERANCES_PCT, ComparisonResult
 from autotile.search._methodology import (
     FloatArray,
     expected_best_random,
@@ -38,6 +40,7 @@ from autotile.search._study_args import (
 __all__ = [
     "ComparisonResult",
     "compare",
+    "objective_direction",
     "expected_best_random",
     "expected_trials_to_hit",
     "random_trials_quantile",
@@ -46,6 +49,7 @@ __all__ = [
     "trials_to_target",
     "DEFAULT_SEARCHERS",
     "TOLERANCES_PCT",
+    "DIRECTIONS",
 ]
 
 #: The searchers :func:`compare` runs by default.
@@ -55,6 +59,66 @@ _KNOWN_SEARCHERS = ("grid", "random", "model", "evolutionary", "tpe", "cmaes", "
 
 #: A custom searcher: ``fn(space, measurer, budget, seed) -> objective value per trial``.
 SearcherFn = Callable[[Any, Any, int, int], Sequence[float]]
+
+#: Metric names that are throughputs (larger is better): ``GFLOP/s``, ``GB/s``,
+#: ``TFLOPS``, ``bytes_per_s``, ``throughput``, ``bandwidth``...
+_THROUGHPUT = re.compile(
+    r"(/\s*(s|sec|second)$)|([_ ]per[_ ](s|sec|second)$)"
+    r"|((^|[^a-z])[kmgtpe]?(flops|iops|bps)$)"
+    r"|((^|[_ ])(throughput|bandwidth|speedup|occupancy|efficiency)($|[_ ]))", re.IGNORECASE)
+
+
+def objective_direction(metric: str) -> str:
+    """The direction in which ``metric`` improves, from its name.
+
+    Throughputs are maximised: names ending in a per-second unit (``GFLOP/s``,
+    ``TFLOP/s``, ``GB/s``, ``items/sec``, ``bytes_per_s``), the units
+    ``FLOPS``, ``IOPS`` or ``bps`` with an optional SI prefix (``GFLOPS``,
+    ``Gbps``), and names with the word ``throughput``, ``bandwidth``,
+    ``speedup``, ``occupancy`` or ``efficiency``. Everything else (``time``,
+    ``misses``, ``est_cycles``, ``energy``...) is minimised; pass
+    ``direction=`` to :func:`compare` where the name misleads.
+
+    Parameters
+    ----------
+    metric : str
+        The objective's name.
+
+    Returns
+    -------
+    {"minimize", "maximize"}
+
+    Examples
+    --------
+    >>> objective_direction("GFLOP/s"), objective_direction("time")
+    ('maximize', 'minimize')
+    """
+    return "maximize" if _THROUGHPUT.search(str(metric).strip()) else "minimize"
+
+
+class _Negated(Measurer):
+    """``measurer`` with the extra metric ``-<objective>``, minimised instead of ``objective``.
+
+    Studies always minimise; a maximised objective is searched as its negation.
+    """
+
+    def __init__(self, measurer: Any) -> None:
+        self.inner = measurer
+        self.source = str(measurer.objective)
+        self.objective = f"-{self.source}"
+        self.metrics = (*tuple(getattr(measurer, "metrics", ()) or ()), self.objective)
+        if hasattr(measurer, "space"):
+            self.space = measurer.space
+
+    def config_text(self, config: Any) -> str:
+        return str(self.inner.config_text(config))
+
+    def _measure(self, config: Any) -> MeasureResult:
+        res: MeasureResult = self.inner.measure(config)
+        if res.status != "ok" or self.source not in res.metrics:
+            return res
+        metrics = {**res.metrics, self.objective: -float(res.metrics[self.source])}
+        return MeasureResult(res.config, res.status, metrics, res.wall_time_s, res.error)
 
 
 def _known_searchers() -> tuple[str, ...]:
@@ -68,8 +132,12 @@ def _known_searchers() -> tuple[str, ...]:
 
 
 def _run_one(space: Any, measurer: Any, label: str, searcher: str | SearcherFn, seed: int,
-             budget: int) -> tuple[str, int, FloatArray, float]:
-    """Run one searcher for one seed; return its objective per trial, padded with ``inf``."""
+             budget: int, direction: str = "minimize") -> tuple[str, int, FloatArray, float]:
+    """Run one searcher for one seed; return its objective per trial.
+
+    Failed trials (NaN) and missing ones are the worst infinity: ``inf`` when
+    minimising, ``-inf`` when maximising.
+    """
     import logging
 
     t0 = time.perf_counter()
@@ -83,15 +151,18 @@ def _run_one(space: Any, measurer: Any, label: str, searcher: str | SearcherFn, 
         else:
             from autotile.search import create_study
 
-            study = create_study(space, measurer, searcher=searcher, seed=seed,
-                                 objective=measurer.objective, storage=":memory:")
+            maximize = direction == "maximize"
+            run = _Negated(measurer) if maximize else measurer
+            study = create_study(space, run, searcher=searcher, seed=seed,
+                                 objective=run.objective, storage=":memory:")
             study.optimize(budget, progress=False)
-            values = study.history()
+            values = -study.history() if maximize else study.history()
     finally:
         optuna_logger.setLevel(level)
-    h = np.full(budget, np.inf)
+    worst = -np.inf if direction == "maximize" else np.inf
+    h = np.full(budget, worst)
     v = np.asarray(values, dtype=np.float64)[:budget]
-    h[: v.shape[0]] = np.where(np.isnan(v), np.inf, v)
+    h[: v.shape[0]] = np.where(np.isnan(v), worst, v)
     return label, seed, h, time.perf_counter() - t0
 
 
@@ -105,6 +176,7 @@ def compare(
     optimum: float | None = None,
     n_jobs: int = 1,
     progress: bool = True,
+    direction: str | None = None,
 ) -> ComparisonResult:
     """Run each searcher for ``budget`` trials and several seeds, and collect the curves.
 
@@ -127,8 +199,10 @@ def compare(
         ``"random"``, ``"model"``, ``"evolutionary"``, ``"tpe"``, ``"cmaes"``,
         ``"gp"``, ``"nsga2"``, ``"qmc"``), or ``(label, fn)`` pairs with
         ``fn(space, measurer, budget, seed) -> objective value per trial``
-        (``inf`` for a failed trial; picklable when ``n_jobs != 1``). A
-        single name or pair means a list of that one searcher.
+        (in the objective's units; NaN, or ``inf`` when minimising and
+        ``-inf`` when maximising, for a failed trial; picklable when
+        ``n_jobs != 1``). A single name or pair means a list of that one
+        searcher.
     budget : int, optional
         Trials per run, an int ``>= 1``; default :func:`methodology_budget`
         of the table.
@@ -136,15 +210,22 @@ def compare(
         ``k >= 1`` means seeds ``0 .. k-1``; a sequence lists distinct
         seeds, each an int with ``0 <= seed < 2**32``.
     objective : str, optional
-        Metric to minimise; default ``measurer.objective``.
+        Metric to compare on; default ``measurer.objective``.
     optimum : float, optional
         ``f_opt``, finite; default the table's optimum of ``objective``. With
-        a table it must not be below the table's best value.
+        a table it must not be better than the table's best value (below it
+        when minimising, above it when maximising).
     n_jobs : int, default=1
         joblib workers over (searcher, seed) pairs, a non-zero int (``-1``:
         all cores).
     progress : bool, default=True
         Show a tqdm bar over runs.
+    direction : {"minimize", "maximize"}, optional
+        Whether smaller or larger values of ``objective`` are better; default
+        :func:`objective_direction` of its name (throughputs such as
+        ``GFLOP/s`` or ``GB/s`` are maximised, times and counts minimised).
+        A maximised objective is searched as its negation (studies
+        minimise), and the result reports it in its own units.
 
     Returns
     -------
@@ -159,9 +240,10 @@ def compare(
         ``space`` (see :func:`~autotile.search.create_study`), ``budget`` is
         not an int ``>= 1``, ``seeds`` is not an int ``>= 1`` or a non-empty
         sequence of distinct seeds in ``[0, 2**32)``, ``n_jobs`` is 0 or not
-        an int, ``optimum`` is not finite or is below the table's best
-        value, or ``budget``/``optimum`` are missing and cannot be taken from
-        a table.
+        an int, ``optimum`` is not finite or is better than the table's
+        best value, ``direction`` is not ``"minimize"`` or ``"maximize"``,
+        or ``budget``/``optimum`` are missing and cannot be taken from a
+        table.
 
     References
     ----------
@@ -222,6 +304,12 @@ def compare(
         raise ValueError("pass objective=: the measurer has no default objective")
     if metrics and objective not in metrics:
         raise ValueError(f"objective must be one of {list(metrics)}, got objective={objective!r}")
+    if direction is None:
+        direction = objective_direction(objective)
+    elif direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS} (or None: from the "
+                         f"objective's name), got direction={short_repr(direction)}")
+    sign = -1.0 if direction == "maximize" else 1.0
     if objective != getattr(measurer, "objective", None):
         measurer = copy.copy(measurer)
         measurer.objective = objective
@@ -231,31 +319,33 @@ def compare(
     if truth is not None:
         col = np.asarray(truth.column(objective), dtype=np.float64)
         ok = (np.asarray(truth.status) == 0) & np.isfinite(col)
-        values = np.sort(col[ok])
+        values = sign * np.sort(sign * col[ok])  # best first
         n_configs = int(col.shape[0])
     if optimum is None:
         if values is None or values.shape[0] == 0:
             raise ValueError("pass optimum=: the measurer has no ground-truth table")
         optimum = float(values[0])
-    elif values is not None and values.shape[0] and float(optimum) < values[0]:
+    elif values is not None and values.shape[0] and sign * float(optimum) < sign * values[0]:
+        side, rel = ("above", ">") if direction == "maximize" else ("below", "<")
         raise ValueError(
-            f"optimum must not be below the table's best {objective} (no config reaches it, "
-            f"so every score would be meaningless), got optimum={optimum!r} < "
-            f"{float(values[0])!r}")
+            f"optimum must not be {side} the table's best {objective} ({direction}d; no "
+            f"config reaches it, so every score would be meaningless), got "
+            f"optimum={optimum!r} {rel} {float(values[0])!r}")
     if budget is None:
         if values is None:
             raise ValueError("pass budget=: the measurer has no ground-truth table")
-        budget = check_count("budget", methodology_budget(values, n_configs=n_configs))
+        budget = check_count("budget",
+                             methodology_budget(sign * values, n_configs=n_configs))
     # run
     tasks = [(label, fn, seed) for label, fn in items for seed in seed_list]
-    hist = {label: np.full((len(seed_list), budget), np.inf) for label in labels}
+    hist = {label: np.full((len(seed_list), budget), sign * np.inf) for label in labels}
     wall = {label: 0.0 for label in labels}
     row_of = {s: r for r, s in enumerate(seed_list)}
     bar = tqdm(total=len(tasks), unit="run", desc="compare", disable=not progress)
-    jobs = (delayed(_run_one)(space, measurer, label, fn, seed, budget)
+    jobs = (delayed(_run_one)(space, measurer, label, fn, seed, budget, direction)
             for label, fn, seed in tasks)
     if n_jobs == 1:
-        results: Any = (_run_one(space, measurer, label, fn, seed, budget)
+        results: Any = (_run_one(space, measurer, label, fn, seed, budget, direction)
                         for label, fn, seed in tasks)
     else:
         results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
@@ -274,4 +364,4 @@ def compare(
         "total_wall_time_s": time.perf_counter() - t_start,
     }
     return ComparisonResult(hist, seed_list, budget, objective, float(optimum), values, wall,
-                            meta)
+                            meta, direction)

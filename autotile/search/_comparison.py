@@ -27,15 +27,22 @@ from autotile.search._methodology import (
     trials_to_target,
 )
 
-__all__ = ["ComparisonResult", "TOLERANCES_PCT"]
+__all__ = ["ComparisonResult", "TOLERANCES_PCT", "DIRECTIONS"]
 
 #: Targets of the trials-to-target columns: the optimum, and within 1 %, 5 % and 10 % of it.
 TOLERANCES_PCT = (0.0, 1.0, 5.0, 10.0)
+#: The optimisation directions of a comparison.
+DIRECTIONS = ("minimize", "maximize")
 
 
-def _target(optimum: float, pct: float) -> float:
-    """``opt * (1 + pct/100)`` for a positive optimum (``opt + |opt| pct/100`` in general)."""
-    return optimum + abs(optimum) * pct / 100.0
+def _target(optimum: float, pct: float, sign: float = 1.0) -> float:
+    """The value ``pct`` % worse than the optimum.
+
+    ``opt * (1 + pct/100)`` when minimising (``sign = 1``) and
+    ``opt * (1 - pct/100)`` when maximising (``sign = -1``), for a positive
+    optimum; ``opt + sign |opt| pct/100`` in general.
+    """
+    return optimum + sign * abs(optimum) * pct / 100.0
 
 
 @dataclass
@@ -45,23 +52,32 @@ class ComparisonResult:
     Attributes
     ----------
     histories : dict of str to ndarray of shape (n_seeds, budget)
-        Objective value of every trial, in order (``inf``: failed,
+        Objective value of every trial, in order (the worst infinity,
+        ``inf`` when minimising and ``-inf`` when maximising: failed,
         infeasible, or not run).
     seeds : tuple of int
         The seeds, one row each.
     budget : int
         Trials per run.
     objective : str
-        The minimised metric.
+        The metric compared, minimised or maximised (``direction``).
     optimum : float
-        ``f_opt``, the best value of the space.
+        ``f_opt``, the best value of the space (the smallest when
+        minimising, the largest when maximising).
     values : ndarray of shape (n_valid,), optional
-        The objective of every valid config (the replay table), sorted; needed
+        The objective of every valid config (the replay table), sorted best
+        first (ascending when minimising, descending when maximising); needed
         for the random expectation and the score.
     wall_time_s : dict of str to float
         Seconds spent per searcher, summed over seeds.
     meta : dict
         Space, measurer and run settings, for the report.
+    direction : {"minimize", "maximize"}, default="minimize"
+        Whether smaller (times, misses) or larger (throughputs such as
+        ``GFLOP/s``) objective values are better. Every statistic is computed
+        on ``sign * value`` (``sign = -1`` when maximising), which turns a
+        maximisation into the minimisation the methodology is written for,
+        and reported back in the objective's own units.
     """
 
     histories: dict[str, FloatArray]
@@ -72,7 +88,18 @@ class ComparisonResult:
     values: FloatArray | None = None
     wall_time_s: dict[str, float] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    direction: str = "minimize"
     _random: FloatArray | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got "
+                             f"direction={self.direction!r}")
+
+    @property
+    def sign(self) -> float:
+        """``1.0`` when minimising, ``-1.0`` when maximising: ``sign * value`` is minimised."""
+        return -1.0 if self.direction == "maximize" else 1.0
 
     @property
     def searchers(self) -> tuple[str, ...]:
@@ -83,22 +110,25 @@ class ComparisonResult:
     def worst(self) -> float:
         """The worst valid value, which stands in for "nothing valid found yet"."""
         if self.values is not None and self.values.shape[0]:
-            return float(self.values[-1])
-        finite = [float(h[np.isfinite(h)].max()) for h in self.histories.values()
+            return self.sign * float(np.max(self.sign * self.values))
+        s = self.sign  # the worst is the largest of sign * value
+        finite = [float((s * h[np.isfinite(h)]).max()) for h in self.histories.values()
                   if np.isfinite(h).any()]
-        return max(finite) if finite else math.inf
+        return s * max(finite) if finite else s * math.inf
 
     def random_curve(self) -> FloatArray | None:
         """``f_random(t)``, t = 1..budget (:func:`expected_best_random`), or ``None``."""
         if self.values is None or self.values.shape[0] == 0:
             return None
         if self._random is None:
-            self._random = expected_best_random(self.values, self.budget)
+            s = self.sign
+            self._random = s * expected_best_random(s * self.values, self.budget)
         return self._random
 
     def best_so_far(self, name: str) -> FloatArray:
-        """Best-so-far per seed, shape (n_seeds, budget); ``inf`` until a valid trial."""
-        return np.minimum.accumulate(self.histories[name], axis=1)
+        """Best-so-far per seed, shape (n_seeds, budget); ``inf`` (``-inf``) until a valid trial."""
+        acc = np.maximum if self.direction == "maximize" else np.minimum
+        return np.asarray(acc.accumulate(self.histories[name], axis=1))
 
     def _filled(self, name: str) -> FloatArray:
         b = self.best_so_far(name)
@@ -119,10 +149,12 @@ class ComparisonResult:
     def trials_to(self, name: str, pct: float = 0.0) -> FloatArray:
         """Trials each seed needed to come within ``pct`` % of the optimum (``inf``: never).
 
-        Within ``p`` % means ``value <= opt * (1 + p/100)`` (for a positive
-        optimum; ``opt + |opt| p/100`` in general).
+        Within ``p`` % means ``value <= opt * (1 + p/100)`` when minimising
+        and ``value >= opt * (1 - p/100)`` when maximising (for a positive
+        optimum; ``opt + |opt| p/100`` and ``opt - |opt| p/100`` in general).
         """
-        return trials_to_target(self.best_so_far(name), _target(self.optimum, pct))
+        s = self.sign
+        return trials_to_target(s * self.best_so_far(name), s * _target(self.optimum, pct, s))
 
     def score_curve(self, name: str) -> FloatArray | None:
         """``P(t)``, mean over seeds of each run's :func:`methodology_score`, shape (budget,).
@@ -130,11 +162,15 @@ class ComparisonResult:
         The mean over seeds of the per-run scores equals the score of the
         mean best-so-far curve (P is affine in ``f``), which is how the
         methodology aggregates repeated runs. ``None`` without ``values``.
+        When maximising, the score is that of the negated values,
+        ``(f(t) - f_random(t)) / (f_opt - f_random(t))`` in the objective's
+        units: 1 is still optimal and 0 as good as random search.
         """
         rc = self.random_curve()
         if rc is None:
             return None
-        p = methodology_score(self._filled(name), rc, self.optimum)
+        s = self.sign
+        p = methodology_score(s * self._filled(name), s * rc, s * self.optimum)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
             return np.asarray(np.nanmean(p, axis=0))
@@ -163,13 +199,14 @@ class ComparisonResult:
         if self.values is None or self.values.shape[0] == 0:
             return None
         n = self.meta.get("n_configs") or int(self.values.shape[0])
-        return methodology_budget(self.values, n_configs=int(n))
+        return methodology_budget(self.sign * self.values, n_configs=int(n))
 
     def n_within(self, pct: float) -> int:
         """Valid configs within ``pct`` % of the optimum (needs ``values``)."""
         if self.values is None:
             return 0
-        return int(np.count_nonzero(self.values <= _target(self.optimum, pct)))
+        s = self.sign
+        return int(np.count_nonzero(s * self.values <= s * _target(self.optimum, pct, s)))
 
     def expected_random_trials(self, pct: float = 0.0, median: bool = False) -> float:
         """Random search's trials to come within ``pct`` % (NaN if unknown).

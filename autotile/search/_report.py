@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["format_table", "format_markdown", "result_to_dict", "plot_curves", "to_html",
            "write_report"]
 
+_DONE = {"minimize": "minimised", "maximize": "maximised"}
 _COLUMNS = (("trials_to_opt", "to opt"), ("trials_to_1pct", "<=1%"),
             ("trials_to_5pct", "<=5%"), ("trials_to_10pct", "<=10%"))
 
@@ -90,7 +91,8 @@ def _header(res: ComparisonResult) -> list[str]:
     lines = [
         f"space: {m.get('space')} ({m.get('space_size')} configs"
         + (f", {n_valid} valid" if n_valid is not None else "") + ")",
-        f"objective: {res.objective} (minimised), optimum {_fmt_num(res.optimum, 8)}"
+        f"objective: {res.objective} ({_DONE[res.direction]}), optimum "
+        f"{_fmt_num(res.optimum, 8)}"
         + (f", {res.n_within(0)} optimal configs" if res.values is not None else ""),
         f"budget: {res.budget} trials x {len(res.seeds)} seeds "
         f"(seeds {res.seeds[0]}..{res.seeds[-1]})",
@@ -179,7 +181,8 @@ def result_to_dict(res: ComparisonResult) -> dict[str, Any]:
         c = res.curve(name)
         curves[name] = {**c, "score": res.score_curve(name)}
     settings = {
-        "objective": res.objective, "optimum": res.optimum, "budget": res.budget,
+        "objective": res.objective, "direction": res.direction, "optimum": res.optimum,
+        "budget": res.budget,
         "seeds": list(res.seeds), "searchers": list(res.searchers),
         "n_valid": None if res.values is None else int(res.values.shape[0]),
         "n_within": {_pct_key(p): res.n_within(p) for p in TOLERANCES_PCT},
@@ -232,18 +235,29 @@ def plot_curves(res: ComparisonResult, path: str | os.PathLike[str] | None = Non
         ax2.axhline(0.0, color="k", ls="--", lw=1.0, label="random (expected)")
     ax.axhline(res.optimum, color="0.4", ls=":", lw=1.2, label="optimum")
     ax2.axhline(1.0, color="0.4", ls=":", lw=1.0, label="optimum")
-    # y range: from just below the optimum to the first trial's typical value; a log
-    # axis when that spans more than a factor of 10 above a positive optimum
-    tops = [float(res.curve(n)["q75"][0]) for n in res.searchers]
+    # y range: from just past the optimum to the first trial's typical value; a log
+    # axis when that spans more than a factor of 10 from a positive optimum
+    maximize = res.direction == "maximize"
+    firsts = [float(res.curve(n)["q25" if maximize else "q75"][0]) for n in res.searchers]
     if rc is not None:
-        tops.append(float(rc[0]))
-    top = float(np.nanmax([x for x in tops if np.isfinite(x)] or [res.optimum + 1.0]))
-    if res.optimum > 0 and top > 10 * res.optimum:
-        ax.set_yscale("log")
-        ax.set_ylim(res.optimum / 1.1, top * 1.1)
+        firsts.append(float(rc[0]))
+    finite = [x for x in firsts if np.isfinite(x)]
+    if maximize:
+        low = float(np.nanmin(finite or [res.optimum - 1.0]))
+        if low > 0 and res.optimum > 10 * low:
+            ax.set_yscale("log")
+            ax.set_ylim(low / 1.1, res.optimum * 1.1)
+        else:
+            span = max(res.optimum - low, abs(res.optimum) * 1e-3, 1e-12)
+            ax.set_ylim(low - 0.03 * span, res.optimum + 0.03 * span)
     else:
-        span = max(top - res.optimum, abs(res.optimum) * 1e-3, 1e-12)
-        ax.set_ylim(res.optimum - 0.03 * span, top + 0.03 * span)
+        top = float(np.nanmax(finite or [res.optimum + 1.0]))
+        if res.optimum > 0 and top > 10 * res.optimum:
+            ax.set_yscale("log")
+            ax.set_ylim(res.optimum / 1.1, top * 1.1)
+        else:
+            span = max(top - res.optimum, abs(res.optimum) * 1e-3, 1e-12)
+            ax.set_ylim(res.optimum - 0.03 * span, top + 0.03 * span)
     lows = [float(np.nanmin(p)) for n in res.searchers
             if (p := res.score_curve(n)) is not None and np.isfinite(p).any()]
     ax2.set_ylim(max(-2.0, min([-0.5, *lows])) - 0.05, 1.05)
@@ -256,7 +270,7 @@ def plot_curves(res: ComparisonResult, path: str | os.PathLike[str] | None = Non
     ax.set_title("best so far: median and inter-quartile band over seeds")
     ax2.set_ylabel("P(t)")
     ax2.set_title("methodology score P(t) (mean over seeds)")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="lower right" if maximize else "upper right")
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png")
@@ -303,6 +317,8 @@ def to_html(res: ComparisonResult, png: bytes | None = None) -> str:
         f"{res.expected_random_trials(p, median=True):.0f})</li>"
         for p in TOLERANCES_PCT if res.values is not None)
     title = f"autotile compare: {res.meta.get('space')} / {res.objective}"
+    within_rule = ("value &ge; opt&middot;(1&minus;p/100), maximised"
+                   if res.direction == "maximize" else "value &le; opt&middot;(1+p/100)")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{e(title)}</title>
 <style>{_CSS}</style></head><body>
@@ -311,7 +327,7 @@ def to_html(res: ComparisonResult, png: bytes | None = None) -> str:
 <table><thead><tr>{''.join(f'<th>{e(h)}</th>' for h in head)}</tr></thead>
 <tbody>{''.join(trs)}</tbody></table>
 <p class="note">Trials: median over seeds of the trials needed to reach the optimum, or to
-come within p% of it (value &le; opt&middot;(1+p/100)); a seed that never got there counts as
+come within p% of it ({within_rule}); a seed that never got there counts as
 +&infin; (&gt;budget when it decides the median) and <i>(n miss)</i> counts those seeds.
 The last row is calculated for uniform random sampling without replacement: the median
 number of trials to the first of k hits among N valid configs (the mean, (N+1)/(k+1), is
