@@ -28,6 +28,11 @@ __all__ = ["DEFAULT_STORAGE", "SEED_LIMIT", "short_repr", "is_int", "check_count
 DEFAULT_STORAGE = "sqlite:///autotile_studies.db"
 #: File suffixes a storage string without ``://`` may have: it names an SQLite file.
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+#: SQLAlchemy dialects a storage URL may name (``dialect://`` or ``dialect+driver://``).
+_DIALECTS = ("sqlite", "postgresql", "mysql", "mariadb", "oracle", "mssql")
+#: Schemes people write for a dialect, and the one to write instead.
+_SCHEME_FIXES = {"postgres": "postgresql", "pgsql": "postgresql", "psql": "postgresql",
+                 "sqlite3": "sqlite", "file": "sqlite"}
 #: Seeds must be below this: NumPy's legacy ``RandomState`` (used by Optuna's samplers) takes
 #: 32-bit seeds only.
 SEED_LIMIT = 2**32
@@ -109,7 +114,13 @@ def check_seeds(seeds: Any) -> tuple[int, ...]:
 
 
 def resolve_storage(storage: Any) -> str | BaseStorage:
-    """Validate ``storage`` and turn a plain SQLite file path into a URL."""
+    """Validate ``storage`` and turn a plain SQLite file path into a URL.
+
+    A path (``"runs.db"``, ``"~/runs.db"``: ``~`` is expanded) becomes
+    ``"sqlite:///<path>"``; a URL must name an SQLAlchemy dialect of
+    :data:`_DIALECTS` (``"postgres://"``, ``"file://"`` or ``"http://"`` are
+    refused with the URL to write instead, the password hidden).
+    """
     if storage is None:
         return DEFAULT_STORAGE
     if isinstance(storage, BaseStorage):
@@ -124,13 +135,15 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
         return optuna.storages.InMemoryStorage()
     if "://" not in storage:
         if storage.lower().endswith(_SQLITE_SUFFIXES):
-            storage = f"sqlite:///{storage}"
+            storage = f"sqlite:///{os.path.expanduser(storage)}"
         else:
             raise ValueError(
                 f"storage must be an Optuna storage URL (with '://'), an SQLite file path "
                 f"ending in {'/'.join(_SQLITE_SUFFIXES)} or ':memory:', got storage={storage!r}; "
                 f"e.g. storage='sqlite:///file.db'")
-    url: str = storage
+    url: str = _check_scheme(storage)
+    if url.startswith("sqlite:///~"):
+        url = "sqlite:///" + os.path.expanduser(url[len("sqlite:///"):])
     if url.startswith("sqlite:///"):
         path = url[len("sqlite:///"):].partition("?")[0]
         parent = os.path.dirname(path)
@@ -139,6 +152,39 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
                 f"storage must be an SQLite file in an existing directory, got "
                 f"storage={url!r} (directory {parent!r} does not exist)")
     return url
+
+
+def _check_scheme(url: str) -> str:
+    """Return ``url`` if its scheme is an SQLAlchemy dialect of :data:`_DIALECTS`, else raise.
+
+    Without this check a bad scheme (``"postgres://"``, ``"file://"``,
+    ``"http://"``) surfaces as SQLAlchemy's ``NoSuchModuleError: Can't load
+    plugin``, deep in Optuna.
+    """
+    scheme = url.partition("://")[0]
+    dialect = scheme.partition("+")[0].lower()
+    if dialect in _DIALECTS:
+        return url
+    accepted = ("a path to an SQLite file ending in " + "/".join(_SQLITE_SUFFIXES)
+                + " ('runs.db', '~/runs.db'), 'sqlite:///path/file.db', "
+                  "'postgresql://user:password@host/db', 'mysql://user:password@host/db', "
+                  "':memory:' or an optuna.storages.BaseStorage")
+    hint = ""
+    fix = _SCHEME_FIXES.get(dialect)
+    rest = url.partition("://")[2]
+    if dialect == "file":
+        hint = (f"; for an SQLite file write 'sqlite:///{rest}' ('sqlite:///' followed by "
+                f"the path, so an absolute path gives four slashes)")
+    elif fix is not None:
+        driver = scheme.partition("+")[2]
+        better = f"{fix}{'+' + driver if driver else ''}://{rest}"
+        hint = (f"; SQLAlchemy (1.4 and later) does not accept {scheme + '://'!r}, write "
+                f"{_hide_password(better)!r}")
+    raise ValueError(
+        f"storage URL must start with one of the SQLAlchemy dialects "
+        f"{', '.join(d + '://' for d in _DIALECTS)} (optionally dialect+driver://), got "
+        f"storage={_hide_password(url)!r} with scheme {scheme + '://'!r}{hint}; accepted: "
+        f"{accepted}")
 
 
 #: Database driver module -> the package ``pip install`` takes.

@@ -1,0 +1,59 @@
+"""Storage URLs with a scheme SQLAlchemy cannot load are refused up front; ``~`` is expanded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autotile.measure import ScheduleMeasurer
+from autotile.search import create_study
+from autotile.search._study_args import resolve_storage
+from autotile.space import gemm_space
+
+_RULE = r"storage URL must start with one of the SQLAlchemy dialects sqlite://, postgresql://"
+
+
+@pytest.mark.parametrize(("url", "shown", "hint"), [
+    ("bogus://x", "'bogus://x'", None),
+    ("http://example.com/studies", "'http://example.com/studies'", None),
+    ("postgres://user:secret@db.example/studies", "'postgres://user:***@db.example/studies'",
+     "SQLAlchemy (1.4 and later) does not accept 'postgres://', write "
+     "'postgresql://user:***@db.example/studies'"),
+    ("postgres+psycopg2://u@h/db", "'postgres+psycopg2://u@h/db'",
+     "write 'postgresql+psycopg2://u@h/db'"),
+    ("file:///tmp/x.db", "'file:///tmp/x.db'", "write 'sqlite:////tmp/x.db'"),
+])
+def test_bad_scheme_is_refused_with_the_accepted_forms(url: str, shown: str,
+                                                        hint: str | None) -> None:
+    space = gemm_space(8)
+    with pytest.raises(ValueError, match=_RULE) as info:
+        create_study(space, ScheduleMeasurer(space), storage=url)
+    msg = str(info.value)
+    assert f"got storage={shown} with scheme '{url.partition('://')[0]}://'" in msg
+    assert "secret" not in msg
+    for form in ("'sqlite:///path/file.db'", "'postgresql://user:password@host/db'",
+                 "'mysql://user:password@host/db'", "optuna.storages.BaseStorage",
+                 "ending in .db/.sqlite/.sqlite3"):
+        assert form in msg
+    if hint is not None:
+        assert hint in msg
+
+
+@pytest.mark.parametrize("url", ["sqlite:///a.db", "postgresql://u@h/db",
+                                 "postgresql+psycopg2://u@h/db", "mysql+pymysql://u@h/db",
+                                 "MySQL://u@h/db", "mariadb://u@h/db"])
+def test_known_dialects_pass(url: str) -> None:
+    assert resolve_storage(url) == url
+
+
+def test_home_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert resolve_storage("~/runs.db") == f"sqlite:///{tmp_path}/runs.db"
+    assert resolve_storage(Path("~/runs.db")) == f"sqlite:///{tmp_path}/runs.db"
+    assert resolve_storage("sqlite:///~/other.db") == f"sqlite:///{tmp_path}/other.db"
+    space = gemm_space(8)
+    study = create_study(space, ScheduleMeasurer(space), storage="~/runs.db", seed=0)
+    study.optimize(2, progress=False)
+    assert (tmp_path / "runs.db").is_file()
+    assert not Path("~").exists()
