@@ -43,8 +43,12 @@ References
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
+
+import numpy as np
 
 from autotile.errors import MeasureError
 from autotile.measure._hardware import HardwareProfile
@@ -124,10 +128,15 @@ class GpuModelParams:
     Raises
     ------
     MeasureError
-        If an efficiency is outside ``(0, 1]``, ``overlap_decay`` outside
-        ``[0, 1)``, an overhead or ``pipeline_latency_s`` negative or
-        ``sm_load_bytes_per_s`` or ``smem_bytes_per_s_per_sm`` not positive,
-        or ``power_cap_s_per_byte`` negative or not finite.
+        If a number field is not a real number (a bool or a string is not)
+        or is NaN; if an efficiency is outside ``(0, 1]``, ``overlap_decay``
+        outside ``[0, 1)``, ``tile_overhead_elems``, ``k_overhead_elems``,
+        ``pipeline_latency_s`` or ``power_cap_s_per_byte`` negative or not
+        finite, ``sm_load_bytes_per_s`` or ``smem_bytes_per_s_per_sm`` not
+        positive (``inf`` is allowed), ``reg_base_per_thread`` not an int
+        ``>= 0``, ``count_writes`` not a bool, or ``warp_efficiency`` empty,
+        with a warp count that is not a power of two ``>= 1``, or listing a
+        warp count twice.
     """
 
     peak_efficiency: float = 0.85
@@ -146,27 +155,86 @@ class GpuModelParams:
     power_cap_s_per_byte: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "warp_efficiency",
-                           tuple((int(w), float(e)) for w, e in self.warp_efficiency))
-        effs = [("peak_efficiency", self.peak_efficiency),
-                ("mma_fallback_efficiency", self.mma_fallback_efficiency),
-                ("bandwidth_efficiency", self.bandwidth_efficiency)]
-        effs += [(f"warp_efficiency[{w}]", e) for w, e in self.warp_efficiency]
-        for name, v in effs:
+        def real(name: str, value: Any, *, finite: bool = True,
+                 rule: str = "a finite number") -> float:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise MeasureError(f"{name} must be a real number, got {type(value).__name__} "
+                                   f"{name}={value!r}")
+            v = float(value)
+            if math.isnan(v) or (finite and math.isinf(v)):
+                what = rule if finite else "a number (inf allowed), not NaN"
+                raise MeasureError(f"{name} must be {what}, got {name}={value!r}")
+            return v
+
+        for name in ("peak_efficiency", "mma_fallback_efficiency", "bandwidth_efficiency"):
+            v = real(name, getattr(self, name))
             if not 0.0 < v <= 1.0:
                 raise MeasureError(f"{name} must be in (0, 1], got {name}={v}")
-        if not 0.0 <= self.overlap_decay < 1.0:
-            raise MeasureError(f"overlap_decay must be in [0, 1), got {self.overlap_decay}")
-        for name in ("tile_overhead_elems", "k_overhead_elems", "reg_base_per_thread",
-                     "pipeline_latency_s"):
-            if getattr(self, name) < 0:
-                raise MeasureError(f"{name} must be >= 0, got {name}={getattr(self, name)}")
+            object.__setattr__(self, name, v)
+        object.__setattr__(self, "warp_efficiency", self._check_warp_table(real))
+        decay = real("overlap_decay", self.overlap_decay)
+        if not 0.0 <= decay < 1.0:
+            raise MeasureError(f"overlap_decay must be in [0, 1), got overlap_decay={decay}")
+        object.__setattr__(self, "overlap_decay", decay)
+        for name in ("tile_overhead_elems", "k_overhead_elems", "pipeline_latency_s",
+                     "power_cap_s_per_byte"):
+            v = real(name, getattr(self, name), rule="finite and >= 0")
+            if v < 0:
+                rule = "finite and >= 0" if name == "power_cap_s_per_byte" else ">= 0"
+                raise MeasureError(f"{name} must be {rule}, got {name}={v}")
+            object.__setattr__(self, name, v)
+        rb = self.reg_base_per_thread
+        if isinstance(rb, bool) or not isinstance(rb, numbers.Integral) or rb < 0:
+            raise MeasureError("reg_base_per_thread must be an int >= 0, got "
+                               f"{type(rb).__name__} reg_base_per_thread={rb!r}")
+        object.__setattr__(self, "reg_base_per_thread", int(rb))
+        if not isinstance(self.count_writes, (bool, np.bool_)):
+            raise MeasureError("count_writes must be a bool, got "
+                               f"{type(self.count_writes).__name__} "
+                               f"count_writes={self.count_writes!r}")
+        object.__setattr__(self, "count_writes", bool(self.count_writes))
         for name in ("sm_load_bytes_per_s", "smem_bytes_per_s_per_sm"):
-            if not getattr(self, name) > 0:
-                raise MeasureError(f"{name} must be > 0, got {name}={getattr(self, name)}")
-        if not (math.isfinite(self.power_cap_s_per_byte) and self.power_cap_s_per_byte >= 0):
-            raise MeasureError("power_cap_s_per_byte must be finite and >= 0, got "
-                               f"power_cap_s_per_byte={self.power_cap_s_per_byte}")
+            v = real(name, getattr(self, name), finite=False)
+            if not v > 0:
+                raise MeasureError(f"{name} must be > 0 (inf switches it off), got {name}={v}")
+            object.__setattr__(self, name, v)
+
+    def _check_warp_table(self, real: Any) -> tuple[tuple[int, float], ...]:
+        """``warp_efficiency`` as a tuple of ``(int, float)`` pairs, checked."""
+        table = self.warp_efficiency
+        if isinstance(table, (str, bytes, Mapping)) or not isinstance(table, Iterable):
+            raise MeasureError(
+                "warp_efficiency must be a non-empty sequence of (num_warps, efficiency) "
+                f"pairs, got {type(table).__name__} warp_efficiency={table!r}")
+        out: list[tuple[int, float]] = []
+        raw: Any
+        for raw in table:
+            pair = None if isinstance(raw, (str, bytes)) or not isinstance(
+                raw, Iterable) else tuple(raw)
+            if pair is None or len(pair) != 2:
+                raise MeasureError(
+                    "warp_efficiency must hold (num_warps, efficiency) pairs, got "
+                    f"{raw!r} in warp_efficiency={table!r}")
+            w, e = pair
+            if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1 or (
+                    w & (w - 1)):
+                raise MeasureError(
+                    "warp_efficiency's warp counts must be powers of two >= 1 (Triton's "
+                    f"num_warps), got num_warps={w!r} in warp_efficiency={table!r}")
+            name = f"warp_efficiency[{int(w)}]"
+            ev = real(name, e)
+            if not 0.0 < ev <= 1.0:
+                raise MeasureError(f"{name} must be in (0, 1], got {name}={ev}")
+            if any(int(w) == w0 for w0, _ in out):
+                raise MeasureError(
+                    f"warp_efficiency must list each warp count once, got num_warps={int(w)} "
+                    f"twice in warp_efficiency={table!r}")
+            out.append((int(w), ev))
+        if not out:
+            raise MeasureError(
+                "warp_efficiency must list at least one (num_warps, efficiency) pair, got "
+                f"warp_efficiency={table!r}")
+        return tuple(out)
 
     def warp_factor(self, num_warps: int) -> float:
         """Efficiency factor of ``num_warps`` (nearest listed count below, else the first)."""
