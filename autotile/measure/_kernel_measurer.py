@@ -284,6 +284,22 @@ class KernelModelMeasurer(Measurer):
             raise MeasureError(f"shape misses {exc} for {kernel_name!r}, got {s}") from None
         self._itemsize = DTYPE_ITEMSIZE[dtype]
 
+    def settings(self) -> dict[str, Any]:
+        """Everything besides the space that changes the numbers, JSON-able.
+
+        Returns
+        -------
+        dict
+            ``kernel_name``, ``shape``, ``dtype``, ``hardware`` (every field
+            of the profile, not just its name), ``params`` (every
+            :class:`GpuModelParams` field), ``l2_model`` (None for the
+            default), ``max_simulated_loads`` and ``max_probe_programs``.
+        """
+        return {"dtype": self.dtype, "hardware": self.hardware, "kernel_name": self.kernel_name,
+                "l2_model": self.l2_model, "max_probe_programs": self.max_probe_programs,
+                "max_simulated_loads": self.max_simulated_loads, "params": self.params,
+                "shape": self.shape}
+
     # -- helpers ---------------------------------------------------------------------
     def _infeasible(self, cfg: Any, reason: str) -> MeasureResult:
         return MeasureResult(self.config_text(cfg), "infeasible", {}, 0.0, reason)

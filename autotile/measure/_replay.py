@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 from importlib import resources
 from typing import Any
+
+import numpy as np
 
 from autotile.errors import InvalidConfigError
 from autotile.measure._result import Measurer, MeasureResult
@@ -55,6 +58,26 @@ class ReplayMeasurer(Measurer):
         self.truth = truth
         self.objective = objective
         self.metrics = tuple(truth.metrics)
+        self._truth_digest: str | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """The table replayed, as a digest of its contents.
+
+        Returns
+        -------
+        dict
+            ``truth``: the table's ``n_rows``, ``metrics`` and ``sha256``
+            (of every metric column and the status column; computed once).
+        """
+        if self._truth_digest is None:
+            h = hashlib.sha256()
+            for m in self.truth.metrics:
+                h.update(m.encode())
+                h.update(np.ascontiguousarray(self.truth.values[m], np.float64).tobytes())
+            h.update(np.ascontiguousarray(self.truth.status, np.int8).tobytes())
+            self._truth_digest = h.hexdigest()[:16]
+        return {"truth": {"n_rows": len(self.truth), "metrics": list(self.truth.metrics),
+                          "sha256": self._truth_digest}}
 
     def _measure(self, config: Any) -> MeasureResult:
         try:

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from autotile.measure._fingerprint import digest_of, jsonable
+
 __all__ = ["MeasureResult", "Measurer", "STATUSES"]
 
 STATUSES = ("ok", "failed", "infeasible")
@@ -107,6 +109,59 @@ class Measurer(abc.ABC):
     @abc.abstractmethod
     def _measure(self, config: Any) -> MeasureResult:
         """Measure one config; may raise."""
+
+    def settings(self) -> dict[str, Any]:
+        """Everything besides the space that changes the numbers this measurer returns.
+
+        A study records it (with :meth:`fingerprint`) when it is created and
+        refuses to resume with a measurer whose settings differ, and
+        :func:`autotile.measure.sweep` refuses to resume a table made with
+        other settings. Subclasses whose results depend on constructor
+        arguments (a hardware profile, a cache, model parameters, a problem
+        shape, a table) override it; list only values fixed at construction,
+        never counters or caches that change while measuring.
+
+        Returns
+        -------
+        dict
+            JSON-able settings (numbers, strings, lists, dicts; values with
+            ``to_json`` or dataclasses are converted). The default lists
+            none, so only the measurer's class is checked.
+        """
+        return {}
+
+    def fingerprint(self) -> str:
+        """Stable digest of the measurer's class and :meth:`settings`.
+
+        Returns
+        -------
+        str
+            16 hex digits of the SHA-256 of the canonical JSON of
+            ``{"measurer": class name, "settings": settings()}``; equal for two
+            measurers that return the same numbers for every config.
+
+        Raises
+        ------
+        TypeError
+            If :meth:`settings` does not return a JSON-able dict.
+        """
+        return digest_of(self.identity())
+
+    def identity(self) -> dict[str, Any]:
+        """``{"measurer": class name, "settings": settings()}`` as JSON data.
+
+        Raises
+        ------
+        TypeError
+            If :meth:`settings` does not return a JSON-able dict.
+        """
+        raw = self.settings()
+        out = jsonable(raw)
+        if not isinstance(raw, Mapping) or not isinstance(out, dict):
+            raise TypeError(
+                f"{type(self).__name__}.settings() must return a JSON-able dict, got "
+                f"{type(raw).__name__} {_short_repr(raw)}")
+        return {"measurer": type(self).__name__, "settings": out}
 
     def config_text(self, config: Any) -> str:
         """Stable text form of a config (``str(config)``)."""

@@ -15,6 +15,9 @@ import numpy as np
 import numpy.typing as npt
 
 from autotile.errors import MeasureError
+from autotile.measure._fingerprint import canonical as _canonical
+from autotile.measure._fingerprint import differences as _differences
+from autotile.measure._fingerprint import jsonable as _jsonable
 from autotile.measure._result import Measurer, MeasureResult
 
 __all__ = ["GroundTruth", "sweep"]
@@ -274,10 +277,6 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     return truth
 
 
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
-
-
 def _space_signature(space: Any) -> dict[str, Any]:
     """Knob names and values, constraint names and size of a space, JSON-able.
 
@@ -298,33 +297,13 @@ def _space_signature(space: Any) -> dict[str, Any]:
     return sig
 
 
-def _jsonable(value: Any) -> Any:
-    """``value`` as JSON data if it is plain data (or has ``to_json``/is a dataclass), else None."""
-    import dataclasses
-
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (list, tuple)):
-        items = [_jsonable(v) for v in value]
-        return None if any(i is None and v is not None for i, v in zip(items, value)) else items
-    if isinstance(value, dict):
-        out = {str(k): _jsonable(v) for k, v in value.items()}
-        return None if any(out[str(k)] is None and v is not None
-                           for k, v in value.items()) else out
-    if hasattr(value, "to_json"):
-        d = value.to_json()
-        return json.loads(d) if isinstance(d, str) else _jsonable(d)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(dataclasses.asdict(value))
-    return None
-
-
 def _numbers_settings(measurer: Measurer) -> dict[str, Any]:
     """The measurer's settings that change its numbers (the resume fingerprint's part)."""
     fn = getattr(measurer, "settings", None)
-    if callable(fn):
+    # Measurer.settings() itself lists nothing; a sweep then falls back on the public
+    # attributes (a sweep's measurer is not reused after it, so counters cannot drift).
+    inherited = getattr(type(measurer), "settings", None) is Measurer.settings
+    if callable(fn) and not inherited:
         out = _jsonable(fn())
         if not isinstance(out, dict):
             raise MeasureError(
@@ -350,32 +329,6 @@ def _read_fingerprint(path: Path) -> dict[str, Any] | None:
             "delete it or pass resume=False") from None
     fp = meta.get("fingerprint") if isinstance(meta, dict) else None
     return fp if isinstance(fp, dict) else None
-
-
-def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        out: list[str] = []
-        for k in sorted(set(old) | set(new), key=str):
-            name = f"{prefix}.{k}" if prefix else str(k)
-            if k not in old:
-                out.append(f"{name}: missing (then) vs {_short(new[k])} (now)")
-            elif k not in new:
-                out.append(f"{name}: {_short(old[k])} (then) vs missing (now)")
-            else:
-                out.extend(_differences(old[k], new[k], name))
-        return out
-    if (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)
-            and _canonical(old) != _canonical(new)):
-        return [d for i, (o, n) in enumerate(zip(old, new))
-                for d in _differences(o, n, f"{prefix}[{i}]")]
-    if _canonical(old) == _canonical(new):
-        return []
-    return [f"{prefix}: {_short(old)} (then) vs {_short(new)} (now)"]
-
-
-def _short(obj: Any, limit: int = 120) -> str:
-    text = _canonical(obj)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _check_fingerprint(old: dict[str, Any] | None, new: dict[str, Any], where: str,

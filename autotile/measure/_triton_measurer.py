@@ -389,6 +389,19 @@ class TritonMeasurer(Measurer):
         self._data: dict[str, Any] | None = None
         self._ref: Any = None
 
+    def settings(self) -> dict[str, Any]:
+        """Everything besides the space that changes the numbers, JSON-able.
+
+        Returns
+        -------
+        dict
+            ``kernel_name``, ``shape``, ``dtype``, ``warmup_ms``, ``rep_ms``,
+            ``check``, ``rtol``, ``seed`` and ``device`` as passed.
+        """
+        return {"check": self.check, "device": self.device, "dtype": self.dtype,
+                "kernel_name": self.kernel_name, "rep_ms": self.rep_ms, "rtol": self.rtol,
+                "seed": self.seed, "shape": self.shape, "warmup_ms": self.warmup_ms}
+
     # -- data and launch ---------------------------------------------------------------
     def _tdtype(self, name: str | None = None) -> Any:
         return getattr(self._torch, name or self._dtype)

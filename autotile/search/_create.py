@@ -3,12 +3,13 @@
 :func:`create_study` checks the space, measurer, objective, seed and
 storage, builds the searcher by name (:func:`~autotile.search.make_searcher`)
 and creates or loads the Optuna study, refusing one created for another
-objective, space, searcher or seed. :func:`tune` is ``create_study`` followed by
-:meth:`Study.optimize <autotile.search.Study.optimize>`.
+objective, space, searcher, seed or measurer settings. :func:`tune` is
+``create_study`` followed by :meth:`Study.optimize <autotile.search.Study.optimize>`.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import optuna
@@ -16,6 +17,7 @@ from optuna.samplers import BaseSampler
 from optuna.storages import BaseStorage
 
 from autotile.measure import Measurer
+from autotile.measure._fingerprint import differences, digest_of
 from autotile.search._factory import _ALIASES, SEARCHERS, encoding_for, make_searcher
 from autotile.search._optimize import optimize, quiet_optuna
 from autotile.search._study import Study
@@ -60,6 +62,35 @@ def _check_same_run(study_name: str, old: dict[str, Any], label: Any, seed: int 
             f"seed={old['autotile:seed']!r} to resume it, or another study_name")
 
 
+def _check_same_measurer(study_name: str, old: dict[str, Any], ident: dict[str, Any],
+                         fingerprint: str) -> bool:
+    """Refuse to resume a study with a measurer whose settings differ from its creator's.
+
+    Its stored trials are reused as results, so another hardware profile, model,
+    cache or shape would silently return the first measurer's numbers. A study
+    created before fingerprints were recorded cannot be checked: warn and return
+    True (the caller records this measurer's fingerprint).
+    """
+    stored = old.get("autotile:measurer_fingerprint")
+    if stored is None:
+        warnings.warn(
+            f"study {study_name!r} records no measurer fingerprint (it was created by an "
+            f"older autotile), so its stored results cannot be checked against this "
+            f"{ident['measurer']}; resuming it and recording this measurer's settings. If "
+            f"it was measured with other settings, pass another study_name or storage",
+            UserWarning, stacklevel=4)
+        return True
+    if stored == fingerprint:
+        return False
+    then = old.get("autotile:measurer")
+    diffs = differences(then, ident) if isinstance(then, dict) else []
+    what = "; ".join(diffs) if diffs else f"fingerprint {stored} (then) vs {fingerprint} (now)"
+    raise ValueError(
+        f"study {study_name!r} was created with another measurer: {what}; its stored "
+        f"results would be returned as this measurer's. Pass another study_name or "
+        f"storage to measure with these settings, or the original measurer to resume it")
+
+
 def create_study(
     space: Space,
     measurer: Measurer,
@@ -102,9 +133,11 @@ def create_study(
     load_if_exists : bool, default=True
         Load the study if one with this name exists (resume); otherwise
         Optuna raises ``DuplicatedStudyError``. A resumed study must be
-        called with the objective, space, searcher and seed it was created
-        with (a loaded study that differs is refused; there is no option to
-        mix them: pass another ``study_name`` instead).
+        called with the objective, space, searcher, seed and measurer
+        settings (:meth:`Measurer.fingerprint
+        <autotile.measure.Measurer.fingerprint>`) it was created with (a
+        loaded study that differs is refused; there is no option to mix
+        them: pass another ``study_name`` instead).
     searcher_kwargs : dict, optional
         Extra arguments for :func:`make_searcher`.
 
@@ -125,7 +158,9 @@ def create_study(
         without a ``space`` attribute is not checked), ``seed`` is not None
         or an int with ``0 <= seed < 2**32``, ``storage`` is a string that
         is neither a URL nor an SQLite file path, or a loaded study was
-        created for another objective, space, searcher or seed.
+        created for another objective, space, searcher or seed, or with a
+        measurer of another class or other :meth:`Measurer.settings
+        <autotile.measure.Measurer.settings>` (the message lists what differs).
     ImportError
         If ``storage`` is a database URL whose SQLAlchemy driver is not
         installed (e.g. ``"postgresql://..."`` without ``psycopg``): the
@@ -141,6 +176,8 @@ def create_study(
     """
     check_measurer(space, measurer)
     check_seed(seed)
+    ident = measurer.identity()
+    fingerprint = digest_of(ident)
     storage_arg = resolve_storage(storage)
     objective = objective or measurer.objective
     if not objective:
@@ -185,8 +222,13 @@ def create_study(
                 f"(size {len(space)}); pass another study_name"
             )
         _check_same_run(study_name, old, label, seed)
+        if _check_same_measurer(study_name, old, ident, fingerprint):
+            ost.set_user_attr("autotile:measurer", ident)
+            ost.set_user_attr("autotile:measurer_fingerprint", fingerprint)
     else:
-        for k, v in {**meta, "autotile:searcher": str(label), "autotile:seed": seed}.items():
+        for k, v in {**meta, "autotile:searcher": str(label), "autotile:seed": seed,
+                     "autotile:measurer": ident,
+                     "autotile:measurer_fingerprint": fingerprint}.items():
             ost.set_user_attr(k, v)
     return Study(ost, space, measurer, objective, encoding_for(sampler))
 
