@@ -41,6 +41,7 @@ from autotile.measure._gpu_model import (
 from autotile.measure._hardware import H100_SXM, HardwareProfile
 from autotile.measure._kernel_spaces import (
     DTYPE_ITEMSIZE,
+    check_shape_mapping,
     flash_attention_space,
     matmul_space,
     persistent_matmul_space,
@@ -230,6 +231,8 @@ class KernelModelMeasurer(Measurer):
 
     Raises
     ------
+    TypeError
+        If ``shape`` is not a mapping.
     MeasureError
         If ``kernel_name`` is unknown, or ``shape`` lacks a key of the kernel
         or has a key it does not take (matmul: ``M, N, K``; softmax: ``M, N``;
@@ -254,7 +257,7 @@ class KernelModelMeasurer(Measurer):
                  *, dtype: str = "float16", max_simulated_loads: int = 2_000_000,
                  max_probe_programs: int = 4096, l2_model: L2Model | None = None) -> None:
         self.kernel_name = kernel_name
-        self.shape = dict(shape)
+        self.shape = check_shape_mapping("KernelModelMeasurer", shape)
         self.hardware = hardware
         self.params = GpuModelParams() if params is None else params
         self.dtype = dtype

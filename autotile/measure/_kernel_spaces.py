@@ -11,6 +11,7 @@ space constraint: :class:`KernelModelMeasurer` reports such configs as
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,10 +40,33 @@ DTYPE_ITEMSIZE: Mapping[str, int] = {"float16": 2, "bfloat16": 2, "float32": 4}
 
 
 def _check_shape(**dims: int) -> dict[str, int]:
+    """Each size as a Python int; any ``numbers.Integral`` but bool is accepted."""
+    out: dict[str, int] = {}
     for k, v in dims.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
             raise InvalidConfigError(f"{k} must be a positive int, got {k}={v!r}")
-    return dict(dims)
+        out[k] = int(v)
+    return out
+
+
+def check_shape_mapping(owner: str, shape: Any) -> dict[str, Any]:
+    """``shape`` as a dict, with integral sizes (NumPy ints too) turned into Python ints.
+
+    Other values are kept for the space functions to reject by name.
+
+    Raises
+    ------
+    TypeError
+        If ``shape`` is not a mapping (e.g. a tuple ``(M, N, K)``).
+    """
+    if not isinstance(shape, Mapping):
+        raise TypeError(
+            f"{owner}: shape must be a mapping of size names to ints, like "
+            f"{{'M': 1024, 'N': 1024, 'K': 1024}} (matmul), {{'M': .., 'N': ..}} (softmax) "
+            f"or {{'N': .., 'd': ..}} (flash attention), got {type(shape).__name__} "
+            f"shape={shape!r}")
+    return {k: int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
+            for k, v in shape.items()}
 
 
 def _check_dtype(dtype: str) -> str:
@@ -127,6 +151,7 @@ def matmul_space(M: int, N: int, K: int, dtype: str = "float16") -> Space:
         For a non-positive size or an unknown dtype.
     """
     shape = _check_shape(M=M, N=N, K=K)
+    M, N, K = shape["M"], shape["N"], shape["K"]
     _check_dtype(dtype)
     return space_from_knobs(MATMUL_KNOBS, shape, name=f"matmul[{M}x{N}x{K},{dtype}]")
 
@@ -148,6 +173,7 @@ def persistent_matmul_space(M: int, N: int, K: int, dtype: str = "float16",
         For a non-positive size or an unknown dtype.
     """
     shape = _check_shape(M=M, N=N, K=K)
+    M, N, K = shape["M"], shape["N"], shape["K"]
     _check_dtype(dtype)
     n = hardware.n_sms
     progs = tuple(sorted({max(1, n // 2), n, 2 * n, 3 * n, 4 * n}))
@@ -174,7 +200,7 @@ def softmax_space(M: int, N: int, dtype: str = "float32") -> Space:
     InvalidConfigError
         For a non-positive size or an unknown dtype.
     """
-    _check_shape(M=M, N=N)
+    M, N = _check_shape(M=M, N=N).values()
     _check_dtype(dtype)
     block = 1 << max(0, (N - 1).bit_length())
     ks: list[Knob] = [Choice("num_warps", tuple(SOFTMAX_FUSED_KNOBS.knobs["num_warps"])),
@@ -202,6 +228,7 @@ def flash_attention_space(N: int, d: int, dtype: str = "float16") -> Space:
         For a non-positive size or an unknown dtype.
     """
     shape = _check_shape(N=N, d=d)
+    N, d = shape["N"], shape["d"]
     _check_dtype(dtype)
     fits = Constraint("block_m_le_n", lambda c: c["BLOCK_M"] <= max(16, N))
     return space_from_knobs(FLASH_KNOBS, shape, extra_constraints=(fits,),

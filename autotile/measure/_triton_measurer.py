@@ -32,6 +32,7 @@ import numpy as np
 from autotile.errors import MeasureError
 from autotile.measure._kernel_spaces import (
     DTYPE_ITEMSIZE,
+    check_shape_mapping,
     flash_attention_space,
     matmul_space,
     softmax_space,
@@ -323,6 +324,8 @@ class TritonMeasurer(Measurer):
 
     Raises
     ------
+    TypeError
+        If ``shape`` is not a mapping (e.g. a tuple).
     MeasureError
         If Triton or PyTorch cannot be imported, no CUDA device is visible,
         or the kernel name or shape is wrong.
@@ -354,7 +357,7 @@ class TritonMeasurer(Measurer):
                  check: bool = True, rtol: float | None = None, seed: int = 0,
                  device: str = "cuda") -> None:
         self.kernel_name = kernel_name
-        self.shape = dict(shape)
+        self.shape = check_shape_mapping("TritonMeasurer", shape)
         self.dtype = dtype
         self.warmup_ms = warmup_ms
         self.rep_ms = rep_ms
