@@ -84,6 +84,11 @@ _SHAPE_KEYS = {"matmul": ("M", "N", "K"), "matmul_persistent": ("M", "N", "K"),
                "softmax_fused": ("M", "N"), "flash_attention": ("N", "d")}
 
 
+def _short(obj: Any, limit: int = 80) -> str:
+    text = repr(obj)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -232,7 +237,9 @@ class KernelModelMeasurer(Measurer):
     Raises
     ------
     TypeError
-        If ``shape`` is not a mapping.
+        If ``shape`` is not a mapping, ``hardware`` is not a
+        :class:`HardwareProfile`, ``params`` is not a :class:`GpuModelParams`
+        (or None) or ``l2_model`` is not an :class:`L2Model` (or None).
     MeasureError
         If ``kernel_name`` is unknown, or ``shape`` lacks a key of the kernel
         or has a key it does not take (matmul: ``M, N, K``; softmax: ``M, N``;
@@ -256,6 +263,19 @@ class KernelModelMeasurer(Measurer):
                  hardware: HardwareProfile = H100_SXM, params: GpuModelParams | None = None,
                  *, dtype: str = "float16", max_simulated_loads: int = 2_000_000,
                  max_probe_programs: int = 4096, l2_model: L2Model | None = None) -> None:
+        if not isinstance(hardware, HardwareProfile):
+            raise TypeError(
+                "KernelModelMeasurer: hardware must be a HardwareProfile (e.g. "
+                "autotile.measure.H100_SXM), got "
+                f"{type(hardware).__name__} hardware={_short(hardware)}")
+        if params is not None and not isinstance(params, GpuModelParams):
+            raise TypeError(
+                "KernelModelMeasurer: params must be a GpuModelParams or None, got "
+                f"{type(params).__name__} params={_short(params)}")
+        if l2_model is not None and not isinstance(l2_model, L2Model):
+            raise TypeError(
+                "KernelModelMeasurer: l2_model must be an L2Model or None, got "
+                f"{type(l2_model).__name__} l2_model={_short(l2_model)}")
         self.kernel_name = kernel_name
         self.shape = check_shape_mapping("KernelModelMeasurer", shape)
         self.hardware = hardware

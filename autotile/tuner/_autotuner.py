@@ -176,6 +176,11 @@ class Autotuner:
         self.early_config_prune = pc.get("early_config_prune")
         self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
         self.warmup, self.rep = warmup, rep  # accepted for Triton compatibility; unused
+        if not isinstance(hardware, HardwareProfile):
+            raise TypeError(
+                f"@autotune of {fn.__name__!r}: hardware must be a HardwareProfile (e.g. "
+                f"autotile.measure.H100_SXM), got {type(hardware).__name__} "
+                f"hardware={hardware!r}")
         lib = library_kernel_name(fn)
         if scorer is None and lib is not None:
             scorer = KernelModelScorer(lib, hardware)

@@ -136,6 +136,8 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
         ``cache_dir`` that is an existing file (with ``disk_cache=True``), or
         (at launch) a problem dimension ``< 1`` the default scorer cannot
         model on a non-empty grid.
+    TypeError
+        If ``hardware`` is not a :class:`~autotile.measure.HardwareProfile`.
 
     Notes
     -----

@@ -93,6 +93,8 @@ class KernelModelScorer:
     ------
     InvalidConfigError
         For an unknown ``kernel_name``.
+    TypeError
+        If ``hardware`` is not a :class:`HardwareProfile`.
     """
 
     def __init__(self, kernel_name: str, hardware: HardwareProfile = H100_SXM,
@@ -100,6 +102,11 @@ class KernelModelScorer:
         if kernel_name not in MODEL_KERNELS:
             raise InvalidConfigError(f"kernel_name must be one of {MODEL_KERNELS}, got "
                                      f"kernel_name={kernel_name!r}")
+        if not isinstance(hardware, HardwareProfile):
+            raise TypeError(
+                "KernelModelScorer: hardware must be a HardwareProfile (e.g. "
+                f"autotile.measure.H100_SXM), got {type(hardware).__name__} "
+                f"hardware={hardware!r}")
         self.kernel_name = kernel_name
         self.hardware = hardware
         self.measurer_kwargs = dict(measurer_kwargs)
