@@ -17,6 +17,7 @@ from autotile.errors import InvalidConfigError, MeasureError
 from autotile.lang import JITFunction
 from autotile.lang._semantic import check_grid
 from autotile.measure import H100_SXM, HardwareProfile
+from autotile.measure._fingerprint import canonical, jsonable
 from autotile.space import Space
 from autotile.tuner._cache import (
     DiskCache,
@@ -39,6 +40,17 @@ PRINT_ENV = "AUTOTILE_PRINT_AUTOTUNING"
 
 def _verbose() -> bool:
     return os.environ.get(PRINT_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _hardware_key(hardware: Any) -> str:
+    """Every field of a hardware profile as canonical JSON (its name alone is not enough).
+
+    ``dataclasses.replace(H200, l2_bytes=...)`` keeps the name, so keying the cache on
+    the name would reuse a tuning made for another L2 size.
+    """
+    if isinstance(hardware, HardwareProfile):
+        return "hardware:" + canonical(jsonable(hardware))
+    return "hardware:" + str(getattr(hardware, "name", hardware))
 
 
 def _key_value(v: Any) -> Any:
@@ -395,7 +407,7 @@ class Autotuner:
     def _digest(self, key: tuple[Any, ...], space: Space | None) -> str:
         tag = getattr(self.scorer, "cache_tag", None) or scorer_hash(self.scorer)
         return digest(self._source_hash, repr(key), self._identity(space),
-                      str(getattr(self.hardware, "name", self.hardware)), str(tag),
+                      _hardware_key(self.hardware), str(tag),
                       f"check={self.check},reference={self.reference is not None}")
 
     def _disk(self) -> DiskCache | None:

@@ -90,7 +90,8 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
             kernels: :class:`KernelModelScorer` on ``hardware``. Required
             otherwise (unless there is a single config).
         hardware : HardwareProfile, default=H100_SXM
-            GPU of the default scorer; its name is part of the cache key.
+            GPU of the default scorer; every field of it (not just its
+            name) is part of the cache key.
         small_args : callable, optional
             ``small_args(args_by_name)`` (or ``small_args()``) returning the
             check instance as a tuple or dict of kernel arguments (names it
@@ -143,7 +144,10 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     -----
     The disk cache file is keyed by the SHA-256 of the kernel source, the
     tuning key, the candidates (config list, or space JSON + searcher +
-    budget + seed), the hardware name and the scorer: its ``cache_tag``
+    budget + seed), the hardware profile (every field, so a profile
+    changed with ``dataclasses.replace`` that keeps the name re-tunes) and
+    the scorer: its ``cache_tag`` (for :class:`KernelModelScorer` its kernel,
+    hardware and measurer arguments such as ``params``)
     attribute when it has one, else its qualified name and code (source
     text, bytecode and plain closure values of a function; the class source
     of a callable object), so editing the scorer re-tunes. Code the scorer calls into is

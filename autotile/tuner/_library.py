@@ -17,6 +17,7 @@ from autotile.kernels import (
     softmax_kernel,
 )
 from autotile.measure import H100_SXM, HardwareProfile, KernelModelMeasurer, MeasureResult
+from autotile.measure._fingerprint import canonical, jsonable
 from autotile.tuner._config import Config
 
 __all__ = ["KernelModelScorer", "library_kernel_name", "library_small_args", "MODEL_KERNELS"]
@@ -118,7 +119,10 @@ class KernelModelScorer:
     @property
     def cache_tag(self) -> str:
         """Identity of this scorer in the autotune disk-cache key."""
-        return f"KernelModelScorer:{self.kernel_name}:{sorted(self.measurer_kwargs.items())}"
+        kwargs = {k: jsonable(v) if jsonable(v) is not None or v is None else repr(v)
+                  for k, v in self.measurer_kwargs.items()}
+        return (f"KernelModelScorer:{self.kernel_name}:{canonical(kwargs)}:"
+                f"{canonical(jsonable(self.hardware))}")
 
     def clear(self) -> None:
         """Forget the measurers built so far (an explicit cache)."""
