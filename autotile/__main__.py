@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -65,10 +66,18 @@ def _sweep(argv: Sequence[str]) -> int:
                     "of i, j, k and the loop order) by cache simulation into a table. An "
                     "interrupted sweep resumes from OUT.parts/; a finished one is returned "
                     "as is. Both are checked against n and the measurer settings.")
-    ap.add_argument("--n", type=int, default=64, help="matrix size (default 64)")
+    ap.add_argument("--n", type=int, default=64,
+                    help="matrix size: the space is the schedules of an n x n x n GEMM "
+                         "(default 64). Each config simulates 3n^3 memory accesses (about "
+                         "0.5 s at n=256 and 35 s at n=1024 per core) and its cache "
+                         "simulator needs about 3.4 n^2 bytes (1.4 GB at n=20000) per "
+                         "worker; sizes whose workers would not fit in memory are refused. "
+                         "A full sweep is practical up to n of a few hundred; use --limit "
+                         "beyond that")
     ap.add_argument("--out", default=None,
-                    help="output .npz, created with OUT.parts/ next to it; its folder must "
-                         "exist (default gemm<n>_truth.npz)")
+                    help="output file; must end in .npz (a name without a suffix gets "
+                         ".npz appended), created with OUT.parts/ next to it; its folder "
+                         "must exist (default gemm<n>_truth.npz)")
     ap.add_argument("--n-jobs", type=int, default=2,
                     help="parallel workers (joblib; -1 = all cores; default 2)")
     ap.add_argument("--limit", type=int, default=None, help="only the first LIMIT configs")
@@ -85,8 +94,20 @@ def _sweep(argv: Sequence[str]) -> int:
         print(f"autotile sweep: error: {exc}", file=sys.stderr)
         return 2
     out = args.out or f"gemm{args.n}_truth.npz"
-    if not out.endswith(".npz"):
-        out += ".npz"  # as sweep() names the file
+    suffix = Path(out).suffix
+    if suffix and suffix != ".npz":
+        print(f"autotile sweep: error: --out must name an .npz file, got {out!r} (suffix "
+              f"{suffix!r}); the table is a NumPy .npz archive: pass e.g. "
+              f"{str(Path(out).with_suffix('.npz'))!r}", file=sys.stderr)
+        return 2
+    if not suffix:
+        out += ".npz"  # as sweep() names the file; the messages below name it
+    measurer = ScheduleMeasurer(space)
+    n_configs = len(space) if args.limit is None else min(args.limit, len(space))
+    too_big = _memory_problem(args.n, measurer.settings(), args.n_jobs, n_configs)
+    if too_big is not None:
+        print(f"autotile sweep: error: {too_big}", file=sys.stderr)
+        return 2
     missing = missing_parent(Path(out))
     if missing is not None:
         print(f"autotile sweep: error: --out {out!r} cannot be created: its folder "
@@ -95,7 +116,7 @@ def _sweep(argv: Sequence[str]) -> int:
         return 2
     before = _mtime_ns(out)
     try:
-        truth = sweep(space, ScheduleMeasurer(space), out, n_jobs=args.n_jobs,
+        truth = sweep(space, measurer, out, n_jobs=args.n_jobs,
                       limit=args.limit, resume=not args.no_resume,
                       key=lambda c: gemm_canonical_key(c, args.n))
     except MeasureError as exc:
@@ -107,7 +128,73 @@ def _sweep(argv: Sequence[str]) -> int:
         print(f"{out} already holds this sweep: {counts}; nothing measured")
     else:
         print(f"wrote {out}: {counts} in {truth.meta['wall_time_s']:.1f} s")
+    return _report_failures(truth, space, measurer, out)
+
+
+def _report_failures(truth: Any, space: Any, measurer: Any, out: str) -> int:
+    """Say how many configs of a finished sweep failed; 1 if all did, else 0.
+
+    The table keeps only the status, so the first failed config is measured
+    again for its error message.
+    """
+    import numpy as np
+
+    from autotile.measure._sweep import _STATUS_CODE
+
+    bad = np.flatnonzero(np.asarray(truth.status) == _STATUS_CODE["failed"])
+    if bad.shape[0] == 0:
+        return 0
+    first = space.config_at(int(bad[0]))
+    res = measurer.measure(first)
+    why = (res.error if res.status != "ok" else
+           "it succeeded when measured again (the failure did not repeat)")
+    n, k = len(truth), int(bad.shape[0])
+    if k == n:
+        every = "the only config" if n == 1 else f"all {n} configs"
+        print(f"autotile sweep: error: {every} failed, so {out} holds no "
+              f"measurement; the first, {first}, failed with: {why}", file=sys.stderr)
+        return 1
+    print(f"autotile sweep: warning: {k} of {n} configs failed (status 'failed', NaN "
+          f"metrics in {out}); the first, {first}, failed with: {why}", file=sys.stderr)
     return 0
+
+
+def _memory_problem(n: int, settings: dict[str, Any], n_jobs: int, n_configs: int) -> str | None:
+    """Why workers of an ``n`` sweep would not fit in memory, or None if they would.
+
+    The fully associative cache simulator keeps 18 bytes (two int64 links and
+    two flags) per cache line of the three ``n x n`` matrices; one such state
+    lives in each worker.
+    """
+    itemsize = int(settings.get("itemsize_bytes", 4))
+    line = int(settings.get("cache", {}).get("line_bytes", 64))
+    per_worker = 18 * (3 * n * n * itemsize // line + 1)
+    cores = os.cpu_count() or 1
+    workers = min(cores if n_jobs < 0 else n_jobs, max(n_configs, 1))
+    available = _memory_bytes()
+    if available is None or per_worker * workers <= available:
+        return None
+    return (f"--n {n} needs about {per_worker / 2**30:.1f} GiB of cache-simulator state per "
+            f"worker ({workers} worker{'s' if workers > 1 else ''}: "
+            f"{per_worker * workers / 2**30:.1f} GiB), more than the "
+            f"{available / 2**30:.1f} GiB of memory available; workers would be killed. "
+            f"Choose a smaller --n (the simulator needs about 3.4 n^2 bytes per worker) "
+            f"or fewer --n-jobs")
+
+
+def _memory_bytes() -> int | None:
+    """Physical memory, or the address-space limit (``ulimit -v``) when lower; None if unknown."""
+    import resource
+
+    sizes = []
+    try:
+        sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        pass
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft != resource.RLIM_INFINITY and soft > 0:
+        sizes.append(int(soft))
+    return min(sizes) if sizes else None
 
 
 def _mtime_ns(path: str) -> int | None:

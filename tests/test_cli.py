@@ -51,10 +51,21 @@ def test_cli_sweep_bad_flags_exit_2(argv, message, capsys, tmp_path):
 
 
 def test_cli_sweep_reports_the_written_path(tmp_path, capsys):
-    out = tmp_path / "s3.txt"
+    out = tmp_path / "s3"  # no suffix: .npz is appended, and the message says so
     assert main(["sweep", "--n", "4", "--limit", "50", "--n-jobs", "1", "--out", str(out)]) == 0
     assert f"wrote {out}.npz: 50 configs" in capsys.readouterr().out
-    assert (tmp_path / "s3.txt.npz").is_file()
+    assert (tmp_path / "s3.npz").is_file()
+
+
+def test_cli_sweep_refuses_another_suffix(tmp_path, capsys):
+    # numpy used to write o.txt.npz for --out o.txt, silently
+    out = tmp_path / "o.txt"
+    assert main(["sweep", "--n", "4", "--limit", "5", "--n-jobs", "1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"autotile sweep: error: --out must name an .npz file, got {str(out)!r} (suffix "
+        f"'.txt'); the table is a NumPy .npz archive: pass e.g. "
+        f"{str(tmp_path / 'o.npz')!r}\n")
+    assert not list(tmp_path.iterdir())
 
 
 def test_cli_help_has_a_usage_line(capsys):
