@@ -15,7 +15,7 @@ trials to the optimum and Kernel Tuner's methodology score P(t).
 from __future__ import annotations
 
 from autotile.search._base import History, SpaceSearcher
-from autotile.search._compare import DEFAULT_SEARCHERS, compare
+from autotile.search._compare import DEFAULT_SEARCHERS, compare, objective_direction
 from autotile.search._comparison import ComparisonResult
 from autotile.search._create import DEFAULT_STORAGE, create_study, tune
 from autotile.search._evolutionary import EvolutionarySearcher
@@ -61,6 +61,7 @@ __all__ = [
     "tune",
     "DEFAULT_STORAGE",
     "compare",
+    "objective_direction",
     "ComparisonResult",
     "DEFAULT_SEARCHERS",
     "expected_best_random",

@@ -65,7 +65,8 @@ SearcherFn = Callable[[Any, Any, int, int], Sequence[float]]
 _THROUGHPUT = re.compile(
     r"(/\s*(s|sec|second)$)|([_ ]per[_ ](s|sec|second)$)"
     r"|((^|[^a-z])[kmgtpe]?(flops|iops|bps)$)"
-    r"|((^|[_ ])(throughput|bandwidth|speedup|occupancy|efficiency)($|[_ ]))", re.IGNORECASE)
+    r"|((^|[_ ])(throughput|bandwidth|speedup|occupancy|efficiency|hit_rate|hits)($|[_ ]))",
+    re.IGNORECASE)
 
 
 def objective_direction(metric: str) -> str:
@@ -75,8 +76,9 @@ def objective_direction(metric: str) -> str:
     ``TFLOP/s``, ``GB/s``, ``items/sec``, ``bytes_per_s``), the units
     ``FLOPS``, ``IOPS`` or ``bps`` with an optional SI prefix (``GFLOPS``,
     ``Gbps``), and names with the word ``throughput``, ``bandwidth``,
-    ``speedup``, ``occupancy`` or ``efficiency``. Everything else (``time``,
-    ``misses``, ``est_cycles``, ``energy``...) is minimised; pass
+    ``speedup``, ``occupancy``, ``efficiency``, ``hit_rate`` or ``hits``.
+    Everything else (``time``, ``misses``, ``est_cycles``, ``energy``...) is
+    minimised. A leading ``-`` (a negated metric) flips the direction. Pass
     ``direction=`` to :func:`compare` where the name misleads.
 
     Parameters
@@ -93,7 +95,10 @@ def objective_direction(metric: str) -> str:
     >>> objective_direction("GFLOP/s"), objective_direction("time")
     ('maximize', 'minimize')
     """
-    return "maximize" if _THROUGHPUT.search(str(metric).strip()) else "minimize"
+    name = str(metric).strip()
+    if name.startswith("-"):
+        return "minimize" if objective_direction(name[1:]) == "maximize" else "maximize"
+    return "maximize" if _THROUGHPUT.search(name) else "minimize"
 
 
 class _Negated(Measurer):

@@ -153,7 +153,9 @@ def create_study(
         (e.g. a plain function) or ``storage`` has an unsupported type.
     ValueError
         If ``objective`` is not one of ``measurer.metrics`` (or there is no
-        objective at all), the measurer's ``space`` is not the same space as
+        objective at all) or is higher-is-better by its name
+        (:func:`~autotile.search.objective_direction`, e.g. ``"tflops"``:
+        studies minimise), the measurer's ``space`` is not the same space as
         ``space`` (other knobs, knob values, constraints or size; a measurer
         without a ``space`` attribute is not checked), ``seed`` is not None
         or an int with ``0 <= seed < 2**32``, ``storage`` is a string that
@@ -184,6 +186,15 @@ def create_study(
         raise ValueError(
             f"objective must name a metric, got objective={objective!r}: pass objective= or "
             f"set {type(measurer).__name__}.objective")
+    from autotile.search._compare import objective_direction
+
+    # a "-name" metric is a negation made to be minimised (compare's maximised objectives)
+    if not objective.startswith("-") and objective_direction(objective) == "maximize":
+        lower = [m for m in measurer.metrics if objective_direction(m) == "minimize"]
+        raise ValueError(
+            f"studies minimise their objective, but objective={objective!r} is higher-is-better "
+            f"(a throughput, rate or efficiency by its name); minimise a cost metric instead"
+            + (f", e.g. one of {tuple(lower)}" if lower else ""))
     if measurer.metrics and objective not in measurer.metrics:
         raise ValueError(
             f"objective must be one of the measurer's metrics {tuple(measurer.metrics)}, "
