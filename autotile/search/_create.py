@@ -9,6 +9,7 @@ objective, space, searcher, seed or measurer settings. :func:`tune` is
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -186,20 +187,22 @@ def create_study(
         raise ValueError(
             f"objective must name a metric, got objective={objective!r}: pass objective= or "
             f"set {type(measurer).__name__}.objective")
-    from autotile.search._compare import objective_direction
-
-    # a "-name" metric is a negation made to be minimised (compare's maximised objectives)
-    if not objective.startswith("-") and objective_direction(objective) == "maximize":
-        lower = [m for m in measurer.metrics if objective_direction(m) == "minimize"]
-        raise ValueError(
-            f"studies minimise their objective, but objective={objective!r} is higher-is-better "
-            f"(a throughput, rate or efficiency by its name); minimise a cost metric instead"
-            + (f", e.g. one of {tuple(lower)}" if lower else ""))
     if measurer.metrics and objective not in measurer.metrics:
         raise ValueError(
             f"objective must be one of the measurer's metrics {tuple(measurer.metrics)}, "
             f"got objective={objective!r}"
         )
+    from autotile.search._compare import objective_direction
+
+    # a "-name" metric is a negation made to be minimised (compare's maximised objectives)
+    if not objective.startswith("-") and objective_direction(objective) == "maximize":
+        lower = [m for m in measurer.metrics if objective_direction(m) == "minimize"]
+        costs = [m for m in lower if re.search(r"time|_s$|bytes|cycles|misses|energy", m)]
+        hint = costs or lower
+        raise ValueError(
+            f"studies minimise their objective, but objective={objective!r} is higher-is-better "
+            f"(a throughput, rate or efficiency by its name); minimise a cost metric instead"
+            + (f", e.g. one of {tuple(hint)}" if hint else ""))
     if isinstance(searcher, BaseSampler):
         sampler, label = searcher, type(searcher).__name__
     else:

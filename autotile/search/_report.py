@@ -264,6 +264,9 @@ def plot_curves(res: ComparisonResult, path: str | os.PathLike[str] | None = Non
     for a in (ax, ax2):
         if logx:
             a.set_xscale("log")
+            # explicit limits: a panel with no finite data (e.g. P(t) when every config
+            # is optimal) would otherwise leave the log axis without a positive range
+            a.set_xlim(1, max(int(res.budget), 2))
         a.set_xlabel("trials")
         a.grid(True, alpha=0.3)
     ax.set_ylabel(f"best {res.objective} so far")

@@ -138,3 +138,16 @@ def test_cli_maximises_gflops(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert rc == 0
     out = capsys.readouterr().out
     assert "objective: time (maximised), optimum 4," in out
+
+
+def test_cli_constant_objective_writes_its_report(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # compile_time is 10 for every config of kt_tiny: every valid config is optimal, P(t)
+    # is undefined, and the log trial axis must still get a range (was a matplotlib
+    # "cannot be log-scaled" crash)
+    rc = compare_main(["--kernel-tuner", str(DATA / "kt_tiny.json"), "--objective",
+                       "compile_time", "--searchers", "random", "--seeds", "2", "--n-jobs",
+                       "1", "--no-progress", "--out", str(tmp_path / "c")])
+    assert rc == 0
+    assert "optimum 10," in capsys.readouterr().out
+    assert (tmp_path / "c" / "curves.png").stat().st_size > 1000
