@@ -77,6 +77,29 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     log(f"wrote {path} ({len(rows)} rows)")
 
 
+def gpu_ready(*modules: str) -> bool:
+    """Whether torch, triton, ``modules`` and a CUDA device are there; prints SKIPPED if not.
+
+    The H200 scripts exit 0 with a ``SKIPPED`` line on a machine without them, so
+    they can be run (and listed) anywhere.
+    """
+    import importlib
+
+    try:
+        for name in ("torch", "triton", *modules):
+            importlib.import_module(name)
+    except ImportError as exc:
+        print(f"SKIPPED: needs torch, triton{''.join(', ' + m for m in modules)} "
+              f"with a CUDA GPU ({exc})")
+        return False
+    import torch
+
+    if not torch.cuda.is_available():
+        print("SKIPPED: no CUDA device")
+        return False
+    return True
+
+
 def env_info() -> dict[str, Any]:
     import torch
     import triton
@@ -597,14 +620,7 @@ def main() -> int:
     ap.add_argument("--precompile-random", action="store_true",
                     help="--part rounds: compile random search's configs in parallel first")
     args = ap.parse_args()
-    try:
-        import torch
-        import triton  # noqa: F401
-    except ImportError as exc:
-        print(f"SKIPPED: needs torch and triton with a CUDA GPU ({exc})")
-        return 0
-    if not torch.cuda.is_available():
-        print("SKIPPED: no CUDA device")
+    if not gpu_ready():
         return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

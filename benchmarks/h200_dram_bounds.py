@@ -39,7 +39,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -47,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autotile.measure import H200, KernelModelMeasurer  # noqa: E402
 from autotile.measure._calibrate import traffic_accuracy  # noqa: E402
 from autotile.measure._kernel_measurer import matmul_tile_schedule  # noqa: E402
-from autotile.measure._l2sim import DRIFT, LOCKSTEP, _sim_timed, _touch, simulate_l2  # noqa: E402
+from autotile.measure._l2sim import DRIFT, LOCKSTEP, _sim_timed, simulate_l2  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
@@ -72,108 +71,6 @@ def rows(name: str) -> list[dict[str, str]]:
 def device_l2_bytes() -> int:
     """L2 size the H200 reported (``h200_env.csv``, ``main.l2_bytes``), bytes."""
     return int(next(r["value"] for r in rows("h200_env.csv") if r["key"] == "main.l2_bytes"))
-
-
-@numba.njit(cache=True, nogil=True)
-def _sim_jitter(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo,  # type: ignore[no-untyped-def]
-                op_hi, op_write, tb, n_conc, cap, p_hi, start0, step_t):
-    """:func:`_sim_timed` with a per-program step time ``step_t[p]`` (steps of 1 on average).
-
-    Event of program ``p`` at local step ``d``: ``t0[p] + d * step_t[p]``; a slot takes
-    the next program id when its program ends. Returns the same ``out`` array.
-    """
-    n_t = tb.size
-    prv = np.full(n_t, -1, np.int64)
-    nxt = np.full(n_t, -1, np.int64)
-    inc = np.zeros(n_t, np.bool_)
-    seen = np.zeros(n_t, np.bool_)
-    st = np.array([-1, -1, 0], np.int64)
-    out = np.zeros(6, np.int64)
-    hk = np.empty(n_conc + 1, np.float64)
-    hp = np.empty(n_conc + 1, np.int64)
-    cur = np.empty(p_hi, np.int64)
-    loc = np.zeros(p_hi, np.int64)
-    done = np.zeros(p_hi, np.int64)
-    t0 = np.zeros(p_hi, np.float64)
-    n = 0
-    nxt_p = min(n_conc, p_hi)
-    for j in range(nxt_p):
-        t0[j] = start0[j]
-        cur[j] = prog_seg_ptr[j]
-        n = _push(hk, hp, n, t0[j], j)
-    while n > 0:
-        _, p, n = _pop(hk, hp, n)
-        s = cur[p]
-        t = loc[p]
-        if s < prog_seg_ptr[p + 1]:
-            for o in range(seg_op_ptr[s], seg_op_ptr[s + 1]):
-                if op_lo[o] <= t and t < op_hi[o]:
-                    tile = op_base[o] + op_stride[o] * t
-                    if op_write[o]:
-                        out[3] += tb[tile]
-                        continue
-                    out[0] += 1
-                    if not seen[tile]:
-                        seen[tile] = True
-                        out[4] += tb[tile]
-                    if _touch(tile, tb, cap, prv, nxt, inc, st):
-                        out[1] += 1
-                    else:
-                        out[2] += tb[tile]
-            done[p] += 1
-            if t + 1 >= seg_n_steps[s]:
-                cur[p] = s + 1
-                loc[p] = 0
-            else:
-                loc[p] = t + 1
-        if cur[p] < prog_seg_ptr[p + 1]:
-            n = _push(hk, hp, n, t0[p] + done[p] * step_t[p], p)
-        elif nxt_p < p_hi:
-            q = nxt_p
-            nxt_p += 1
-            t0[q] = t0[p] + done[p] * step_t[p]
-            cur[q] = prog_seg_ptr[q]
-            n = _push(hk, hp, n, t0[q], q)
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _push(hk, hp, n, key, val):  # type: ignore[no-untyped-def]
-    i = n
-    hk[i] = key
-    hp[i] = val
-    while i > 0:
-        par = (i - 1) >> 1
-        if hk[par] > hk[i] or (hk[par] == hk[i] and hp[par] > hp[i]):
-            hk[par], hk[i] = hk[i], hk[par]
-            hp[par], hp[i] = hp[i], hp[par]
-            i = par
-        else:
-            break
-    return n + 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _pop(hk, hp, n):  # type: ignore[no-untyped-def]
-    k0, v0 = hk[0], hp[0]
-    n -= 1
-    hk[0] = hk[n]
-    hp[0] = hp[n]
-    i = 0
-    while True:
-        lo = 2 * i + 1
-        hi = lo + 1
-        m = i
-        if lo < n and (hk[lo] < hk[m] or (hk[lo] == hk[m] and hp[lo] < hp[m])):
-            m = lo
-        if hi < n and (hk[hi] < hk[m] or (hk[hi] == hk[m] and hp[hi] < hp[m])):
-            m = hi
-        if m == i:
-            break
-        hk[m], hk[i] = hk[i], hk[m]
-        hp[m], hp[i] = hp[i], hp[m]
-        i = m
-    return k0, v0, n
 
 
 @dataclasses.dataclass
@@ -242,14 +139,10 @@ def timed_read_bytes(ln: Launch, cap: int, start0: np.ndarray, step_t: np.ndarra
     n_conc = H200.n_sms * ln.b
     p_hi, scale = _prefix(sched, n_prog, n_conc)
     s = sched
-    if step_t is None:
-        out = _sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base, s.op_stride,
-                         s.op_lo, s.op_hi, s.op_write, s.tile_bytes, n_conc, cap, p_hi,
-                         start0)
-    else:
-        out = _sim_jitter(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
-                          s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes, n_conc,
-                          cap, p_hi, start0, step_t[:p_hi])
+    steps = np.ones(p_hi, np.float64) if step_t is None else step_t[:p_hi]
+    out = _sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base, s.op_stride,
+                     s.op_lo, s.op_hi, s.op_write, s.tile_bytes, n_conc, cap, p_hi, start0,
+                     np.ascontiguousarray(steps, np.float64))
     return float(out[2]) * scale
 
 

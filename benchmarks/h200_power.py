@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_h200 import env_info, log, run_ncu, write_csv  # noqa: E402
+from benchmarks.bench_h200 import env_info, gpu_ready, log, run_ncu, write_csv  # noqa: E402
 
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
 #: Clock-event reason bits (NVML ``nvmlClocksEventReason*``).
@@ -154,16 +154,11 @@ def main() -> int:
     ap.add_argument("--deadline-s", type=float, default=330.0)
     ap.add_argument("--skip-ncu", action="store_true")
     args = ap.parse_args()
-    try:
-        import pynvml
-        import torch
-    except ImportError as exc:
-        print(f"SKIPPED: needs torch, triton and nvidia-ml-py with a CUDA GPU ({exc})")
-        return 0
-    if not torch.cuda.is_available():
-        print("SKIPPED: no CUDA device")
+    if not gpu_ready("pynvml"):
         return 0
     import numpy as np
+    import pynvml
+    import torch
 
     from autotile.measure._triton_measurer import TritonMeasurer
 

@@ -579,8 +579,14 @@ def _heap_pop(hk, hp, n):  # type: ignore[no-untyped-def]
 
 @numba.njit(cache=True, nogil=True)
 def _sim_timed(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo,  # type: ignore[no-untyped-def]
-               op_hi, op_write, tb, n_conc, cap, p_hi, start0):
-    """Event-ordered replay: program steps by (start + step, program id); one step = 1."""
+               op_hi, op_write, tb, n_conc, cap, p_hi, start0, step_t):
+    """Event-ordered replay: program steps by (start + done steps x step time, program id).
+
+    ``step_t[p]`` is program ``p``'s step duration (float64, length >= ``p_hi``; all
+    ones for the library's L2 models, per-program values for the drift experiments
+    of ``benchmarks/h200_dram_bounds.py``). A slot takes the next program id when
+    its program ends.
+    """
     n_t = tb.size
     prv = np.full(n_t, -1, np.int64)
     nxt = np.full(n_t, -1, np.int64)
@@ -626,11 +632,11 @@ def _sim_timed(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo,
             else:
                 loc[p] = t + 1
         if cur[p] < prog_seg_ptr[p + 1]:
-            n = _heap_push(hk, hp, n, t0[p] + done[p], p)
+            n = _heap_push(hk, hp, n, t0[p] + done[p] * step_t[p], p)
         elif nxt_p < p_hi:  # the slot takes the next program id when this one ends
             q = nxt_p
             nxt_p += 1
-            t0[q] = t0[p] + done[p]
+            t0[q] = t0[p] + done[p] * step_t[p]
             cur[q] = prog_seg_ptr[q]
             n = _heap_push(hk, hp, n, t0[q], q)
     return out
@@ -783,7 +789,7 @@ def _run_staggered(schedule: TileSchedule, stagger: float, n_concurrent: int, n_
     else:
         out = _sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base, s.op_stride,
                          s.op_lo, s.op_hi, s.op_write, s.tile_bytes, int(n_concurrent), cap,
-                         int(p_hi), start0)
+                         int(p_hi), start0, np.ones(int(p_hi), np.float64))
     return np.asarray(out, np.int64)
 
 

@@ -77,7 +77,7 @@ def test_phased_replay_equals_the_event_heap(shape, blocks, group, b, stagger, c
     for p_hi in (s.n_programs, min(s.n_programs, n_conc // 2 + 1)):
         heap = _sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base, s.op_stride,
                           s.op_lo, s.op_hi, s.op_write, s.tile_bytes, n_conc, cap, p_hi,
-                          _stagger_starts(s, stagger, n_conc, n_sms))
+                          _stagger_starts(s, stagger, n_conc, n_sms), np.ones(p_hi))
         fast = _run_staggered(s, stagger, n_conc, n_sms, cap, p_hi)
         assert heap.tolist() == fast.tolist()
 
