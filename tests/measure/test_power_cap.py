@@ -184,4 +184,5 @@ def test_shipped_h200_fit_ranks_the_tutorial_config_above_a_small_tile() -> None
     small = m.measure(dict(zip(KNOBS, (64, 64, 32, 8, 4, 3)))).metrics
     # v5 predicts 628 TFLOP/s for its optimum (RESULTS.md, sim-to-real with v5)
     assert best["tflops"] == pytest.approx(628.0, abs=1.0)
-    assert small["time_s"] > 1.2 * best["time_s"]
+    # a 64x64x32 tile: 2.14x the optimum's time in the model (not timed on the H200)
+    assert small["time_s"] / best["time_s"] == pytest.approx(2.137, rel=1e-3)
