@@ -28,6 +28,7 @@ from autotile.space import Choice, Constraint, Knob, Space
 
 __all__ = [
     "DTYPE_ITEMSIZE",
+    "PADDING_CONSTRAINTS",
     "space_from_knobs",
     "matmul_space",
     "persistent_matmul_space",
@@ -37,6 +38,16 @@ __all__ = [
 
 #: Bytes per element of the dtypes the kernel spaces accept.
 DTYPE_ITEMSIZE: Mapping[str, int] = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+#: Space constraints that only trim a block larger than the (padded) problem:
+#: ``block_m_le_padded_m``, ``block_n_le_padded_n`` (matmul, persistent matmul)
+#: and ``block_m_le_n`` (flash attention). The kernels mask such a block, so it
+#: launches and computes the right result while doing the padded tile's work;
+#: a search space leaves it out (a smaller block is never slower), but
+#: ``@autotune`` scores a config the user listed anyway (see
+#: :class:`autotile.tuner.KernelModelScorer`), as Triton would run it.
+PADDING_CONSTRAINTS: frozenset[str] = frozenset(
+    {"block_m_le_padded_m", "block_n_le_padded_n", "block_m_le_n"})
 
 
 def _check_shape(**dims: int) -> dict[str, int]:
@@ -131,7 +142,10 @@ def matmul_space(M: int, N: int, K: int, dtype: str = "float16") -> Space:
     BLOCK_M)`` launches the tiles in the same column-major order (Triton's
     grouped formula clamps the group to the tile rows left), so the space
     keeps one of them, the smallest power of two; ``@autotune``'s scorer maps
-    a larger ``GROUP_M`` onto it.
+    a larger ``GROUP_M`` onto it. The rules that drop a block larger than
+    the padded problem are :data:`PADDING_CONSTRAINTS`: the kernel masks such
+    a block, so ``@autotune`` still scores and launches a config list that
+    holds one (e.g. ``BLOCK_M=64`` at ``M=1``).
 
     Parameters
     ----------

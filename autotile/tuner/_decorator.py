@@ -29,7 +29,10 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     ``reference``). A candidate that is infeasible, raises, or is wrong is
     skipped with its reason (``Autotuner.history``) and tuning goes on. The
     fastest valid one is cached in memory and on disk, then launched on the
-    real arguments.
+    real arguments. A listed config whose block is larger than the problem
+    (a library matmul with ``BLOCK_M=64`` at ``M=1``) is scored and run, not
+    skipped: the kernel masks the padded rows and columns, as in Triton, and
+    the GPU model charges it the whole padded tile.
 
     A call whose launch grid has no program for every candidate (a matmul
     with ``M=0`` or ``N=0``) is a no-op, as a plain ``@jit`` launch on an

@@ -18,6 +18,8 @@ from autotile.kernels import (
 )
 from autotile.measure import H100_SXM, HardwareProfile, KernelModelMeasurer, MeasureResult
 from autotile.measure._fingerprint import canonical, jsonable
+from autotile.measure._kernel_spaces import PADDING_CONSTRAINTS
+from autotile.space import Space
 from autotile.tuner._config import Config
 
 __all__ = ["KernelModelScorer", "library_kernel_name", "library_small_args", "MODEL_KERNELS"]
@@ -44,6 +46,34 @@ def _dtype_name(a: Any) -> str:
 
 def _int(v: Any) -> int:
     return int(v.value if isinstance(v, tl.constexpr) else v)
+
+
+class _LaunchModelMeasurer(KernelModelMeasurer):
+    """The GPU model of a library kernel that also scores padded (oversize) blocks.
+
+    Checks a config against its space without the :data:`PADDING_CONSTRAINTS`
+    and models such a block as what it is: one masked tile that does the
+    full ``BLOCK_M x BLOCK_N`` work. Every other constraint and every
+    resource limit still makes the config ``"infeasible"``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.launch_space = Space(
+            self.space.knobs,
+            [c for c in self.space.constraints if c.name not in PADDING_CONSTRAINTS],
+            name=self.space.name)
+
+    def _measure(self, config: Any) -> MeasureResult:
+        bad = self.launch_space.violations(config)
+        if bad:
+            return self._infeasible(config, "; ".join(bad))
+        cfg = dict(config)
+        if self.kernel_name.startswith("matmul"):
+            return self._matmul(config, cfg)
+        if self.kernel_name == "softmax_fused":
+            return self._softmax(config, cfg)
+        return self._flash(config, cfg)
 
 
 def _canonical_group_m(knobs: dict[str, Any], M: int) -> None:
@@ -76,6 +106,15 @@ class KernelModelScorer:
     ``cdiv(M, BLOCK_M)`` (e.g. Triton's usual ``GROUP_M=8`` on a small
     ``M``) is scored as the equivalent config the space holds: the kernel
     clamps the group to the tile rows, so the launch order is the same.
+
+    A block larger than the padded problem (``BLOCK_M > max(16,
+    next_power_of_2(M))``, e.g. ``BLOCK_M=64`` at ``M=1``; see
+    :data:`~autotile.measure._kernel_spaces.PADDING_CONSTRAINTS`) is scored,
+    not skipped: as in Triton, the kernel masks the rows and columns past
+    the problem, so the config launches and computes the right result. The
+    model charges it the whole padded tile (its flops and its bytes). The
+    search spaces (:func:`~autotile.measure.matmul_space`) still leave such
+    blocks out.
 
     Parameters
     ----------
@@ -154,8 +193,8 @@ class KernelModelScorer:
         k = (tuple(sorted(shape.items())), dtype)
         m = self._measurers.get(k)
         if m is None:
-            m = KernelModelMeasurer(self.kernel_name, shape, self.hardware, dtype=dtype,
-                                    **self.measurer_kwargs)
+            m = _LaunchModelMeasurer(self.kernel_name, shape, self.hardware, dtype=dtype,
+                                     **self.measurer_kwargs)
             self._measurers[k] = m
         return m
 
