@@ -20,6 +20,7 @@ from autotile.measure import H100_SXM, HardwareProfile, KernelModelMeasurer, Mea
 from autotile.measure._fingerprint import canonical, jsonable
 from autotile.measure._kernel_spaces import PADDING_CONSTRAINTS
 from autotile.space import Space
+from autotile.space._knob import format_value
 from autotile.tuner._config import Config
 
 __all__ = ["KernelModelScorer", "library_kernel_name", "library_small_args", "MODEL_KERNELS"]
@@ -46,6 +47,11 @@ def _dtype_name(a: Any) -> str:
 
 def _int(v: Any) -> int:
     return int(v.value if isinstance(v, tl.constexpr) else v)
+
+
+def _knob_text(space: Space, knobs: Mapping[str, Any]) -> str:
+    """``"BLOCK_M=32, ..."`` in the space's knob order, as its violation messages print it."""
+    return ", ".join(f"{n}={format_value(knobs[n])}" for n in space.names if n in knobs)
 
 
 class _LaunchModelMeasurer(KernelModelMeasurer):
@@ -105,7 +111,9 @@ class KernelModelScorer:
     the config ``"infeasible"``. A matmul ``GROUP_M`` at least
     ``cdiv(M, BLOCK_M)`` (e.g. Triton's usual ``GROUP_M=8`` on a small
     ``M``) is scored as the equivalent config the space holds: the kernel
-    clamps the group to the tile rows, so the launch order is the same.
+    clamps the group to the tile rows, so the launch order is the same; a
+    reason given for such a config shows ``GROUP_M`` as written and says
+    which value was scored.
 
     A block larger than the padded problem (``BLOCK_M > max(16,
     next_power_of_2(M))``, e.g. ``BLOCK_M=64`` at ``M=1``; see
@@ -220,9 +228,21 @@ class KernelModelScorer:
                 return MeasureResult(str(config), "infeasible", {}, 0.0,
                                      f"the {self.kernel_name} model needs knob {name}, "
                                      f"which the config does not set")
+        written = dict(knobs)
         if self.kernel_name.startswith("matmul"):
             _canonical_group_m(knobs, _int(args["M"]))
-        return m.measure(knobs)
+        res = m.measure(knobs)
+        if res.ok or knobs == written or res.error is None:
+            return res
+        scored, shown = _knob_text(m.space, knobs), _knob_text(m.space, written)
+        if scored not in res.error:
+            return res
+        M, bm = _int(args["M"]), written["BLOCK_M"]
+        note = (f" (GROUP_M={format_value(written['GROUP_M'])} was scored as the equivalent "
+                f"GROUP_M={format_value(knobs['GROUP_M'])}: every GROUP_M >= cdiv(M, BLOCK_M)="
+                f"{-(-M // bm)} launches the tiles in the same order)")
+        return MeasureResult(m.config_text(written), res.status, dict(res.metrics), res.wall_time_s,
+                             res.error.replace(scored, shown) + note)
 
 
 # -- small check instances ------------------------------------------------------------

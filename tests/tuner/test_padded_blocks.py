@@ -1,11 +1,13 @@
 """``@autotune`` of the library matmul on a problem smaller than every block."""
 
 import numpy as np
+import pytest
 
 import autotile.lang as tl
+from autotile.errors import MeasureError
 from autotile.kernels import matmul, matmul_kernel
 from autotile.measure import matmul_space
-from autotile.tuner import Config, autotune
+from autotile.tuner import Config, KernelModelScorer, autotune
 
 
 def grid(meta):
@@ -45,3 +47,28 @@ def test_padding_rules_stay_in_the_search_space():
     assert {"BLOCK_M": 32, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 1, "num_warps": 2,
             "num_stages": 2} not in space
     assert max(c["BLOCK_M"] for c in space) == 16
+
+
+def test_other_constraints_still_skip_a_config_and_show_group_m_as_written():
+    # 4 warps need >= 512 outputs; a 16x16 block has 256 (warps_fit_tile)
+    k = autotune(configs=[_cfg(16, 16, group_m=4), _cfg(16, 16, group_m=8)],
+                 key=["M", "N", "K"], disk_cache=False)(matmul_kernel)
+    a = np.ones((1, 1), np.float16)
+    with pytest.raises(MeasureError, match="warps_fit_tile") as exc:
+        _launch(k, a, a, np.zeros((1, 1), np.float16))
+    msg = str(exc.value)
+    assert "block_m_le_padded_m" not in msg
+    assert "violated by BLOCK_M=16, BLOCK_N=16, BLOCK_K=32, GROUP_M=4, num_warps=4" in msg
+    assert "violated by BLOCK_M=16, BLOCK_N=16, BLOCK_K=32, GROUP_M=8, num_warps=4" in msg
+    assert "GROUP_M=1," not in msg
+    assert "GROUP_M=4 was scored as the equivalent GROUP_M=1" in msg
+    assert "cdiv(M, BLOCK_M)=1" in msg
+
+
+def test_scorer_message_unchanged_when_group_m_is_not_canonicalised():
+    scorer = KernelModelScorer("matmul")
+    res = scorer(_cfg(16, 16, group_m=1), {"a_ptr": np.ones((1, 1), np.float16),
+                                           "M": 1, "N": 1, "K": 1})
+    assert res.status == "infeasible"
+    assert res.error == ("constraint 'warps_fit_tile' is violated by BLOCK_M=16, BLOCK_N=16, "
+                         "BLOCK_K=32, GROUP_M=1, num_warps=4, num_stages=3")
