@@ -19,9 +19,21 @@ from autotile.te._loop_nest import (
     _SplitRel,
 )
 from autotile.te._schedule import Schedule, Split
-from autotile.te._tensor import Tensor
+from autotile.te._tensor import ComputeOp, PlaceholderOp, Tensor
 
 __all__ = ["lower", "check_tvm_args"]
+
+
+def _short_arg(v: Any) -> str:
+    """One ``build``/``lower`` argument for a message: ``Tensor 'A'``, ``ComputeOp 'C'``, ..."""
+    name = getattr(v, "name", None)
+    if isinstance(v, (Tensor, ComputeOp, PlaceholderOp)) and isinstance(name, str):
+        return f"{type(v).__name__} {name!r}"
+    return _cut(repr(v))
+
+
+def _cut(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def check_tvm_args(s: Any, args: Sequence[Any] | None, where: str) -> None:
@@ -50,11 +62,22 @@ def check_tvm_args(s: Any, args: Sequence[Any] | None, where: str) -> None:
                         f"first, got {type(s).__name__}")
     if args is None:
         return
-    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence) or not all(
-            isinstance(t, Tensor) for t in args):
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
         raise LangError(f"te.{where}(s, args): args must be a list of tensors "
                         f"[placeholders..., output] as in tvm.{where}(s, [A, B, C]), got "
-                        f"args={args!r}")
+                        f"args={_cut(repr(args))} ({type(args).__name__})")
+    bad = [i for i, t in enumerate(args) if not isinstance(t, Tensor)]
+    if bad:
+        op = args[bad[0]]
+        hint = (f"; pass the tensor {op.name} itself (what te.compute/te.placeholder "
+                f"returned, {op.name}.op.output(0)), not its op {op.name}.op"
+                if isinstance(op, (ComputeOp, PlaceholderOp)) else "")
+        raise LangError(
+            f"te.{where}(s, args): args must be a list of tensors [placeholders..., output] "
+            f"as in tvm.{where}(s, [A, B, C]), got "
+            f"args=[{', '.join(_short_arg(t) for t in args)}]: "
+            f"{', '.join(f'args[{i}]' for i in bad)} {'is' if len(bad) == 1 else 'are'} "
+            f"not a Tensor{hint}")
     expected = [*s.op.input_tensors, s.op.output(0)]
     if len(args) != len(expected) or any(a.op is not e.op for a, e in zip(args, expected)):
         raise ScheduleError(
