@@ -17,7 +17,7 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
-from autotile.lang._semantic import computation_type
+from autotile.lang._semantic import computation_type, short_value
 from autotile.lang._state import CURRENT, shape_str
 from autotile.lang._tensor import BatchedTensor, align_pair, constexpr, describe, tensor, wrap
 
@@ -165,7 +165,7 @@ def binary(a: Any, b: Any, op: str) -> tensor:
     pb = _operand(b)
     if pa is None or pb is None:
         bad = a if pa is None else b
-        raise LangError(f"unsupported operand for {op}: {type(bad).__name__} {bad!r}")
+        raise LangError(f"unsupported operand for {op}: {short_value(bad)}")
     av, ta, sa = pa
     bv, tb, sb = pb
     batched = type(a) is BatchedTensor or type(b) is BatchedTensor

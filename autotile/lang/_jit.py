@@ -203,6 +203,11 @@ class JITFunction:
                 out.append(tensor(np.array(v, dtype=dt.np)[()], dt, None, nm))
             elif isinstance(v, np.generic) and D.from_numpy(v.dtype) is not None:
                 out.append(tensor(v, D.from_numpy(v.dtype), None, nm))
+            elif isinstance(v, list):
+                raise LangError(
+                    f"kernel {self.__name__!r}: argument {nm!r} must be a NumPy array (a "
+                    f"pointer), a scalar or a tl.constexpr, got {S.short_value(v)}; pass "
+                    f"np.asarray(...) for a buffer")
             elif hasattr(v, "_device_descriptor"):
                 desc, nb = v._device_descriptor(len(buffers), nm)
                 buffers.extend(nb)

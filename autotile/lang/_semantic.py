@@ -13,6 +13,7 @@ Promotion follows ``triton/language/semantic.py``:
 from __future__ import annotations
 
 import operator
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -240,13 +241,32 @@ def check_grid(grid: Any, max_programs: int | None = MAX_PROGRAMS) -> tuple[int,
     return g3  # type: ignore[return-value]
 
 
+def short_value(v: Any, limit: int = 60) -> str:
+    """``v`` for an error message, at most about ``limit`` characters.
+
+    An array is its type, shape and dtype (``ndarray of shape (1000,),
+    float32``); a list or tuple its type, length and first items (``list of
+    1000 items [0, 1, 2, 3, 4, 5, ...]``); anything else its ``repr`` cut to
+    ``limit`` characters.
+    """
+    if isinstance(v, np.ndarray):
+        return f"ndarray of shape {v.shape}, {v.dtype}"
+    if isinstance(v, (list, tuple)):
+        r = reprlib.Repr()
+        r.maxlist = r.maxtuple = 6
+        r.maxother = r.maxstring = r.maxlevel = 12
+        return f"{type(v).__name__} of {len(v)} items {r.repr(v)}"
+    text = repr(v)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _describe(v: Any) -> str:
     name = getattr(v, "name", None)
     if name is not None and hasattr(v, "v"):
         return f"runtime argument {name!r} (declare it tl.constexpr)"
     if hasattr(v, "v"):
         return f"a runtime tensor of shape {tuple(v.shape)}"
-    return repr(v)
+    return short_value(v)
 
 
 def check_batch_programs(value: Any) -> bool | int:

@@ -23,6 +23,7 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
+from autotile.lang._semantic import short_value
 from autotile.lang._state import CURRENT, Divergence, NeedsSequential, shape_str
 
 __all__ = ["tensor", "constexpr", "to_tensor", "unwrap", "BatchedTensor", "values",
@@ -95,7 +96,7 @@ def describe(x: Any) -> str:
     if isinstance(x, tensor):
         nm = f"{x.name!r} " if x.name else ""
         return f"{nm}tensor<{shape_str(x.shape)}x{x.dtype}>"
-    return repr(x)
+    return short_value(x)
 
 
 class tensor:  # noqa: N801 - Triton's name
