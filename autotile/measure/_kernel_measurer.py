@@ -330,8 +330,12 @@ class KernelModelMeasurer(Measurer):
     def _ok(self, cfg: Any, m: dict[str, float]) -> MeasureResult:
         return MeasureResult(self.config_text(cfg), "ok", m)
 
+    def _feasibility_space(self) -> Any:
+        """The space whose constraints a config must meet to be scored (``self.space``)."""
+        return self.space
+
     def _measure(self, config: Any) -> MeasureResult:
-        bad = self.space.violations(config)
+        bad = self._feasibility_space().violations(config)
         if bad:
             return self._infeasible(config, "; ".join(bad))
         cfg = dict(config)

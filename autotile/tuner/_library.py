@@ -70,16 +70,8 @@ class _LaunchModelMeasurer(KernelModelMeasurer):
             [c for c in self.space.constraints if c.name not in PADDING_CONSTRAINTS],
             name=self.space.name)
 
-    def _measure(self, config: Any) -> MeasureResult:
-        bad = self.launch_space.violations(config)
-        if bad:
-            return self._infeasible(config, "; ".join(bad))
-        cfg = dict(config)
-        if self.kernel_name.startswith("matmul"):
-            return self._matmul(config, cfg)
-        if self.kernel_name == "softmax_fused":
-            return self._softmax(config, cfg)
-        return self._flash(config, cfg)
+    def _feasibility_space(self) -> Space:
+        return self.launch_space
 
 
 def _canonical_group_m(knobs: dict[str, Any], M: int) -> None:
