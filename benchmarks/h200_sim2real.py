@@ -30,7 +30,8 @@ port term (eq. 5c, ``h200_calibrated_params_v3.csv``, files with ``_v3``);
 (``h200_calibrated_params_v4.csv``; scored with ``l2_model=DRIFT``, files
 with ``_v4``); ``--model v5`` v3 plus the power-cap term (eq. 9,
 ``h200_calibrated_params_v5.csv``, files with ``_v5``); ``--model v6`` all
-twelve values fitted jointly on timings (files with ``_v6``); ``--model v1``
+twelve values fitted jointly on timings (files with ``_v6``); ``--model v7``
+v6 with eq. 5c' (files with ``_v7``); ``--model v1``
 reproduces the files of the first rerun.
 
 ``exhaustive`` writes ``h200_sim2real_exhaustive.csv`` (every valid config
@@ -135,7 +136,9 @@ PARAMS = DATA / "h200_calibrated_params.csv"
 #: DRIFT L2 model's traffic and scored with it; ``v5`` = v3 plus the power-cap term
 #: (eq. 9), its one value fitted on the H200 energy probe (``h200_analyze.py
 #: --power-only``); ``v6`` = the same twelve values fitted jointly on the main
-#: sweep's timings (``POWER_FIT``). ``(params, exhaustive, tuned, rounds)``.
+#: sweep's timings (``POWER_FIT``); ``v7`` = v6 with the port and the tensor cores
+#: combined by a smooth maximum of norm 2 (eq. 5c'). ``(params, exhaustive, tuned,
+#: rounds)``.
 MODELS = {
     "v1": (PARAMS, EXHAUSTIVE, TUNED, ROUNDS),
     "v2": (DATA / "h200_calibrated_params_v2.csv", DATA / "h200_sim2real_exhaustive_v2.csv",
@@ -148,6 +151,8 @@ MODELS = {
            DATA / "h200_sim2real_tuned_v5.csv", DATA / "h200_sim2real_rounds_configs_v5.csv"),
     "v6": (DATA / "h200_calibrated_params_v6.csv", DATA / "h200_sim2real_exhaustive_v6.csv",
            DATA / "h200_sim2real_tuned_v6.csv", DATA / "h200_sim2real_rounds_configs_v6.csv"),
+    "v7": (DATA / "h200_calibrated_params_v7.csv", DATA / "h200_sim2real_exhaustive_v7.csv",
+           DATA / "h200_sim2real_tuned_v7.csv", DATA / "h200_sim2real_rounds_configs_v7.csv"),
 }
 #: Models scored with a non-default L2 model (name of the ``_l2sim`` constant).
 L2_MODELS = {"v4": "DRIFT"}

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autotile.errors import MeasureError
-from autotile.measure._gpu_model import GpuModelParams, matmul_smem_step_bytes
+from autotile.measure._gpu_model import GpuModelParams, matmul_smem_step_bytes, smooth_max
 from autotile.measure._hardware import HardwareProfile
 from autotile.measure._kernel_spaces import DTYPE_ITEMSIZE
 
@@ -51,6 +51,7 @@ __all__ = [
     "SMEM_STARTS",
     "POWER_FIT",
     "POWER_STARTS",
+    "SMEM_OVERLAP_NORM_H200",
     "predict_matmul_time",
     "fit_gpu_model",
     "rank_accuracy",
@@ -105,6 +106,13 @@ POWER_FIT = (*SMEM_FIT, "power_cap_s_per_byte")
 #: :data:`SMEM_STARTS` with ``power_cap_s_per_byte`` = 5e-14 s/B (about what the
 #: H200 energy probe measured, ``benchmarks/RESULTS.md``).
 POWER_STARTS = tuple({**st, "power_cap_s_per_byte": 5e-14} for st in SMEM_STARTS)
+
+#: The norm ``q`` of eq. 5c' (:func:`~autotile.measure._gpu_model.smooth_max`) that
+#: the H200 calibration uses: of ``inf, 8, 4, 3, 2, 1.5, 1`` (:data:`POWER_FIT` refitted
+#: at each on the 70% split), 2 gives the lowest training cost
+#: (``benchmarks/h200_analyze.py --power-only``). Held fixed, not fitted: ``q`` and
+#: ``smem_bytes_per_s_per_sm`` trade off against each other.
+SMEM_OVERLAP_NORM_H200 = 2.0
 
 _BOUNDS = {"peak_efficiency": (0.05, 1.0), "tile_overhead_elems": (0.0, 512.0),
            "k_overhead_elems": (0.0, 512.0), "mma_fallback_efficiency": (0.02, 1.0),
@@ -219,7 +227,9 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     :func:`~autotile.measure._gpu_model.matmul_smem_step_bytes` per step; off
     when ``smem_bytes_per_s_per_sm`` is ``inf``), HBM time (eq. 6, writes counted
     when ``params.count_writes``), overlap (eq. 7), total (eq. 8) and the
-    power cap (eq. 9, off when ``power_cap_s_per_byte`` is 0).
+    power cap (eq. 9, off when ``power_cap_s_per_byte`` is 0); the port and the
+    compute time combine by :func:`~autotile.measure._gpu_model.smooth_max`
+    (eq. 5c', ``max`` with the default ``smem_overlap_norm = inf``).
 
     Parameters
     ----------
@@ -250,8 +260,8 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     compute = np.maximum(compute, feed)
     if math.isfinite(params.smem_bytes_per_s_per_sm):
         smem = _smem_step_bytes(bm, bn, bk, nw, DTYPE_ITEMSIZE[dtype])
-        compute = np.maximum(compute, rounds * np.ceil(obs.K / bk) * smem
-                             / params.smem_bytes_per_s_per_sm)
+        compute = smooth_max(compute, rounds * np.ceil(obs.K / bk) * smem
+                             / params.smem_bytes_per_s_per_sm, params.smem_overlap_norm)
     hbm = obs.hbm_read_bytes + (obs.hbm_write_bytes if params.count_writes else 0.0)
     memory = hbm / (hardware.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (obs.num_stages * obs.blocks_per_sm - 1.0)

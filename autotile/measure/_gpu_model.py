@@ -118,6 +118,13 @@ class GpuModelParams:
         (tile writes plus the tensor-core operand reads of
         :func:`matmul_smem_step_bytes`); the hardware port is 128 B/clk [7],
         234 GB/s at 1.83 GHz. ``inf`` switches eq. 5c off.
+    smem_overlap_norm : float, default=inf
+        ``q`` in eq. 5c': the tensor-core time ``c`` and the shared-memory
+        port time ``s`` combine as ``(c**q + s**q) ** (1/q)``, a smooth
+        maximum: ``inf`` is ``max(c, s)`` (the port fully hidden behind the
+        tensor cores until it is the slower of the two), 1 their sum. A
+        ``wgmma`` reads its operands from shared memory while it runs, so the
+        two overlap only in part near the crossover. Must be ``>= 1``.
     power_cap_s_per_byte : float, default=0.0
         ``b`` in the power-cap term (eq. 9), seconds per byte of HBM
         traffic: ``b = e_D / (P_cap - P_0)``, the energy one HBM byte costs
@@ -152,6 +159,7 @@ class GpuModelParams:
     pipeline_latency_s: float = 0.0
     sm_load_bytes_per_s: float = math.inf
     smem_bytes_per_s_per_sm: float = math.inf
+    smem_overlap_norm: float = math.inf
     power_cap_s_per_byte: float = 0.0
 
     def __post_init__(self) -> None:
@@ -198,6 +206,11 @@ class GpuModelParams:
             if not v > 0:
                 raise MeasureError(f"{name} must be > 0 (inf switches it off), got {name}={v}")
             object.__setattr__(self, name, v)
+        q = real("smem_overlap_norm", self.smem_overlap_norm, finite=False)
+        if not q >= 1.0:
+            raise MeasureError("smem_overlap_norm must be >= 1 (inf is max), got "
+                               f"smem_overlap_norm={q}")
+        object.__setattr__(self, "smem_overlap_norm", q)
 
     def _check_warp_table(self, real: Any) -> tuple[tuple[int, float], ...]:
         """``warp_efficiency`` as a tuple of ``(int, float)`` pairs, checked."""
@@ -315,6 +328,29 @@ class GpuEstimate:
     feed_s: float = 0.0
     smem_s: float = 0.0
     power_s: float = 0.0
+
+
+def smooth_max(a: Any, b: Any, q: float) -> Any:
+    """``(a**q + b**q) ** (1/q)`` for non-negative times: ``max(a, b)`` at ``q = inf`` (eq. 5c').
+
+    Parameters
+    ----------
+    a, b : float or ndarray of float64
+        Times, seconds (>= 0), broadcastable.
+    q : float
+        The norm, ``>= 1``: 1 adds the times, ``inf`` takes their maximum.
+
+    Returns
+    -------
+    float or ndarray of float64
+        Seconds, between ``max(a, b)`` and ``a + b``. Computed as ``m * ((a/m)**q +
+        (b/m)**q) ** (1/q)`` with ``m = max(a, b)``, so large ``q`` does not overflow.
+    """
+    if math.isinf(q):
+        return np.maximum(a, b)
+    m = np.maximum(a, b)
+    safe = np.where(m > 0, m, 1.0)
+    return np.where(m > 0, m * ((a / safe) ** q + (b / safe) ** q) ** (1.0 / q), 0.0)
 
 
 def matmul_smem_bytes(block_m: int, block_n: int, block_k: int, num_stages: int,
@@ -515,7 +551,8 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
       (``L = 0``, ``B_sm = inf``) ``feed_s = 0`` and eq. 5 is unchanged;
     * shared-memory port (eq. 5c, when ``n_steps_per_program > 0``):
       ``smem_s = r * n_steps_per_program * smem_step_bytes /
-      smem_bytes_per_s_per_sm`` and ``compute_s = max(compute_s, smem_s)``:
+      smem_bytes_per_s_per_sm`` and ``compute_s = smooth_max(compute_s, smem_s,
+      q)`` (eq. 5c', ``q = smem_overlap_norm``; ``max`` with the default ``inf``):
       the SM's programs share one shared-memory port [7]; 0 with the default
       ``B_smem = inf``;
     * memory (eq. 6): ``hbm_bytes / (hbm_bytes_per_s * bandwidth_efficiency)``;
@@ -597,7 +634,7 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     smem_s = 0.0
     if n_steps_per_program > 0 and math.isfinite(params.smem_bytes_per_s_per_sm):
         smem_s = rounds * n_steps_per_program * smem_step_bytes / params.smem_bytes_per_s_per_sm
-        compute_s = max(compute_s, smem_s)
+        compute_s = float(smooth_max(compute_s, smem_s, params.smem_overlap_norm))
     memory_s = hbm_bytes / (hw.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (num_stages * blocks_per_sm - 1)
     t = max(compute_s, memory_s) + (1.0 - o) * min(compute_s, memory_s) + hw.launch_overhead_s

@@ -19,6 +19,7 @@ from autotile.measure._calibrate import (
     POWER_FIT,
     POWER_STARTS,
     SMEM_FIT,
+    SMEM_OVERLAP_NORM_H200,
     SMEM_STARTS,
     MatmulObservations,
     calibrate_matmul,
@@ -39,6 +40,8 @@ PIPED = dataclasses.replace(TRUE, pipeline_latency_s=0.8e-6, sm_load_bytes_per_s
 PORTED = dataclasses.replace(PIPED, smem_bytes_per_s_per_sm=180e9)
 #: PORTED with the power-cap term on (eq. 9)
 CAPPED = dataclasses.replace(PORTED, power_cap_s_per_byte=5e-14)
+#: CAPPED with the smooth port/tensor maximum (eq. 5c', q = 2)
+SMOOTH = dataclasses.replace(CAPPED, smem_overlap_norm=2.0)
 
 
 def _obs_from_model(shape: tuple[int, int, int], configs: list[dict[str, int]],
@@ -69,7 +72,7 @@ def _obs_from_model(shape: tuple[int, int, int], configs: list[dict[str, int]],
 
 def test_vectorised_time_equals_the_kernel_measurer() -> None:
     cfgs = [dict(c) for c in matmul_space(512, 512, 512).sample(3, 25)]
-    for params in (GpuModelParams(), TRUE, PIPED, PORTED, CAPPED):
+    for params in (GpuModelParams(), TRUE, PIPED, PORTED, CAPPED, SMOOTH):
         obs, t = _obs_from_model((512, 512, 512), cfgs, params)
         assert len(obs) >= 15
         np.testing.assert_allclose(predict_matmul_time(obs, params, H200), t, rtol=1e-12)
@@ -236,3 +239,35 @@ def test_power_cap_term_fitted_on_timings_agrees_with_the_energy_probe() -> None
                                REPORTED_POWER_SPEARMAN_8192, REPORTED_POWER_MEDIAN_ERR)
     # 6.5e-14 s/B on the split (probe 4.8e-14 on another tile, held-out tie slope 6.6e-14)
     assert 4e-14 < rep.params.power_cap_s_per_byte < 9e-14
+
+
+# The same protocol with eq. 5c' (port and tensor time as a smooth maximum of norm
+# q = 2, chosen by training cost), "v7": RESULTS.md reports it.
+REPORTED_SMOOTH_SPEARMAN = 0.967  # pooled, 111 held-out configs
+REPORTED_SMOOTH_SPEARMAN_8192 = 0.902
+REPORTED_SMOOTH_MEDIAN_ERR = 0.120
+
+
+@pytest.mark.skipif(not (DATA / "h200_matmul_model.csv").exists(),
+                    reason="H200 data not present")
+def test_smooth_port_maximum_keeps_its_reported_held_out_accuracy_on_h200_data() -> None:
+    obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
+                                       DATA / "h200_matmul_model.csv", l2_bytes=62_914_560)
+    hw = dataclasses.replace(H200, l2_bytes=62_914_560)
+    base = dataclasses.replace(GpuModelParams(), smem_overlap_norm=SMEM_OVERLAP_NORM_H200)
+    rep = calibrate_matmul(obs, hw, base, test_fraction=0.3, seed=0, fit=POWER_FIT,
+                           starts=POWER_STARTS)
+    assert rep.params.smem_overlap_norm == 2.0
+    assert rep.after["spearman"] >= REPORTED_SMOOTH_SPEARMAN - MARGIN
+    assert rep.after["median_abs_rel_error"] <= REPORTED_SMOOTH_MEDIAN_ERR + MARGIN
+    te = obs.subset(np.array(rep.test_index))
+    at = (te.M == 8192) & (te.N == 8192) & (te.K == 8192)
+    acc = rank_accuracy(predict_matmul_time(te, rep.params, hw)[at], te.time_s[at])
+    assert acc["spearman"] >= REPORTED_SMOOTH_SPEARMAN_8192 - MARGIN
+    # held out of every fit: the energy probe's 256x128x64 / 128x256x64 pair (same
+    # bytes, same clock) measured 1.060; the model gives 1.056 (v6, q = inf: 0.999)
+    pair = MatmulObservations(*(np.array(v, np.float64) for v in zip(
+        (8192, 8192, 8192, 128, 256, 64, 8, 4, 1, 1.5e9, 0.0, 1.0),
+        (8192, 8192, 8192, 256, 128, 64, 8, 4, 1, 1.5e9, 0.0, 1.0))))
+    t = predict_matmul_time(pair, rep.params, hw)
+    assert t[1] / t[0] == pytest.approx(1.06, abs=0.01)

@@ -186,3 +186,20 @@ def test_shipped_h200_fit_ranks_the_tutorial_config_above_a_small_tile() -> None
     assert best["tflops"] == pytest.approx(628.0, abs=1.0)
     # a 64x64x32 tile: 2.14x the optimum's time in the model (not timed on the H200)
     assert small["time_s"] / best["time_s"] == pytest.approx(2.137, rel=1e-3)
+
+
+def test_smooth_max_spans_max_to_sum() -> None:
+    from autotile.measure._gpu_model import smooth_max
+
+    assert smooth_max(3.0, 4.0, math.inf) == 4.0
+    assert smooth_max(3.0, 4.0, 1.0) == pytest.approx(7.0)
+    assert smooth_max(3.0, 4.0, 2.0) == pytest.approx(5.0)
+    assert float(smooth_max(0.0, 0.0, 2.0)) == 0.0
+    big = smooth_max(np.array([1e-3, 2e-3]), np.array([1e-3, 1e-6]), 64.0)
+    np.testing.assert_allclose(big, [1e-3 * 2 ** (1 / 64), 2e-3], rtol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [0.5, 0.0, -1.0, math.nan])
+def test_smem_overlap_norm_rejects_values_below_one(bad: float) -> None:
+    with pytest.raises(MeasureError, match="smem_overlap_norm must be"):
+        GpuModelParams(smem_overlap_norm=bad)
