@@ -445,7 +445,7 @@ ROUND_CALLS = tuple(c for c in (1, 2, 3, 4)
 #: committed; used for the sim-to-real tables, not for the top-of-ranking statistics
 #: (calls 1-4).
 SIM2REAL_CALLS = ROUND_CALLS + tuple(
-    c for c in (5, 6, 7) if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
+    c for c in (5, 6, 7, 8) if (DATA / f"h200_sim2real_rounds_call{c}.csv").exists())
 
 
 def sim2real_rounds_section(calls: tuple[int, ...] = ROUND_CALLS) -> dict[str, Any]:
