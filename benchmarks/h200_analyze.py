@@ -1156,8 +1156,9 @@ def main() -> int:
             sim2real_v2_section("v5")
             if (DATA / "h200_sim2real_rounds_call6.csv").exists():
                 sim2real_v2_section("v5", (6,))
-        if (DATA / "h200_sim2real_tuned_v6.csv").exists():
-            sim2real_v2_section("v6")
+        for version in ("v6", "v7"):
+            if (DATA / f"h200_sim2real_tuned_{version}.csv").exists():
+                sim2real_v2_section(version)
         return 0
     if "--rounds-only" in sys.argv:
         sim2real_rounds_section()
