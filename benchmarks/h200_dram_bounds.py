@@ -94,12 +94,20 @@ class Launch:
                 f"{' '.join(str(self.cfg[k]) for k in KNOBS)}")
 
 
-def load_launches() -> list[Launch]:
-    """The 35 feasible fitting and 30 validation launches with DRIFT's geometry."""
-    hw = dataclasses.replace(H200, l2_bytes=device_l2_bytes())
+#: The ncu sets of :func:`load_launches` by default: tag -> CSV in ``benchmarks/data``.
+NCU_SETS = {"fit": "h200_ncu.csv", "val": "h200_ncu_validation.csv"}
+
+
+def load_launches(sets: dict[str, str] | None = None, l2_bytes: int | None = None
+                  ) -> list[Launch]:
+    """Feasible launches of ``sets`` (default :data:`NCU_SETS`: the 35 fitting and 30
+    validation launches) with DRIFT's geometry and ncu read bytes, on ``l2_bytes``
+    (default: the device-reported L2)."""
+    hw = dataclasses.replace(H200, l2_bytes=device_l2_bytes() if l2_bytes is None
+                             else l2_bytes)
     meas: dict[tuple[int, int, int], KernelModelMeasurer] = {}
     out = []
-    for tag, name in (("fit", "h200_ncu.csv"), ("val", "h200_ncu_validation.csv")):
+    for tag, name in (NCU_SETS if sets is None else sets).items():
         for r in rows(name):
             shp = (int(r["M"]), int(r["N"]), int(r["K"]))
             cfg = {k: int(r[k]) for k in KNOBS}

@@ -48,7 +48,6 @@ are the slow part). Runs on the CPU (about 1.5-3 minutes on 2 cores).
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -61,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import h200_dram_bounds as hdb  # noqa: E402
 
-from autotile.measure import H200, KernelModelMeasurer  # noqa: E402
+from autotile.measure import H200  # noqa: E402
 from autotile.measure._calibrate import traffic_accuracy  # noqa: E402
 from autotile.measure._l2sim import DRIFT, LOCKSTEP, simulate_l2  # noqa: E402
 
@@ -84,26 +83,7 @@ N_THREADS = 2
 
 def load_all(l2_bytes: int) -> list[hdb.Launch]:
     """Feasible launches of the three sets, with DRIFT's geometry and ncu read bytes."""
-    hw = dataclasses.replace(H200, l2_bytes=l2_bytes)
-    meas: dict[tuple[int, int, int], KernelModelMeasurer] = {}
-    out = []
-    for tag, name in SETS.items():
-        for r in hdb.rows(name):
-            shp = (int(r["M"]), int(r["N"]), int(r["K"]))
-            cfg = {k: int(r[k]) for k in hdb.KNOBS}
-            if shp not in meas:
-                meas[shp] = KernelModelMeasurer("matmul", dict(zip("MNK", shp)), hardware=hw,
-                                                l2_model=DRIFT)
-            res = meas[shp].measure(cfg)
-            if not res.ok:
-                continue
-            m = res.metrics
-            ln = hdb.Launch(tag, shp, cfg, float(r["dram_read_bytes"]),
-                            int(m["blocks_per_sm"]), m["n_waves"], int(m["k_merge"]),
-                            m["memory_s"] / m["compute_s"])
-            ln.bounds["DRIFT"] = m["hbm_read_bytes"]
-            out.append(ln)
-    return out
+    return hdb.load_launches(SETS, l2_bytes)
 
 
 def _pmap(fn: Callable[[hdb.Launch], Any], launches: list[hdb.Launch]) -> list[Any]:
