@@ -139,7 +139,7 @@ def _report_failures(truth: Any, space: Any, measurer: Any, out: str) -> int:
     """
     import numpy as np
 
-    from autotile.measure._sweep import _STATUS_CODE
+    from autotile.measure._ground_truth import _STATUS_CODE
 
     bad = np.flatnonzero(np.asarray(truth.status) == _STATUS_CODE["failed"])
     if bad.shape[0] == 0:

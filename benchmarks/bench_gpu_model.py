@@ -15,8 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the working tree's autotile
 
-from autotile.measure._hardware import H100_SXM  # noqa: E402
-from autotile.measure._kernel_measurer import (  # noqa: E402
+from autotile.measure.gpu._hardware import H100_SXM  # noqa: E402
+from autotile.measure.gpu._l2sim import simulate_l2  # noqa: E402
+from autotile.measure.gpu._model_measurer import (  # noqa: E402
     _PROBE_BLOCK,
     KernelModelMeasurer,
     _matmul_probe,
@@ -24,7 +25,6 @@ from autotile.measure._kernel_measurer import (  # noqa: E402
     flash_attention_pareto,
     matmul_tile_schedule,
 )
-from autotile.measure._l2sim import simulate_l2  # noqa: E402
 
 SHAPE = {"M": 8192, "N": 8192, "K": 8192}
 

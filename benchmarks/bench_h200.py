@@ -159,7 +159,7 @@ def result_row(base: dict[str, Any], cfg: dict[str, Any], res: Any) -> dict[str,
 
 def measure_plan(kernel: str, plan: list[Any], shape_keys: str, n_jobs: int
                  ) -> list[dict[str, Any]]:
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
     rows: list[dict[str, Any]] = []
     shapes = list(dict.fromkeys(p[0] for p in plan))
@@ -195,7 +195,7 @@ def part_probe(out: Path) -> None:
     import torch
     import triton
 
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
     info = env_info()
     info["do_bench_signature"] = str(inspect.signature(triton.testing.do_bench))
@@ -308,7 +308,7 @@ def gpu_tuning(out_rows: list[dict[str, Any]]) -> None:
     except Exception as exc:  # noqa: BLE001 - optuna may be missing on the device
         log(f"GPU tuning skipped: {type(exc).__name__}: {exc}")
         return
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
     m = TritonMeasurer("matmul", {"M": 8192, "N": 8192, "K": 8192}, warmup_ms=WARMUP_MS,
                        rep_ms=REP_MS)
@@ -333,7 +333,7 @@ def part_main(out: Path, n_jobs: int, skip: set[str]) -> None:
     (out / "h200_env.json").write_text(json.dumps(info, indent=1, default=str))
     log(json.dumps(info))
     if "matmul" not in skip:
-        from autotile.measure._triton_measurer import TritonMeasurer
+        from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
         plan = matmul_plan()
         # every config compiles once for all shapes (M, N, K are not constexpr)
@@ -390,7 +390,7 @@ def part_sim2real(out: Path, configs_path: Path) -> None:
     ``configs_path`` is a CSV with ``label``, ``M``, ``N``, ``K`` and the six
     matmul knobs (``benchmarks/h200_sim2real.py`` writes it).
     """
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
     knobs = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
     with configs_path.open() as f:
@@ -424,7 +424,7 @@ def part_ncu(out: Path, configs_path: Path, n_jobs: int) -> None:
     :func:`run_ncu`; rows go to ``h200_ncu_validation.csv`` (columns of
     ``h200_ncu.csv``).
     """
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
     from benchmarks.h200_ncu import plan_from_csv
 
     plan = plan_from_csv(configs_path)
@@ -466,7 +466,7 @@ def gpu_direct(default_budget: int, searchers: list[str], timeout_s: float, n_jo
     excludes that precompile, logged separately).
     """
     from autotile.measure import H200, KernelModelMeasurer
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
     from autotile.search import tune
 
     m = TritonMeasurer("matmul", {"M": 8192, "N": 8192, "K": 8192}, warmup_ms=WARMUP_MS,
@@ -533,7 +533,7 @@ def part_rounds(out: Path, configs_path: Path, n_rounds: int, budget: int,
     import torch
     import triton
 
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
     t_start = time.perf_counter()
     knobs = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")

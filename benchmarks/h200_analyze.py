@@ -11,7 +11,7 @@ tables alone) and ``h200_calibrated_params_v3.csv`` (plus the shared-memory
 port term, eq. 5c, for ``--model v3``; ``--smem-only`` prints its tables).
 
 It also compares the ncu DRAM bytes with the L2 models (lockstep seed model
-and the fitted :data:`~autotile.measure._l2sim.DRIFT`, held-out protocol in
+and the fitted :data:`~autotile.measure.gpu._l2sim.DRIFT`, held-out protocol in
 ``docs/gpu_model.md`` §2.5) and writes the out-of-sample ncu list
 ``h200_ncu_validation_configs.csv`` with the models' predictions
 ``h200_ncu_validation_predicted.csv``.
@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autotile.measure import H200, GpuModelParams, KernelModelMeasurer  # noqa: E402
-from autotile.measure._calibrate import (  # noqa: E402
+from autotile.measure.gpu._calibrate import (  # noqa: E402
     calibrate_matmul,
     fit_gpu_model,
     l2_stagger_holdout,
@@ -53,7 +53,7 @@ from autotile.measure._calibrate import (  # noqa: E402
     rank_accuracy,
     traffic_accuracy,
 )
-from autotile.measure._l2sim import DRIFT, LOCKSTEP, L2Model  # noqa: E402
+from autotile.measure.gpu._l2sim import DRIFT, LOCKSTEP, L2Model  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 L2_SIZES = (50_000_000, 62_914_560)
@@ -556,7 +556,7 @@ def rounds_observations(hw: Any, calls: tuple[int, ...] = ROUND_CALLS, l2_model:
     import contextlib
     import io
 
-    from autotile.measure._calibrate import MatmulObservations
+    from autotile.measure.gpu._calibrate import MatmulObservations
 
     with contextlib.redirect_stdout(io.StringIO()):
         pct = sim2real_rounds_section(calls)["pct"]
@@ -641,7 +641,7 @@ def pipeline_section() -> dict[str, Any]:
     configs timed in the sim-to-real rounds, and writes the fit on all
     configs to ``h200_calibrated_params_v2.csv``.
     """
-    from autotile.measure._calibrate import DEFAULT_FIT, PIPELINE_FIT, PIPELINE_STARTS
+    from autotile.measure.gpu._calibrate import DEFAULT_FIT, PIPELINE_FIT, PIPELINE_STARTS
 
     l2 = L2_SIZES[1]
     hw = dataclasses.replace(H200, l2_bytes=l2)
@@ -762,7 +762,7 @@ def smem_section() -> dict[str, Any]:
     timed in the sim-to-real rounds and writes the fit on all configs to
     ``h200_calibrated_params_v3.csv``.
     """
-    from autotile.measure._calibrate import PIPELINE_FIT, PIPELINE_STARTS, SMEM_FIT, SMEM_STARTS
+    from autotile.measure.gpu._calibrate import PIPELINE_FIT, PIPELINE_STARTS, SMEM_FIT, SMEM_STARTS
 
     l2 = L2_SIZES[1]
     hw = dataclasses.replace(H200, l2_bytes=l2)
@@ -811,7 +811,7 @@ def drift_section() -> dict[str, Any]:
     """
     from scipy.stats import kendalltau, spearmanr
 
-    from autotile.measure._calibrate import SMEM_FIT, SMEM_STARTS
+    from autotile.measure.gpu._calibrate import SMEM_FIT, SMEM_STARTS
 
     l2 = L2_SIZES[1]
     hw = dataclasses.replace(H200, l2_bytes=l2)
@@ -987,7 +987,7 @@ def power_section() -> dict[str, Any]:
     # the main sweep: v3's held-out split fit with and without the term (b as fitted above)
     from types import SimpleNamespace
 
-    from autotile.measure._calibrate import POWER_FIT, POWER_STARTS, SMEM_FIT, SMEM_STARTS
+    from autotile.measure.gpu._calibrate import POWER_FIT, POWER_STARTS, SMEM_FIT, SMEM_STARTS
 
     obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
                                        DATA / "h200_matmul_model.csv", l2_bytes=l2)
@@ -1023,7 +1023,7 @@ def power_section() -> dict[str, Any]:
     # eq. 5c': the port and the tensor cores as a smooth maximum of norm q, q chosen by
     # the training cost of POWER_FIT on the same split; scored held out and on the
     # probe's 256x128x64 / 128x256x64 pair (same bytes and clock; not used in any fit)
-    from autotile.measure._calibrate import SMEM_OVERLAP_NORM_H200, MatmulObservations
+    from autotile.measure.gpu._calibrate import SMEM_OVERLAP_NORM_H200, MatmulObservations
 
     pair = [(128, 256, 64, 8, 8, 4), (256, 128, 64, 4, 8, 4)]
     t_pair = [stats[k]["t"] for k in pair]

@@ -7,9 +7,9 @@ launch, the measured ``dram__bytes_read.sum`` and, all in MB:
 * ``compulsory``: A + B read once, ``(M * K + K * N) * 2`` bytes (fp16);
 * ``no reuse``: every tile load of every program from DRAM (no L2);
 * ``lockstep``: lockstep waves, 2 partitions of the 60 MiB device L2;
-* ``DRIFT``: :data:`~autotile.measure._l2sim.DRIFT` (stagger 0.5 on an SM);
+* ``DRIFT``: :data:`~autotile.measure.gpu._l2sim.DRIFT` (stagger 0.5 on an SM);
 * ``lockstep 1 part.``: lockstep waves on one undivided 60 MiB L2;
-* ``DRIFT``: :data:`~autotile.measure._l2sim.DRIFT` (stagger 0.5 on an SM);
+* ``DRIFT``: :data:`~autotile.measure.gpu._l2sim.DRIFT` (stagger 0.5 on an SM);
 * ``desync``: the programs resident at once start at independent random
   phases spread uniformly over one program's duration, across *all* SMs
   (no co-running program is in step with any other), same 2-partition LRU;
@@ -44,9 +44,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autotile.measure import H200, KernelModelMeasurer  # noqa: E402
-from autotile.measure._calibrate import traffic_accuracy  # noqa: E402
-from autotile.measure._kernel_measurer import matmul_tile_schedule  # noqa: E402
-from autotile.measure._l2sim import DRIFT, LOCKSTEP, _sim_timed, simulate_l2  # noqa: E402
+from autotile.measure.gpu._calibrate import traffic_accuracy  # noqa: E402
+from autotile.measure.gpu._l2sim import DRIFT, LOCKSTEP, _sim_timed, simulate_l2  # noqa: E402
+from autotile.measure.gpu._model_measurer import matmul_tile_schedule  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")

@@ -61,8 +61,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import h200_dram_bounds as hdb  # noqa: E402
 
 from autotile.measure import H200  # noqa: E402
-from autotile.measure._calibrate import traffic_accuracy  # noqa: E402
-from autotile.measure._l2sim import DRIFT, LOCKSTEP, simulate_l2  # noqa: E402
+from autotile.measure.gpu._calibrate import traffic_accuracy  # noqa: E402
+from autotile.measure.gpu._l2sim import DRIFT, LOCKSTEP, simulate_l2  # noqa: E402
 
 #: The held-out sets: tag -> CSV under ``benchmarks/data``; "fit" is the fitting set.
 SETS = {"fit": "h200_ncu.csv", "val": "h200_ncu_validation.csv",

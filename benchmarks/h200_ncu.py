@@ -79,7 +79,7 @@ def main() -> int:
     src.add_argument("--configs", help="CSV with M, N, K and the six knobs")
     ap.add_argument("--launched", required=True)
     args = ap.parse_args()
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
     plan = (json.loads(Path(args.plan).read_text()) if args.plan
             else plan_from_csv(args.configs))

@@ -160,7 +160,7 @@ def main() -> int:
     import pynvml
     import torch
 
-    from autotile.measure._triton_measurer import TritonMeasurer
+    from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
     t_start = time.perf_counter()
     out = Path(args.out)

@@ -11,7 +11,7 @@ Usage::
 
     python benchmarks/h200_predict.py [--jobs 2] [--l2-model drift]
 
-``--l2-model drift`` uses :data:`~autotile.measure._l2sim.DRIFT` (two L2
+``--l2-model drift`` uses :data:`~autotile.measure.gpu._l2sim.DRIFT` (two L2
 partitions, stagger 0.5) instead of the lockstep default and writes
 ``benchmarks/data/h200_matmul_model_drift.csv`` (60 MiB only).
 """
@@ -38,7 +38,7 @@ METRICS = ("time_s", "tflops", "hbm_bytes", "hbm_read_bytes", "l2_hit_rate", "co
 
 def _chunk(rows: list[dict[str, Any]], l2_model: str = "lockstep") -> list[dict[str, Any]]:
     from autotile.measure import H200, KernelModelMeasurer
-    from autotile.measure._l2sim import DRIFT, LOCKSTEP
+    from autotile.measure.gpu._l2sim import DRIFT, LOCKSTEP
 
     model = {"lockstep": LOCKSTEP, "drift": DRIFT}[l2_model]
     # DRIFT's partitions split the device-reported 60 MiB

@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from autotile.errors import MeasureError
+from autotile.measure._ground_truth import GroundTruth
 from autotile.measure._replay import ReplayMeasurer
-from autotile.measure._sweep import GroundTruth
 
 __all__ = ["RecordedSpace", "load_kernel_tuner", "FAILED_TIME_MS"]
 

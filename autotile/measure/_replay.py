@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from autotile.errors import InvalidConfigError
+from autotile.measure._ground_truth import GroundTruth
 from autotile.measure._result import Measurer, MeasureResult
-from autotile.measure._sweep import GroundTruth
 
 __all__ = ["ReplayMeasurer", "gemm_ground_truth", "SHIPPED_TABLES"]
 

@@ -14,9 +14,9 @@ on disk (:class:`DiskCache`). Beyond Triton, ``space=`` + ``searcher=`` +
 from __future__ import annotations
 
 from autotile.tuner._autotuner import PRINT_ENV, Autotuner
-from autotile.tuner._cache import CACHE_DIR_ENV, DiskCache, default_cache_dir
 from autotile.tuner._config import LAUNCH_KNOBS, Config
 from autotile.tuner._decorator import autotune
+from autotile.tuner._disk_cache import CACHE_DIR_ENV, DiskCache, default_cache_dir
 from autotile.tuner._library import MODEL_KERNELS, KernelModelScorer, library_small_args
 from autotile.tuner._record import RECORD_STATUSES, TuningRecord
 

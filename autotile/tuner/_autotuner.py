@@ -19,15 +19,15 @@ from autotile.lang._semantic import check_grid
 from autotile.measure import H100_SXM, HardwareProfile
 from autotile.measure._fingerprint import canonical, jsonable
 from autotile.space import Space
-from autotile.tuner._cache import (
+from autotile.tuner._check import arrays_of, call_small_args, n_elems
+from autotile.tuner._config import Config
+from autotile.tuner._disk_cache import (
     DiskCache,
     default_cache_dir,
     digest,
     scorer_hash,
     source_hash,
 )
-from autotile.tuner._check import arrays_of, call_small_args, n_elems
-from autotile.tuner._config import Config
 from autotile.tuner._evaluate import CandidateMeasurer, Evaluator, Scorer
 from autotile.tuner._library import KernelModelScorer, library_kernel_name, library_small_args
 from autotile.tuner._record import TuningRecord

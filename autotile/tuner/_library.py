@@ -16,9 +16,9 @@ from autotile.kernels import (
     matmul_persistent_kernel,
     softmax_kernel,
 )
+from autotile.kernels._spaces import PADDING_CONSTRAINTS
 from autotile.measure import H100_SXM, HardwareProfile, KernelModelMeasurer, MeasureResult
 from autotile.measure._fingerprint import canonical, jsonable
-from autotile.measure._kernel_spaces import PADDING_CONSTRAINTS
 from autotile.space import Space
 from autotile.space._knob import format_value
 from autotile.tuner._config import Config
@@ -109,7 +109,7 @@ class KernelModelScorer:
 
     A block larger than the padded problem (``BLOCK_M > max(16,
     next_power_of_2(M))``, e.g. ``BLOCK_M=64`` at ``M=1``; see
-    :data:`~autotile.measure._kernel_spaces.PADDING_CONSTRAINTS`) is scored,
+    :data:`~autotile.kernels._spaces.PADDING_CONSTRAINTS`) is scored,
     not skipped: as in Triton, the kernel masks the rows and columns past
     the problem, so the config launches and computes the right result. The
     model charges it the whole padded tile (its flops and its bytes). The

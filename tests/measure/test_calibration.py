@@ -12,7 +12,7 @@ import pytest
 
 from autotile.errors import MeasureError
 from autotile.measure import H200, GpuModelParams, KernelModelMeasurer, matmul_space
-from autotile.measure._calibrate import (
+from autotile.measure.gpu._calibrate import (
     DEFAULT_FIT,
     PIPELINE_FIT,
     PIPELINE_STARTS,

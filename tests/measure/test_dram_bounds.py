@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autotile.measure._calibrate import traffic_accuracy
+from autotile.measure.gpu._calibrate import traffic_accuracy
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "h200_dram_bounds.py"
 

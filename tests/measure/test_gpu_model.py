@@ -3,7 +3,8 @@ import dataclasses
 import pytest
 
 from autotile.errors import MeasureError
-from autotile.measure._gpu_model import (
+from autotile.measure.gpu._hardware import H100_SXM
+from autotile.measure.gpu._time_model import (
     GpuModelParams,
     estimate_time,
     matmul_efficiency,
@@ -13,7 +14,6 @@ from autotile.measure._gpu_model import (
     matmul_smem_step_bytes,
     occupancy,
 )
-from autotile.measure._hardware import H100_SXM
 
 P = GpuModelParams()
 

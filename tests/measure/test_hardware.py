@@ -3,7 +3,7 @@ import dataclasses
 import pytest
 
 from autotile.errors import MeasureError
-from autotile.measure._hardware import H100_SXM, H200, HARDWARE, HardwareProfile
+from autotile.measure.gpu._hardware import H100_SXM, H200, HARDWARE, HardwareProfile
 
 
 def test_h100_constants_and_seed_tile_count():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from autotile.measure._kernel_measurer import (
+from autotile.measure.gpu._model_measurer import (
     _PROBE_BLOCK,
     _matmul_probe,
     _probe_schedule,

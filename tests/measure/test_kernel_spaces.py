@@ -2,18 +2,18 @@ import pytest
 
 from autotile.errors import InvalidConfigError
 from autotile.kernels import io_flash, onchip_flash_bytes
-from autotile.measure._kernel_measurer import (
+from autotile.kernels._spaces import (
+    flash_attention_space,
+    matmul_space,
+    persistent_matmul_space,
+    softmax_space,
+)
+from autotile.measure.gpu._model_measurer import (
     KERNEL_MODEL_METRICS,
     KernelModelMeasurer,
     flash_attention_objectives,
     flash_attention_pareto,
     flash_attention_study,
-)
-from autotile.measure._kernel_spaces import (
-    flash_attention_space,
-    matmul_space,
-    persistent_matmul_space,
-    softmax_space,
 )
 
 MIB = 2**20

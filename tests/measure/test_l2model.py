@@ -12,14 +12,13 @@ import pytest
 
 from autotile.errors import MeasureError
 from autotile.measure import H200, KernelModelMeasurer
-from autotile.measure._calibrate import (
+from autotile.measure.gpu._calibrate import (
     l2_stagger_holdout,
     ncu_observations_from_csv,
     predict_read_bytes,
     traffic_accuracy,
 )
-from autotile.measure._kernel_measurer import matmul_tile_schedule
-from autotile.measure._l2sim import (
+from autotile.measure.gpu._l2sim import (
     DRIFT,
     LOCKSTEP,
     L2Model,
@@ -28,6 +27,7 @@ from autotile.measure._l2sim import (
     _stagger_starts,
     simulate_l2,
 )
+from autotile.measure.gpu._model_measurer import matmul_tile_schedule
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 STATS = ("hbm_read_bytes", "hbm_write_bytes", "compulsory_read_bytes", "n_reads",

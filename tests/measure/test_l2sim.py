@@ -6,14 +6,14 @@ import pytest
 import autotile.kernels as K
 import autotile.lang as tl
 from autotile.errors import MeasureError
-from autotile.measure._hardware import H100_SXM
-from autotile.measure._kernel_measurer import matmul_tile_schedule
-from autotile.measure._l2sim import (
+from autotile.measure.gpu._hardware import H100_SXM
+from autotile.measure.gpu._l2sim import (
     BufferTiling,
     lockstep_stream_from_trace,
     simulate_l2,
     simulate_l2_stream,
 )
+from autotile.measure.gpu._model_measurer import matmul_tile_schedule
 
 GB = 1e9
 

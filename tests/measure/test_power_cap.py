@@ -14,7 +14,7 @@ from scipy.stats import spearmanr
 
 from autotile.errors import MeasureError
 from autotile.measure import H100_SXM, H200, GpuModelParams, KernelModelMeasurer
-from autotile.measure._gpu_model import estimate_time
+from autotile.measure.gpu._time_model import estimate_time
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
@@ -189,7 +189,7 @@ def test_shipped_h200_fit_ranks_the_tutorial_config_above_a_small_tile() -> None
 
 
 def test_smooth_max_spans_max_to_sum() -> None:
-    from autotile.measure._gpu_model import smooth_max
+    from autotile.measure.gpu._time_model import smooth_max
 
     assert smooth_max(3.0, 4.0, math.inf) == 4.0
     assert smooth_max(3.0, 4.0, 1.0) == pytest.approx(7.0)

@@ -13,7 +13,7 @@ from autotile.measure import (
     persistent_matmul_space,
     softmax_space,
 )
-from autotile.measure._triton_measurer import TritonMeasurer
+from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
 SHAPE = {"M": 64, "N": 64, "K": 64}
 

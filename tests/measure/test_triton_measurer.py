@@ -12,7 +12,7 @@ import pytest
 
 from autotile.errors import MeasureError
 from autotile.kernels import add_kernel, attn_fwd_kernel, matmul_kernel, softmax_kernel
-from autotile.measure._triton_measurer import (
+from autotile.measure.gpu._triton_measurer import (
     TRITON_HEADER,
     TRITON_KERNELS,
     TRITON_METRICS,
@@ -33,8 +33,8 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 def test_import_autotile_measure_imports_neither_triton_nor_torch() -> None:
     p = _run("""
         import json, sys
-        import autotile, autotile.measure, autotile.measure._triton_measurer
-        import autotile.measure._calibrate
+        import autotile, autotile.measure, autotile.measure.gpu._triton_measurer
+        import autotile.measure.gpu._calibrate
         print(json.dumps({m: m in sys.modules for m in ("triton", "torch")}))
     """)
     assert p.returncode == 0, p.stderr
@@ -47,7 +47,7 @@ def test_constructing_without_triton_raises_clear_error() -> None:
         import sys
         sys.modules["triton"] = None
         from autotile.errors import MeasureError
-        from autotile.measure._triton_measurer import TritonMeasurer
+        from autotile.measure.gpu._triton_measurer import TritonMeasurer
         try:
             TritonMeasurer("matmul", {"M": 64, "N": 64, "K": 64})
         except MeasureError as e:

@@ -21,7 +21,7 @@ from autotile.measure import (
     ScheduleMeasurer,
 )
 from autotile.measure._fingerprint import jsonable
-from autotile.measure._sweep import GroundTruth, _numbers_settings
+from autotile.measure._ground_truth import GroundTruth, _numbers_settings
 from autotile.search import create_study, tune
 from autotile.space import gemm_space
 

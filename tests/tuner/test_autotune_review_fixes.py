@@ -20,7 +20,7 @@ from autotile.errors import MeasureError
 from autotile.kernels import matmul_kernel
 from autotile.measure import matmul_space
 from autotile.tuner import Config, autotune
-from autotile.tuner._cache import scorer_hash
+from autotile.tuner._disk_cache import scorer_hash
 from autotile.tuner._library import KernelModelScorer
 from tests.tuner._kernels import double_kernel, grid_1d
 

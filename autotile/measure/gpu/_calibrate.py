@@ -1,6 +1,6 @@
 """Calibrate the GPU time model's free parameters on measured matmul times.
 
-The traffic model's :class:`~autotile.measure._l2sim.L2Model` is fitted
+The traffic model's :class:`~autotile.measure.gpu._l2sim.L2Model` is fitted
 to ncu DRAM bytes by :func:`fit_l2_stagger` (one parameter, a grid search)
 and checked on held-out configs by :func:`l2_stagger_holdout`.
 
@@ -37,9 +37,9 @@ import numpy as np
 import numpy.typing as npt
 
 from autotile.errors import MeasureError
-from autotile.measure._gpu_model import GpuModelParams, matmul_smem_step_bytes, smooth_max
-from autotile.measure._hardware import HardwareProfile
-from autotile.measure._kernel_spaces import DTYPE_ITEMSIZE
+from autotile.kernels._spaces import DTYPE_ITEMSIZE
+from autotile.measure.gpu._hardware import HardwareProfile
+from autotile.measure.gpu._time_model import GpuModelParams, matmul_smem_step_bytes, smooth_max
 
 __all__ = [
     "MatmulObservations",
@@ -107,7 +107,7 @@ POWER_FIT = (*SMEM_FIT, "power_cap_s_per_byte")
 #: H200 energy probe measured, ``benchmarks/RESULTS.md``).
 POWER_STARTS = tuple({**st, "power_cap_s_per_byte": 5e-14} for st in SMEM_STARTS)
 
-#: The norm ``q`` of eq. 5c' (:func:`~autotile.measure._gpu_model.smooth_max`) that
+#: The norm ``q`` of eq. 5c' (:func:`~autotile.measure.gpu._time_model.smooth_max`) that
 #: the H200 calibration uses: of ``inf, 8, 4, 3, 2, 1.5, 1`` (:data:`POWER_FIT` refitted
 #: at each on the 70% split), 2 gives the lowest training cost
 #: (``benchmarks/h200_analyze.py --power-only``). Held fixed, not fitted: ``q`` and
@@ -224,11 +224,11 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     the SMs (eq. 5), the software-pipeline operand feed (eq. 5b,
     ``cdiv(K, BLOCK_K)`` steps of ``(BLOCK_M + BLOCK_N) * BLOCK_K * itemsize``
     bytes; off with the default parameters), the shared-memory port (eq. 5c,
-    :func:`~autotile.measure._gpu_model.matmul_smem_step_bytes` per step; off
+    :func:`~autotile.measure.gpu._time_model.matmul_smem_step_bytes` per step; off
     when ``smem_bytes_per_s_per_sm`` is ``inf``), HBM time (eq. 6, writes counted
     when ``params.count_writes``), overlap (eq. 7), total (eq. 8) and the
     power cap (eq. 9, off when ``power_cap_s_per_byte`` is 0); the port and the
-    compute time combine by :func:`~autotile.measure._gpu_model.smooth_max`
+    compute time combine by :func:`~autotile.measure.gpu._time_model.smooth_max`
     (eq. 5c', ``max`` with the default ``smem_overlap_norm = inf``).
 
     Parameters
@@ -642,7 +642,7 @@ def predict_read_bytes(obs: TrafficObservations, hardware: HardwareProfile,
     ndarray of shape (n_launches,)
         Bytes.
     """
-    from autotile.measure._kernel_measurer import KernelModelMeasurer
+    from autotile.measure.gpu._model_measurer import KernelModelMeasurer
 
     meas: dict[tuple[int, int, int], Any] = {}
     out = np.full(len(obs), np.nan)

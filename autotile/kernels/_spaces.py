@@ -16,14 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from autotile.errors import InvalidConfigError
-from autotile.kernels import (
-    FLASH_KNOBS,
-    MATMUL_KNOBS,
-    MATMUL_PERSISTENT_KNOBS,
-    SOFTMAX_FUSED_KNOBS,
-    KernelKnobs,
-)
-from autotile.measure._hardware import H100_SXM, HardwareProfile
+from autotile.kernels._flash_attention import FLASH_KNOBS
+from autotile.kernels._knobs import KernelKnobs
+from autotile.kernels._matmul import MATMUL_KNOBS
+from autotile.kernels._persistent_matmul import MATMUL_PERSISTENT_KNOBS
+from autotile.kernels._softmax import SOFTMAX_FUSED_KNOBS
 from autotile.space import Choice, Constraint, Knob, Space
 
 __all__ = [
@@ -35,6 +32,9 @@ __all__ = [
     "softmax_space",
     "flash_attention_space",
 ]
+
+#: SMs of the default GPU (H100 SXM5 / H200, GH100: NVIDIA H100 whitepaper, Table 3).
+_DEFAULT_N_SMS = 132
 
 #: Bytes per element of the dtypes the kernel spaces accept.
 DTYPE_ITEMSIZE: Mapping[str, int] = {"float16": 2, "bfloat16": 2, "float32": 4}
@@ -171,11 +171,20 @@ def matmul_space(M: int, N: int, K: int, dtype: str = "float16") -> Space:
 
 
 def persistent_matmul_space(M: int, N: int, K: int, dtype: str = "float16",
-                            hardware: HardwareProfile = H100_SXM) -> Space:
+                            hardware: Any = None) -> Space:
     """Space of the persistent matmul: :func:`matmul_space` plus ``NUM_SMS``.
 
     ``NUM_SMS`` (programs launched) takes ``n_sms * (1/2, 1, 2, 3, 4)`` of
     ``hardware``.
+
+    Parameters
+    ----------
+    M, N, K : int
+        Problem shape.
+    dtype : str, default="float16"
+    hardware : object with an ``n_sms`` attribute, optional
+        Usually a :class:`~autotile.measure.HardwareProfile`; default 132 SMs
+        (H100 SXM5 and H200, both GH100 dies).
 
     Returns
     -------
@@ -189,7 +198,7 @@ def persistent_matmul_space(M: int, N: int, K: int, dtype: str = "float16",
     shape = _check_shape(M=M, N=N, K=K)
     M, N, K = shape["M"], shape["N"], shape["K"]
     _check_dtype(dtype)
-    n = hardware.n_sms
+    n = _DEFAULT_N_SMS if hardware is None else int(hardware.n_sms)
     progs = tuple(sorted({max(1, n // 2), n, 2 * n, 3 * n, 4 * n}))
     return space_from_knobs(MATMUL_PERSISTENT_KNOBS, shape, extra={"NUM_SMS": progs},
                             name=f"matmul_persistent[{M}x{N}x{K},{dtype}]")

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from autotile.measure._gpu_model import GpuModelParams
-from autotile.measure._hardware import H200
+from autotile.measure.gpu._hardware import H200
+from autotile.measure.gpu._time_model import GpuModelParams
 
 __all__ = ["H200_MEASURED_L2", "H200_FITTED_PARAMS"]
 

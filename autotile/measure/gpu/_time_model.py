@@ -51,7 +51,7 @@ from typing import Any, Literal
 import numpy as np
 
 from autotile.errors import MeasureError
-from autotile.measure._hardware import HardwareProfile
+from autotile.measure.gpu._hardware import HardwareProfile
 
 __all__ = [
     "GpuModelParams",

@@ -7,10 +7,10 @@ from dataclasses import asdict
 from typing import Any
 
 from autotile.errors import InvalidConfigError
-from autotile.measure._cache import CacheConfig, MissBreakdown
-from autotile.measure._cpu import CpuCostModel
-from autotile.measure._nestsim import AffineNest, simulate_nest
 from autotile.measure._result import Measurer, MeasureResult
+from autotile.measure.cpu._cachesim import CacheConfig, MissBreakdown
+from autotile.measure.cpu._cost_model import CpuCostModel
+from autotile.measure.cpu._nestsim import AffineNest, simulate_nest
 
 __all__ = ["ScheduleMeasurer", "SCHEDULE_METRICS"]
 

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autotile.errors import MeasureError
-from autotile.measure._cache import CacheConfig, CacheStats, MissBreakdown, sa_touch
+from autotile.measure.cpu._cachesim import CacheConfig, CacheStats, MissBreakdown, sa_touch
 
 if TYPE_CHECKING:
     from autotile.te import LoopNest, PackedLayout

@@ -1,7 +1,7 @@
 """Score library-kernel configs with the GPU model instead of a GPU.
 
 :class:`KernelModelMeasurer` turns a config of a kernel space
-(:mod:`autotile.measure._kernel_spaces`) into a :class:`MeasureResult`:
+(:mod:`autotile.kernels._spaces`) into a :class:`MeasureResult`:
 occupancy and feasibility (:mod:`._gpu_model`), HBM traffic from the L2
 simulator fed by the kernel's own program order (:mod:`._l2sim`), and the
 time estimate. :func:`matmul_tile_schedule` derives that order from a probe
@@ -29,7 +29,25 @@ from autotile.kernels import (
     matmul_persistent_kernel,
     onchip_flash_bytes,
 )
-from autotile.measure._gpu_model import (
+from autotile.kernels._spaces import (
+    DTYPE_ITEMSIZE,
+    check_shape_mapping,
+    flash_attention_space,
+    matmul_space,
+    persistent_matmul_space,
+    softmax_space,
+)
+from autotile.measure._result import Measurer, MeasureResult
+from autotile.measure.gpu._hardware import H100_SXM, HardwareProfile
+from autotile.measure.gpu._l2sim import (
+    BufferTiling,
+    L2Model,
+    L2Stats,
+    TileSchedule,
+    schedule_from_trace,
+    simulate_l2,
+)
+from autotile.measure.gpu._time_model import (
     GpuModelParams,
     estimate_time,
     matmul_efficiency,
@@ -38,24 +56,6 @@ from autotile.measure._gpu_model import (
     matmul_smem_step_bytes,
     occupancy,
 )
-from autotile.measure._hardware import H100_SXM, HardwareProfile
-from autotile.measure._kernel_spaces import (
-    DTYPE_ITEMSIZE,
-    check_shape_mapping,
-    flash_attention_space,
-    matmul_space,
-    persistent_matmul_space,
-    softmax_space,
-)
-from autotile.measure._l2sim import (
-    BufferTiling,
-    L2Model,
-    L2Stats,
-    TileSchedule,
-    schedule_from_trace,
-    simulate_l2,
-)
-from autotile.measure._result import Measurer, MeasureResult
 from autotile.space import Space
 
 __all__ = [
@@ -226,8 +226,8 @@ class KernelModelMeasurer(Measurer):
         simulated on the prefix and extrapolated.
     l2_model : L2Model, optional
         Program progress and L2 partitions of the matmul traffic simulation
-        (default :data:`~autotile.measure._l2sim.LOCKSTEP`, the seed model;
-        :data:`~autotile.measure._l2sim.DRIFT` is fitted to H200 ncu bytes).
+        (default :data:`~autotile.measure.gpu._l2sim.LOCKSTEP`, the seed model;
+        :data:`~autotile.measure.gpu._l2sim.DRIFT` is fitted to H200 ncu bytes).
 
     Attributes
     ----------

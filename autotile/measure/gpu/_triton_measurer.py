@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from autotile.errors import MeasureError
-from autotile.measure._kernel_spaces import (
+from autotile.kernels._spaces import (
     DTYPE_ITEMSIZE,
     check_shape_mapping,
     flash_attention_space,
