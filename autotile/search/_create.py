@@ -21,6 +21,7 @@ from autotile.measure import Measurer
 from autotile.measure._fingerprint import differences, digest_of
 from autotile.search._factory import _ALIASES, SEARCHERS, encoding_for, make_searcher
 from autotile.search._optimize import optimize, quiet_optuna
+from autotile.search._params import MAX_CATEGORICAL_ORDERS, space_distributions
 from autotile.search._study import Study
 from autotile.search._study_args import (
     DEFAULT_STORAGE,
@@ -239,12 +240,39 @@ def create_study(
         if _check_same_measurer(study_name, old, ident, fingerprint):
             ost.set_user_attr("autotile:measurer", ident)
             ost.set_user_attr("autotile:measurer_fingerprint", fingerprint)
+        _check_same_distributions(ost, space, encoding_for(sampler))
     else:
         for k, v in {**meta, "autotile:searcher": str(label), "autotile:seed": seed,
                      "autotile:measurer": ident,
                      "autotile:measurer_fingerprint": fingerprint}.items():
             ost.set_user_attr(k, v)
+    if list(ost.metric_names or []) != [objective]:
+        with warnings.catch_warnings():  # experimental before Optuna 4.x
+            warnings.simplefilter("ignore")
+            ost.set_metric_names([objective])  # optuna-dashboard shows it, not "Objective 0"
     return Study(ost, space, measurer, objective, encoding_for(sampler))
+
+
+def _check_same_distributions(ost: optuna.Study, space: Space, encoding: Any) -> None:
+    """Refuse to resume a study whose stored parameters have another kind of distribution.
+
+    Optuna itself would fail on the first trial ("Cannot set different distribution
+    kind to the same parameter name"); a study written by an older autotile stored a
+    long permutation as categorical choices, which is now an integer rank.
+    """
+    trials = ost.get_trials(deepcopy=False)
+    if not trials:
+        return
+    want = space_distributions(space, encoding)
+    for t in trials[:1] + trials[-1:]:
+        for name, dist in t.distributions.items():
+            if name in want and type(dist) is not type(want[name]):
+                raise ValueError(
+                    f"study {ost.study_name!r} stores knob {name!r} as a "
+                    f"{type(dist).__name__}, this autotile suggests it as a "
+                    f"{type(want[name]).__name__} (a permutation with more than "
+                    f"{MAX_CATEGORICAL_ORDERS} orders is stored by its rank since autotile 0.1); "
+                    f"pass another study_name or storage")
 
 
 def tune(

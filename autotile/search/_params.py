@@ -22,11 +22,17 @@ __all__ = [
     "config_from_params",
     "trial_config_text",
     "CONFIG_ATTR",
+    "MAX_CATEGORICAL_ORDERS",
 ]
 
 Encoding = Literal["categorical", "index"]
 #: The ways a knob can be suggested (see :func:`suggest_config`).
 ENCODINGS: tuple[str, ...] = ("categorical", "index")
+#: A permutation with more orders than this is suggested by its rank, not as categorical
+#: choices: Optuna stores a categorical distribution, every choice, with every trial's
+#: parameter (15 KB per trial for the 720 loop orders of the GEMM space), which makes
+#: storages and optuna-dashboard slow on long studies.
+MAX_CATEGORICAL_ORDERS = 24
 
 _PLAIN = (bool, int, float, str, type(None))
 
@@ -57,7 +63,11 @@ def knob_distribution(knob: Knob, encoding: Encoding = "categorical") -> BaseDis
         other knob a :class:`~optuna.distributions.CategoricalDistribution` of
         its values (a permutation as its items joined by commas, e.g.
         ``"io,jo,ko,ii,ki,ji"``; a :class:`~autotile.space.Choice` holding
-        tuples as the values' text). ``"index"``: every knob is an
+        tuples as the values' text), except that a permutation with more than
+        :data:`MAX_CATEGORICAL_ORDERS` orders (five or more items) is an
+        ``IntDistribution(0, n! - 1)`` over its lexicographic rank, so that a
+        stored trial holds one number rather than all ``n!`` choices.
+        ``"index"``: every knob is an
         ``IntDistribution(0, len(knob) - 1)`` over the position of its value
         (an ``IntRange`` stays over its values); for samplers that only model
         numbers (CMA-ES, QMC).
@@ -76,7 +86,8 @@ def knob_distribution(knob: Knob, encoding: Encoding = "categorical") -> BaseDis
         raise ValueError(f"encoding must be one of {ENCODINGS}, got encoding={encoding!r}")
     if isinstance(knob, IntRange):
         return IntDistribution(knob.low, knob.high, step=knob.step)
-    if encoding == "index":
+    if encoding == "index" or (isinstance(knob, Permutation)
+                               and len(knob) > MAX_CATEGORICAL_ORDERS):
         return IntDistribution(0, len(knob) - 1)
     return CategoricalDistribution([_choice_param(knob, v) for v in knob.values])
 
