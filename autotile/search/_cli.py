@@ -10,19 +10,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from autotile.search._cli_sources import (
+    DEFAULT_GEMM_BUDGET,
+    Source,
+    UsageError,
+    gemm64,
+    kernel_tuner,
+    sweep_table,
+)
+
 __all__ = ["compare_main", "DEFAULT_GEMM_BUDGET", "DEFAULT_CLI_SEEDS", "DEFAULT_OUT"]
 
-#: Trials per run on the GEMM space when ``--budget`` is not given.
-DEFAULT_GEMM_BUDGET = 500
 #: Seeds per searcher when ``--seeds`` is not given.
 DEFAULT_CLI_SEEDS = 5
-#: Where the report goes when ``--out`` is not given.
+#: Where timestamped run folders go when ``--out`` is not given.
 DEFAULT_OUT = "autotile-results/compare"
 _PROG = "autotile compare"
-
-
-class _UsageError(Exception):
-    """Bad command-line input: printed as one line, exit code 2."""
+_UsageError = UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,18 +37,25 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=_PROG,
-        description="Run searchers for a budget x several seeds on a replayed space and "
-                    "write a convergence report (table, CSV, JSON, PNG, HTML).")
+        description="Run searchers for a budget x several seeds on a replayed table and "
+                    "write a convergence report (table, best configs, CSV, JSON, PNG, HTML). "
+                    "Every finished run is kept as an Optuna study (SQLite in the run folder "
+                    "by default, or --storage), so an interrupted comparison resumes when "
+                    "the same command is run again, and optuna-dashboard can open it.")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--space", default=None, choices=["gemm64"],
                      help="autotile's 246,960-config GEMM schedule space, replayed from its "
                           "shipped ground-truth table (default)")
-    src.add_argument("--kernel-tuner", metavar="PATH", default=None,
-                     help="a Kernel Tuner cache or T4 file (.json or .json.gz) to replay")
+    src.add_argument("--table", metavar="FILE", nargs="+", default=None,
+                     help="tables written by `autotile sweep` (any --n) to replay; one "
+                          "report each, plus a summary")
+    src.add_argument("--kernel-tuner", metavar="FILE", nargs="+", default=None,
+                     help="Kernel Tuner cache or T4 files (.json or .json.gz) to replay; one "
+                          "report each, plus a summary")
     p.add_argument("--objective", default=None,
-                   help="metric to compare on: misses or est_cycles (gemm64, default misses), "
-                        "any numeric field of a Kernel Tuner file (default its objective, "
-                        "usually time)")
+                   help="metric to compare on: misses or est_cycles (GEMM tables, default "
+                        "misses), any numeric field of a Kernel Tuner file (default its "
+                        "objective, usually time in ms)")
     p.add_argument("--direction", default=None, choices=["minimize", "maximize"],
                    help="whether smaller or larger objective values are better (default: "
                         "from the objective's name; throughputs such as GFLOP/s or GB/s "
@@ -52,52 +63,28 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--searchers", default="grid,random,model,evolutionary,tpe",
                    help="comma-separated searcher names (default: %(default)s)")
     p.add_argument("--budget", type=int, default=None,
-                   help=f"trials per run (default: {DEFAULT_GEMM_BUDGET} on gemm64, the "
+                   help=f"trials per run (default: {DEFAULT_GEMM_BUDGET} on GEMM tables, the "
                         "methodology budget on Kernel Tuner files)")
     p.add_argument("--seeds", type=int, default=DEFAULT_CLI_SEEDS,
                    help="seeds per searcher (default: %(default)s)")
     p.add_argument("--out", default=None,
-                   help="output folder, created if missing; its parent folder must exist "
-                        f"(default: {DEFAULT_OUT}, created with its parent)")
+                   help="the report's folder, created if missing (its parent folder must "
+                        "exist); a finished report there is kept unless --force is given. "
+                        f"Default: a new folder {DEFAULT_OUT}/<date-time>/ per run, "
+                        f"{DEFAULT_OUT}/latest pointing to the newest")
+    p.add_argument("--storage", default=None, metavar="URL",
+                   help="Optuna storage URL (or SQLite file path) that keeps every finished "
+                        "run as a study (default: sqlite:///<out>/studies.db); runs already "
+                        "there with the same settings are loaded, not run again")
+    p.add_argument("--force", action="store_true",
+                   help="replace the report (and its stored runs) in --out")
+    p.add_argument("--no-resume", action="store_true",
+                   help="start afresh even if an interrupted run with the same settings "
+                        "exists")
     p.add_argument("--n-jobs", type=int, default=-1,
                    help="parallel runs (joblib; default -1 = all cores)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
-
-
-def _gemm64(objective: str | None) -> tuple[Any, Any, str, int]:
-    """The GEMM space and a replay measurer over the shipped table."""
-    from autotile.measure import GroundTruth, ReplayMeasurer
-    from autotile.space import gemm_space
-
-    path = Path(__file__).resolve().parents[1] / "data" / "gemm64_truth.npz"
-    if not path.is_file():
-        raise _UsageError(f"the GEMM ground-truth table {path} is missing; reinstall autotile "
-                          "or pass --kernel-tuner PATH")
-    truth = GroundTruth.load(path)
-    space = gemm_space(64)
-    objective = objective or "misses"
-    if objective not in truth.metrics:
-        raise _UsageError(f"unknown objective {objective!r} for gemm64; choose from "
-                          f"{', '.join(truth.metrics)}")
-    return space, ReplayMeasurer(space, truth, objective), objective, DEFAULT_GEMM_BUDGET
-
-
-def _kernel_tuner(path: str, objective: str | None) -> tuple[Any, Any, str, int | None]:
-    from autotile.errors import MeasureError
-    from autotile.measure._kernel_tuner import load_kernel_tuner
-
-    try:
-        rec = load_kernel_tuner(path)
-    except FileNotFoundError:
-        raise _UsageError(f"no such file: {path}") from None
-    except MeasureError as exc:
-        raise _UsageError(str(exc)) from None
-    objective = objective or rec.objective
-    if objective not in rec.truth.metrics:
-        raise _UsageError(f"unknown objective {objective!r} for {path}; choose from "
-                          f"{', '.join(rec.truth.metrics)}")
-    return rec.space, rec.measurer(objective), objective, None
 
 
 def _check_searchers(names: list[str], known: Sequence[str]) -> None:
@@ -150,6 +137,58 @@ def _check_out(out: str, default: bool = False) -> None:
                           "writable folder")
 
 
+def _sources(args: argparse.Namespace) -> list[Source]:
+    if args.kernel_tuner:
+        return [kernel_tuner(f, args.objective) for f in args.kernel_tuner]
+    if args.table:
+        return [sweep_table(f, args.objective) for f in args.table]
+    return [gemm64(args.objective)]
+
+
+def _settings(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
+    """What makes a run the same run (compared to resume one)."""
+    files = args.kernel_tuner or args.table
+    sources = [str(Path(f).absolute()) for f in files] if files else ["gemm64"]
+    return {"sources": sources, "objective": args.objective, "direction": args.direction,
+            "searchers": names, "budget": args.budget, "seeds": args.seeds}
+
+
+def _check_args(args: argparse.Namespace, names: list[str]) -> None:
+    from autotile.search._compare_plan import _known_searchers
+
+    _check_searchers(names, _known_searchers())
+    if args.seeds < 1:
+        raise _UsageError(f"--seeds must be >= 1, got {args.seeds}")
+    if args.budget is not None and args.budget < 1:
+        raise _UsageError(f"--budget must be >= 1, got {args.budget}")
+    if args.n_jobs == 0:
+        raise _UsageError("--n-jobs must be a non-zero int (-1: all cores), got 0")
+    _check_out(args.out or DEFAULT_OUT, default=args.out is None)
+    for group in (args.kernel_tuner, args.table):
+        stems = [Path(f).name for f in group or []]
+        twice = sorted({n for n in stems if stems.count(n) > 1})
+        if twice:
+            raise _UsageError(f"each file must have its own name, got {twice[0]!r} twice "
+                              "(the name labels its report)")
+    if args.storage is not None:
+        from autotile.search._study_args import resolve_storage
+
+        try:
+            resolve_storage(args.storage)
+        except (TypeError, ValueError) as exc:
+            raise _UsageError(f"--storage: {exc}") from None
+
+
+def _count_stored(storage: str) -> int:
+    from autotile.search._compare_store import ATTR, open_storage
+
+    try:
+        studies = open_storage(storage).get_all_studies()
+    except Exception:  # noqa: BLE001 - only for the message
+        return 0
+    return sum(1 for s in studies if (s.user_attrs.get(ATTR) or {}).get("complete"))
+
+
 def compare_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``autotile compare``.
 
@@ -165,47 +204,78 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         0 on success; 2 on bad input (unknown, repeated or not installed
         searcher, unknown objective, missing or unreadable file,
         non-positive budget or seeds, ``--n-jobs 0``, an ``--out`` that is
-        a file, whose parent folder does not exist, or that cannot be
-        created), after printing a one-line
-        ``autotile compare: error: ...`` to stderr; 1 if the report cannot
-        be written.
+        a file, whose parent folder does not exist, that cannot be
+        created, or that holds a finished report without ``--force``),
+        after printing a one-line ``autotile compare: error: ...`` to
+        stderr; 1 if the report cannot be written; 130 when interrupted
+        (Ctrl-C), after saying how many runs are kept and how to resume.
 
     Examples
     --------
     ``autotile compare`` (gemm64, misses, five searchers), or
-    ``autotile compare --kernel-tuner pnpoly.json.gz --searchers random,tpe --seeds 10``.
+    ``autotile compare --kernel-tuner a.json.gz b.json.gz --searchers random,tpe --seeds 10``.
     """
-    from autotile.search._compare import _known_searchers, compare
+    from autotile.search._compare import plan_comparison, run_comparison
+    from autotile.search._run_folder import open_run_folder
 
     t0 = time.perf_counter()
+    raw = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = _parser().parse_args(argv)
+        args = _parser().parse_args(raw)
         names = [s.strip() for s in args.searchers.split(",") if s.strip()]
-        _check_searchers(names, _known_searchers())
-        if args.seeds < 1:
-            raise _UsageError(f"--seeds must be >= 1, got {args.seeds}")
-        if args.budget is not None and args.budget < 1:
-            raise _UsageError(f"--budget must be >= 1, got {args.budget}")
-        if args.n_jobs == 0:
-            raise _UsageError("--n-jobs must be a non-zero int (-1: all cores), got 0")
-        _check_out(args.out or DEFAULT_OUT, default=args.out is None)
-        args.out = args.out or DEFAULT_OUT
-        if args.kernel_tuner:
-            space, measurer, objective, budget = _kernel_tuner(args.kernel_tuner, args.objective)
-        else:
-            space, measurer, objective, budget = _gemm64(args.objective)
+        _check_args(args, names)
+        sources = _sources(args)
+        plans = [plan_comparison(src.space, src.measurer, names,
+                                 args.budget or src.budget, args.seeds, src.objective,
+                                 direction=args.direction, meta=src.meta) for src in sources]
+        try:
+            folder = open_run_folder(args.out, DEFAULT_OUT, _settings(args, names),
+                                     args.storage, ["autotile", "compare", *raw],
+                                     force=args.force, resume=not args.no_resume)
+        except ValueError as exc:
+            raise _UsageError(str(exc)) from None
     except _UsageError as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
         return 2
-    res = compare(space, measurer, names, budget=args.budget or budget, seeds=args.seeds,
-                  objective=objective, n_jobs=args.n_jobs, progress=not args.no_progress,
-                  direction=args.direction)
+    from autotile.search._compare import _workers
+
+    storage = folder.storage
+    print(f"run folder: {folder.path}" + (" (resuming an interrupted run)"
+                                          if folder.resumed else ""))
+    print(f"storage: {storage}  (inspect with: optuna-dashboard {storage})")
+    results = {}
     try:
-        paths = res.write(args.out)
+        for src, plan in zip(sources, plans):
+            print()
+            print("\n".join(plan.header(_workers(args.n_jobs, plan.n_runs))), flush=True)
+            res = run_comparison(plan, args.n_jobs, progress=not args.no_progress,
+                                 storage=storage, study_prefix=f"compare:{src.name}:"
+                                 f"{plan.objective}:{plan.direction}:budget{plan.budget}")
+            outdir = folder.path if len(sources) == 1 else folder.path / src.name
+            paths = res.write(outdir)
+            results[src.name] = res
+            print()
+            print(res.table())
+            print(f"\nreport: {paths['html']}")
+        if len(sources) > 1:
+            from autotile.search._overview import write_overview
+
+            paths = write_overview(results, folder.path)
+            print()
+            print(Path(paths["txt"]).read_text(encoding="utf-8").rstrip())
+            print(f"\nsummary: {paths['html']}")
+        folder.finish()
+    except KeyboardInterrupt:
+        n = _count_stored(storage)
+        print(f"\n{_PROG}: interrupted; {n} finished run{'s are' if n != 1 else ' is'} kept in "
+              f"{storage}. Run the same command again to resume.", file=sys.stderr)
+        return 130
     except OSError as exc:
-        print(f"{_PROG}: error: could not write the report to {args.out!r}: {exc}",
+        print(f"{_PROG}: error: could not write the report to {str(folder.path)!r}: {exc}",
               file=sys.stderr)
         return 1
-    print(res.table())
-    print(f"\nreport: {paths['html']}  ({time.perf_counter() - t0:.1f} s)")
+    except ValueError as exc:  # a stored run made with other settings
+        print(f"{_PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"({time.perf_counter() - t0:.1f} s)")
     return 0

@@ -1,27 +1,46 @@
 """``compare``: run searchers for a budget x several seeds and collect their convergence.
 
-Each (searcher, seed) pair is one in-memory study; the histories go into a
+:func:`plan_comparison` checks the arguments and works out the optimum, the
+budget and the expected time; :func:`run_comparison` runs the plan, one
+in-memory study per (searcher, seed) (:mod:`autotile.search._compare_run`),
+in parallel with joblib and with a per-trial progress bar, keeps each finished
+run in an Optuna storage when given one (:mod:`autotile.search._compare_store`,
+so an interrupted comparison resumes) and returns a
 :class:`~autotile.search.ComparisonResult` (:mod:`autotile.search._comparison`),
-scored with the methodology's maths (:mod:`autotile.search._methodology`),
-which are re-exported here.
+scored with the methodology's maths (:mod:`autotile.search._methodology`,
+re-exported here). :func:`compare` is the two in one call.
 """
 
 from __future__ import annotations
 
-import copy
 import math
-import numbers
-import re
+import signal
+import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+from optuna.storages import BaseStorage
 
-from autotile.measure import Measurer, MeasureResult
+from autotile.search._compare_plan import (
+    DEFAULT_SEARCHERS,
+    P_MEANING,
+    ComparisonPlan,
+    objective_direction,
+    plan_comparison,
+)
+from autotile.search._compare_run import Negated, ProgressFn, SearcherFn, run_one
+from autotile.search._compare_store import (
+    RunResult,
+    open_storage,
+    read_run,
+    run_study_name,
+    write_run,
+)
 from autotile.search._comparison import DIRECTIONS, TOLERANCES_PCT, ComparisonResult
 from autotile.search._methodology import (
-    FloatArray,
     expected_best_random,
     expected_trials_to_hit,
     methodology_budget,
@@ -29,17 +48,14 @@ from autotile.search._methodology import (
     random_trials_quantile,
     trials_to_target,
 )
-from autotile.search._study_args import (
-    check_count,
-    check_measurer_space,
-    check_n_jobs,
-    check_seeds,
-    short_repr,
-)
+from autotile.search._study_args import check_n_jobs
 
 __all__ = [
     "ComparisonResult",
+    "ComparisonPlan",
     "compare",
+    "plan_comparison",
+    "run_comparison",
     "objective_direction",
     "expected_best_random",
     "expected_trials_to_hit",
@@ -50,125 +66,266 @@ __all__ = [
     "DEFAULT_SEARCHERS",
     "TOLERANCES_PCT",
     "DIRECTIONS",
+    "P_MEANING",
 ]
 
-#: The searchers :func:`compare` runs by default.
-DEFAULT_SEARCHERS = ("grid", "random", "model", "evolutionary", "tpe")
-_KNOWN_SEARCHERS = ("grid", "random", "model", "evolutionary", "tpe", "cmaes", "gp", "nsga2",
-                    "qmc")
-
-#: A custom searcher: ``fn(space, measurer, budget, seed) -> objective value per trial``.
-SearcherFn = Callable[[Any, Any, int, int], Sequence[float]]
-
-#: Metric names that are throughputs (larger is better): ``GFLOP/s``, ``GB/s``,
-#: ``TFLOPS``, ``bytes_per_s``, ``throughput``, ``bandwidth``...
-_THROUGHPUT = re.compile(
-    r"(/\s*(s|sec|second)$)|([_ ]per[_ ](s|sec|second)$)"
-    r"|((^|[^a-z])[kmgtpe]?(flops|iops|bps)$)"
-    r"|((^|[_ ])(throughput|bandwidth|speedup|occupancy|efficiency|hit_rate|hits)($|[_ ]))",
-    re.IGNORECASE)
+# kept importable from here (tests and older code import it from _compare)
+_Negated = Negated
 
 
-def objective_direction(metric: str) -> str:
-    """The direction in which ``metric`` improves, from its name.
+def _workers(n_jobs: int, n_tasks: int) -> int:
+    import os
 
-    Throughputs are maximised: names ending in a per-second unit (``GFLOP/s``,
-    ``TFLOP/s``, ``GB/s``, ``items/sec``, ``bytes_per_s``), the units
-    ``FLOPS``, ``IOPS`` or ``bps`` with an optional SI prefix (``GFLOPS``,
-    ``Gbps``), and names with the word ``throughput``, ``bandwidth``,
-    ``speedup``, ``occupancy``, ``efficiency``, ``hit_rate`` or ``hits``.
-    Everything else (``time``, ``misses``, ``est_cycles``, ``energy``...) is
-    minimised. A leading ``-`` (a negated metric) flips the direction. Pass
-    ``direction=`` to :func:`compare` where the name misleads.
+    cores = os.cpu_count() or 1
+    n = n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+    return max(1, min(n, n_tasks))
+
+
+class _Bar:
+    """The per-trial bar: trials done over all runs, and each searcher's best so far."""
+
+    def __init__(self, plan: ComparisonPlan, enabled: bool) -> None:
+        from tqdm.auto import tqdm
+
+        self.plan = plan
+        self.done: dict[tuple[str, int], int] = {}
+        self.best: dict[str, float] = {}
+        self.lock = threading.Lock()
+        self.sign = -1.0 if plan.direction == "maximize" else 1.0
+        self.bar = tqdm(total=plan.budget * plan.n_runs, unit="trial", desc="compare",
+                        disable=not enabled, dynamic_ncols=True, smoothing=0.05)
+
+    def __call__(self, label: str, seed: int, n_done: int, best: float) -> None:
+        with self.lock:
+            old = self.done.get((label, seed), 0)
+            self.done[(label, seed)] = max(old, n_done)
+            if math.isfinite(best) and (label not in self.best
+                                        or self.sign * best < self.sign * self.best[label]):
+                self.best[label] = best
+            parts = [f"{k} {v:.6g}" for k, v in self.best.items()]
+            self.bar.set_postfix_str(f"best {self.plan.objective}: " + ", ".join(parts),
+                                     refresh=False)
+            self.bar.update(max(0, n_done - old))
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _drain(queue: Any, report: ProgressFn) -> None:
+    while True:
+        item = queue.get()
+        if item is None:
+            return
+        report(*item)
+
+
+# The plan, progress queue and keep_trials flag of a forked worker process, set by its
+# initializer (inherited through fork, not pickled: the plan holds the whole table).
+_WORKER: tuple[ComparisonPlan, Any, bool] | None = None
+
+
+def _init_worker(plan: ComparisonPlan, queue: Any, keep_trials: bool) -> None:
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _die_with_parent()
+    _WORKER = (plan, queue, keep_trials)
+
+
+def _die_with_parent() -> None:
+    """Linux: end this worker when the comparison is killed (``kill -9`` leaves no orphans)."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _run_task(task: tuple[str, str | SearcherFn, int]) -> RunResult:
+    from autotile.search._compare_run import _QueueReport
+
+    assert _WORKER is not None
+    plan, queue, keep_trials = _WORKER
+    label, fn, seed = task
+    return run_one(plan.space, plan.measurer, label, fn, seed, plan.budget, plan.direction,
+                   _QueueReport(queue), keep_trials)
+
+
+def _execute(plan: ComparisonPlan, tasks: list[tuple[str, str | SearcherFn, int]],
+             n_jobs: int, report: ProgressFn, keep_trials: bool) -> Iterator[RunResult]:
+    """Run ``tasks``, yielding each run when it ends (in the order they end).
+
+    Workers are forked where the platform can (they start at once, with
+    everything imported and the table shared); elsewhere joblib's loky
+    processes run them. Either way a queue carries each chunk's progress to
+    ``report``.
+    """
+    import multiprocessing as mp
+
+    args = (plan.space, plan.measurer)
+    if n_jobs == 1 or len(tasks) <= 1:
+        for label, fn, seed in tasks:
+            yield run_one(*args, label, fn, seed, plan.budget, plan.direction, report,
+                          keep_trials)
+        return
+    n_workers = _workers(n_jobs, len(tasks))
+    if "fork" in mp.get_all_start_methods():
+        ctx = mp.get_context("fork")
+        queue = ctx.Queue()
+        with ctx.Pool(n_workers, _init_worker, (plan, queue, keep_trials)) as pool:
+            drain = threading.Thread(target=_drain, args=(queue, report), daemon=True)
+            drain.start()
+            try:
+                yield from pool.imap_unordered(_run_task, tasks)
+            finally:
+                queue.put(None)
+                drain.join(timeout=5)
+        return
+    yield from _execute_loky(plan, tasks, n_jobs, report, keep_trials)
+
+
+def _execute_loky(plan: ComparisonPlan, tasks: list[tuple[str, str | SearcherFn, int]],
+                  n_jobs: int, report: ProgressFn, keep_trials: bool) -> Iterator[RunResult]:
+    """:func:`_execute` without fork: joblib's processes, progress through a manager queue."""
+    from multiprocessing.managers import SyncManager
+
+    from joblib import Parallel, delayed
+
+    from autotile.search._compare_run import _QueueReport
+
+    args = (plan.space, plan.measurer)
+    manager = SyncManager()
+    # Ctrl-C reaches the whole process group; the queue's server must outlive the workers
+    manager.start(signal.signal, (signal.SIGINT, signal.SIG_IGN))
+    try:
+        queue = manager.Queue()
+        drain = threading.Thread(target=_drain, args=(queue, report), daemon=True)
+        drain.start()
+        try:
+            jobs = (delayed(run_one)(*args, label, fn, seed, plan.budget, plan.direction,
+                                     _QueueReport(queue), keep_trials)
+                    for label, fn, seed in tasks)
+            yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
+        finally:
+            queue.put(None)
+            drain.join(timeout=5)
+    finally:
+        manager.shutdown()
+
+
+def run_comparison(
+    plan: ComparisonPlan,
+    n_jobs: int = 1,
+    progress: bool = True,
+    storage: str | BaseStorage | None = None,
+    study_prefix: str | None = None,
+) -> ComparisonResult:
+    """Run a :class:`ComparisonPlan`: every (searcher, seed) study, then the statistics.
 
     Parameters
     ----------
-    metric : str
-        The objective's name.
+    plan : ComparisonPlan
+        From :func:`plan_comparison`.
+    n_jobs : int, default=1
+        joblib workers over runs (``-1``: all cores).
+    progress : bool, default=True
+        Show a bar over trials, with each searcher's best value so far.
+    storage : str, path-like or optuna.storages.BaseStorage, optional
+        Keep each finished run as an Optuna study here (see :func:`compare`).
+    study_prefix : str, optional
+        Prefix of the stored studies' names; default
+        ``"compare:<space>:<objective>:<direction>:budget<budget>"``.
 
     Returns
     -------
-    {"minimize", "maximize"}
+    ComparisonResult
+        The runs, in the plan's order.
 
-    Examples
-    --------
-    >>> objective_direction("GFLOP/s"), objective_direction("time")
-    ('maximize', 'minimize')
+    Raises
+    ------
+    ValueError
+        If ``n_jobs`` is 0, or the storage holds a run of the same name made
+        with other settings.
+    KeyboardInterrupt
+        Passed on after the runs that ended were stored.
     """
-    name = str(metric).strip()
-    if name.startswith("-"):
-        return "minimize" if objective_direction(name[1:]) == "maximize" else "maximize"
-    return "maximize" if _THROUGHPUT.search(name) else "minimize"
-
-
-class _Negated(Measurer):
-    """``measurer`` with the extra metric ``-<objective>``, minimised instead of ``objective``.
-
-    Studies always minimise; a maximised objective is searched as its negation.
-    """
-
-    def __init__(self, measurer: Any) -> None:
-        self.inner = measurer
-        self.source = str(measurer.objective)
-        self.objective = f"-{self.source}"
-        self.metrics = (*tuple(getattr(measurer, "metrics", ()) or ()), self.objective)
-        if hasattr(measurer, "space"):
-            self.space = measurer.space
-
-    def config_text(self, config: Any) -> str:
-        return str(self.inner.config_text(config))
-
-    def _measure(self, config: Any) -> MeasureResult:
-        res: MeasureResult = self.inner.measure(config)
-        if res.status != "ok" or self.source not in res.metrics:
-            return res
-        metrics = {**res.metrics, self.objective: -float(res.metrics[self.source])}
-        return MeasureResult(res.config, res.status, metrics, res.wall_time_s, res.error)
-
-
-def _known_searchers() -> tuple[str, ...]:
-    import autotile.search as search
-
-    for attr in ("SEARCHERS", "SEARCHER_NAMES"):
-        names = getattr(search, attr, None)
-        if names:
-            return tuple(names)
-    return _KNOWN_SEARCHERS
-
-
-def _run_one(space: Any, measurer: Any, label: str, searcher: str | SearcherFn, seed: int,
-             budget: int, direction: str = "minimize") -> tuple[str, int, FloatArray, float]:
-    """Run one searcher for one seed; return its objective per trial.
-
-    Failed trials (NaN) and missing ones are the worst infinity: ``inf`` when
-    minimising, ``-inf`` when maximising.
-    """
-    import logging
-
+    n_jobs = check_n_jobs(n_jobs)
     t0 = time.perf_counter()
-    optuna_logger = logging.getLogger("optuna")
-    level = optuna_logger.level
-    optuna_logger.setLevel(logging.WARNING)
-    values: Sequence[float] | FloatArray
-    try:
-        if callable(searcher):
-            values = searcher(space, measurer, budget, seed)
-        else:
-            from autotile.search import create_study
+    budget = plan.budget
+    fingerprint = None
+    if hasattr(plan.measurer, "fingerprint"):
+        try:
+            fingerprint = plan.measurer.fingerprint()
+        except TypeError:
+            fingerprint = None
+    settings = {"space": str(plan.meta.get("space")), "space_size": int(len(plan.space)),
+                "objective": plan.objective, "direction": plan.direction, "budget": budget,
+                "measurer": type(plan.measurer).__name__, "fingerprint": fingerprint}
+    prefix = study_prefix or (f"compare:{settings['space']}:{plan.objective}:"
+                              f"{plan.direction}:budget{budget}")
+    store = None if storage is None else open_storage(storage)
+    row_of = {s: r for r, s in enumerate(plan.seeds)}
+    worst = -math.inf if plan.direction == "maximize" else math.inf
+    hist = {label: np.full((len(plan.seeds), budget), worst) for label in plan.labels}
+    times = {label: np.full(len(plan.seeds), math.nan) for label in plan.labels}
+    configs: dict[str, list[str | None]] = {label: [None] * len(plan.seeds)
+                                            for label in plan.labels}
+    bar = _Bar(plan, progress)
 
-            maximize = direction == "maximize"
-            run = _Negated(measurer) if maximize else measurer
-            study = create_study(space, run, searcher=searcher, seed=seed,
-                                 objective=run.objective, storage=":memory:")
-            study.optimize(budget, progress=False)
-            values = -study.history() if maximize else study.history()
+    def keep(r: RunResult) -> None:
+        hist[r.label][row_of[r.seed]] = r.history
+        times[r.label][row_of[r.seed]] = r.run_time_s
+        configs[r.label][row_of[r.seed]] = r.best_config
+
+    tasks = []
+    n_stored = 0
+    for label, fn in plan.items:
+        for seed in plan.seeds:
+            old = None
+            if store is not None and isinstance(fn, str):
+                old = read_run(store, run_study_name(prefix, label, seed), settings, budget,
+                               plan.direction)
+            if old is None:
+                tasks.append((label, fn, seed))
+                continue
+            keep(old._replace(label=label, seed=seed))
+            n_stored += 1
+            finite = old.history[np.isfinite(old.history)]
+            best = (float(finite.max() if plan.direction == "maximize" else finite.min())
+                    if finite.shape[0] else worst)
+            bar(label, seed, budget, best)
+    # the longest runs first: fewer idle workers at the end
+    tasks.sort(key=lambda t: -(plan.run_seconds(t[0]) if not math.isnan(
+        plan.run_seconds(t[0])) else 0.0))
+    n_workers = _workers(n_jobs, len(tasks))
+    try:
+        for r in _execute(plan, tasks, n_jobs if n_workers > 1 else 1, bar,
+                          keep_trials=store is not None):
+            if store is not None and r.trials is not None:
+                write_run(store, run_study_name(prefix, r.label, r.seed), r, plan.objective,
+                          plan.direction, settings)
+            bar(r.label, r.seed, budget, float(r.history.max() if plan.direction == "maximize"
+                                               else r.history.min()))
+            keep(r._replace(trials=None))
     finally:
-        optuna_logger.setLevel(level)
-    worst = -np.inf if direction == "maximize" else np.inf
-    h = np.full(budget, worst)
-    v = np.asarray(values, dtype=np.float64)[:budget]
-    h[: v.shape[0]] = np.where(np.isnan(v), worst, v)
-    return label, seed, h, time.perf_counter() - t0
+        bar.close()
+    meta = dict(plan.meta)
+    meta.update(n_jobs=n_jobs, n_workers=n_workers, n_stored=n_stored,
+                wall_time_s=time.perf_counter() - t0,
+                storage=None if storage is None else _storage_text(storage))
+    meta["total_wall_time_s"] = meta["wall_time_s"]
+    return ComparisonResult(hist, plan.seeds, budget, plan.objective, plan.optimum,
+                            plan.values, times, meta, plan.direction, configs)
+
+
+def _storage_text(storage: Any) -> str:
+    if isinstance(storage, str):
+        return storage
+    url = getattr(storage, "url", None) or getattr(getattr(storage, "_backend", None), "url",
+                                                   None)
+    return str(url) if url else type(storage).__name__
 
 
 def compare(
@@ -182,14 +339,19 @@ def compare(
     n_jobs: int = 1,
     progress: bool = True,
     direction: str | None = None,
+    storage: str | BaseStorage | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> ComparisonResult:
     """Run each searcher for ``budget`` trials and several seeds, and collect the curves.
 
-    Every (searcher, seed) pair is one study with in-memory storage; pairs
-    run in parallel with joblib. Against a replay measurer (a ground-truth
-    table: autotile's GEMM space, or a Kernel Tuner cache) each trial is a
-    lookup, so comparisons take seconds and each curve is scored against the
-    true optimum and the calculated random-search expectation.
+    Every (searcher, seed) pair is one study, run in memory; pairs run in
+    parallel with joblib. Against a replay measurer (a ground-truth table:
+    autotile's GEMM space, a ``sweep`` table, or a Kernel Tuner cache) each
+    trial is a lookup, so comparisons take seconds to minutes and each curve
+    is scored against the true optimum and the calculated random-search
+    expectation. With ``progress``, the space, objective, optimum, budget,
+    seeds and expected time are printed to stderr before the first trial,
+    then a bar counts trials and shows each searcher's best so far.
 
     Parameters
     ----------
@@ -224,18 +386,34 @@ def compare(
         joblib workers over (searcher, seed) pairs, a non-zero int (``-1``:
         all cores).
     progress : bool, default=True
-        Show a tqdm bar over runs.
+        Print the plan and show a bar over trials (stderr).
     direction : {"minimize", "maximize"}, optional
         Whether smaller or larger values of ``objective`` are better; default
         :func:`objective_direction` of its name (throughputs such as
         ``GFLOP/s`` or ``GB/s`` are maximised, times and counts minimised).
         A maximised objective is searched as its negation (studies
         minimise), and the result reports it in its own units.
+    storage : str, path-like or optuna.storages.BaseStorage, optional
+        Keep every finished run of a named searcher as an Optuna study, named
+        ``compare:<space>:<objective>:<direction>:budget<budget>:<searcher>:seed<seed>``,
+        with the objective in its own direction, units and name (so
+        optuna-dashboard shows it), every trial's config, status and metrics
+        as user attributes, and the run's settings in the study's
+        ``"autotile:compare"`` attribute. Runs already stored with the same
+        settings are loaded instead of run again: an interrupted comparison
+        resumes where it stopped, and its result is the one an uninterrupted
+        comparison gives (runs are seeded). A URL, an SQLite file path or a
+        storage object, as for :func:`~autotile.search.create_study`;
+        default: in memory only.
+    meta : dict, optional
+        Labels for the report: ``space`` (default the space's name),
+        ``unit`` of the objective, ``source`` and ``device`` of a recorded
+        table.
 
     Returns
     -------
     ComparisonResult
-        Histories, statistics and report writers.
+        Histories, best configs, statistics and report writers.
 
     Raises
     ------
@@ -247,8 +425,9 @@ def compare(
         sequence of distinct seeds in ``[0, 2**32)``, ``n_jobs`` is 0 or not
         an int, ``optimum`` is not finite or is better than the table's
         best value, ``direction`` is not ``"minimize"`` or ``"maximize"``,
-        or ``budget``/``optimum`` are missing and cannot be taken from a
-        table.
+        ``budget``/``optimum`` are missing and cannot be taken from a
+        table, or ``storage`` holds a run of the same name made with other
+        settings.
 
     References
     ----------
@@ -262,111 +441,10 @@ def compare(
     >>> res = compare(rec.space, rec.measurer(), ["random", "tpe"], seeds=5)
     >>> print(res.table())
     """
-    from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
-
-    t_start = time.perf_counter()
-    # arguments: the same rules (and helpers) as tune()
-    if budget is not None:
-        budget = check_count("budget", budget)
-    seed_list = check_seeds(seeds)
     n_jobs = check_n_jobs(n_jobs)
-    if optimum is not None and (not isinstance(optimum, numbers.Real) or isinstance(
-            optimum, bool) or not math.isfinite(optimum)):
-        raise ValueError(f"optimum must be a finite number or None, got "
-                         f"optimum={short_repr(optimum)}")
-    check_measurer_space(space, measurer)
-    # searchers
-    known = _known_searchers()
-    if isinstance(searchers, str) or (
-            isinstance(searchers, tuple) and len(searchers) == 2
-            and isinstance(searchers[0], str) and callable(searchers[1])):
-        searchers = [searchers]  # one name, or one (label, fn) pair
-    items: list[tuple[str, str | SearcherFn]] = []
-    for s in searchers:
-        if isinstance(s, str):
-            if s not in known:
-                raise ValueError(f"unknown searcher {s!r}; choose from {', '.join(known)}")
-            items.append((s, s))
-        elif isinstance(s, tuple) and len(s) == 2:
-            label, fn = s
-            if not callable(fn):
-                raise ValueError(f"searcher {label!r} must be a name or (label, callable), "
-                                 f"got {fn!r}")
-            items.append((str(label), fn))
-        else:
-            raise ValueError(f"each searcher must be a name or a (label, callable) pair, got "
-                             f"{short_repr(s)}")
-    labels = [label for label, _ in items]
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"searcher labels must be distinct, got {labels}")
-    if not items:
-        raise ValueError("compare needs at least one searcher")
-    # objective and table
-    metrics = tuple(getattr(measurer, "metrics", ()) or ())
-    objective = objective or getattr(measurer, "objective", None)
-    if not objective:
-        raise ValueError("pass objective=: the measurer has no default objective")
-    if metrics and objective not in metrics:
-        raise ValueError(f"objective must be one of {list(metrics)}, got objective={objective!r}")
-    if direction is None:
-        direction = objective_direction(objective)
-    elif direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS} (or None: from the "
-                         f"objective's name), got direction={short_repr(direction)}")
-    sign = -1.0 if direction == "maximize" else 1.0
-    if objective != getattr(measurer, "objective", None):
-        measurer = copy.copy(measurer)
-        measurer.objective = objective
-    truth = getattr(measurer, "truth", None)
-    values: FloatArray | None = None
-    n_configs = None
-    if truth is not None:
-        col = np.asarray(truth.column(objective), dtype=np.float64)
-        ok = (np.asarray(truth.status) == 0) & np.isfinite(col)
-        values = sign * np.sort(sign * col[ok])  # best first
-        n_configs = int(col.shape[0])
-    if optimum is None:
-        if values is None or values.shape[0] == 0:
-            raise ValueError("pass optimum=: the measurer has no ground-truth table")
-        optimum = float(values[0])
-    elif values is not None and values.shape[0] and sign * float(optimum) < sign * values[0]:
-        side, rel = ("above", ">") if direction == "maximize" else ("below", "<")
-        raise ValueError(
-            f"optimum must not be {side} the table's best {objective} ({direction}d; no "
-            f"config reaches it, so every score would be meaningless), got "
-            f"optimum={optimum!r} {rel} {float(values[0])!r}")
-    if budget is None:
-        if values is None:
-            raise ValueError("pass budget=: the measurer has no ground-truth table")
-        budget = check_count("budget",
-                             methodology_budget(sign * values, n_configs=n_configs))
-    # run
-    tasks = [(label, fn, seed) for label, fn in items for seed in seed_list]
-    hist = {label: np.full((len(seed_list), budget), sign * np.inf) for label in labels}
-    wall = {label: 0.0 for label in labels}
-    row_of = {s: r for r, s in enumerate(seed_list)}
-    bar = tqdm(total=len(tasks), unit="run", desc="compare", disable=not progress)
-    jobs = (delayed(_run_one)(space, measurer, label, fn, seed, budget, direction)
-            for label, fn, seed in tasks)
-    if n_jobs == 1:
-        results: Any = (_run_one(space, measurer, label, fn, seed, budget, direction)
-                        for label, fn, seed in tasks)
-    else:
-        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
-    for label, seed, h, dt in results:
-        hist[label][row_of[seed]] = h
-        wall[label] += dt
-        bar.update(1)
-        bar.set_postfix_str(label)
-    bar.close()
-    meta: dict[str, Any] = {
-        "space": getattr(space, "name", None) or repr(space),
-        "space_size": len(space),
-        "n_configs": n_configs,
-        "measurer": type(measurer).__name__,
-        "n_jobs": n_jobs,
-        "total_wall_time_s": time.perf_counter() - t_start,
-    }
-    return ComparisonResult(hist, seed_list, budget, objective, float(optimum), values, wall,
-                            meta, direction)
+    plan = plan_comparison(space, measurer, searchers, budget, seeds, objective, optimum,
+                           direction, meta)
+    if progress:
+        n_workers = _workers(n_jobs, plan.n_runs)
+        print("\n".join(plan.header(n_workers)), file=sys.stderr, flush=True)
+    return run_comparison(plan, n_jobs, progress, storage)

@@ -68,16 +68,26 @@ class ComparisonResult:
         The objective of every valid config (the replay table), sorted best
         first (ascending when minimising, descending when maximising); needed
         for the random expectation and the score.
-    wall_time_s : dict of str to float
-        Seconds spent per searcher, summed over seeds.
+    run_time_s : dict of str to ndarray of shape (n_seeds,)
+        Seconds each run took in its worker (runs of one comparison run in
+        parallel, so these add up to more than the comparison's wall time,
+        ``meta["wall_time_s"]``).
     meta : dict
-        Space, measurer and run settings, for the report.
+        Space, measurer and run settings, for the report: ``space`` (a
+        label), ``space_size``, ``unit`` (of the objective, e.g. ``"ms"``),
+        ``source`` and ``device`` (of a recorded table), ``wall_time_s``
+        (the whole comparison, measured), ``n_workers``, ``n_stored`` (runs
+        loaded from the storage instead of run) and ``storage``.
     direction : {"minimize", "maximize"}, default="minimize"
         Whether smaller (times, misses) or larger (throughputs such as
         ``GFLOP/s``) objective values are better. Every statistic is computed
         on ``sign * value`` (``sign = -1`` when maximising), which turns a
         maximisation into the minimisation the methodology is written for,
         and reported back in the objective's own units.
+    best_configs : dict of str to list of (str or None)
+        Per searcher and seed, the config of the run's best trial (its stable
+        text); ``None`` where no trial was valid or the searcher is a custom
+        function.
     """
 
     histories: dict[str, FloatArray]
@@ -86,9 +96,10 @@ class ComparisonResult:
     objective: str
     optimum: float
     values: FloatArray | None = None
-    wall_time_s: dict[str, float] = field(default_factory=dict)
+    run_time_s: dict[str, FloatArray] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     direction: str = "minimize"
+    best_configs: dict[str, list[str | None]] = field(default_factory=dict)
     _random: FloatArray | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -166,14 +177,23 @@ class ComparisonResult:
         ``(f(t) - f_random(t)) / (f_opt - f_random(t))`` in the objective's
         units: 1 is still optimal and 0 as good as random search.
         """
+        p = self.score_runs(name)
+        if p is None:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
+            return np.asarray(np.nanmean(p, axis=0))
+
+    def score_runs(self, name: str) -> FloatArray | None:
+        """``P(t)`` of each seed's run, shape (n_seeds, budget); ``None`` without ``values``.
+
+        NaN where P is undefined (random search is optimal there).
+        """
         rc = self.random_curve()
         if rc is None:
             return None
         s = self.sign
-        p = methodology_score(s * self._filled(name), s * rc, s * self.optimum)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
-            return np.asarray(np.nanmean(p, axis=0))
+        return methodology_score(s * self._filled(name), s * rc, s * self.optimum)
 
     def score(self, name: str, t_max: int | None = None) -> float:
         """Mean of :meth:`score_curve` over t = 1..``t_max`` (default the budget).
@@ -221,6 +241,52 @@ class ComparisonResult:
         n = int(self.values.shape[0])
         return float(random_trials_quantile(n, k)) if median else expected_trials_to_hit(n, k)
 
+    def best(self, name: str) -> tuple[float, str | None, int]:
+        """The best value a searcher found over its seeds, its config and how many seeds found it.
+
+        Returns
+        -------
+        value : float
+            The best objective value over all runs (the worst infinity if none
+            was valid).
+        config : str or None
+            The config of that value (of the first seed that found it); None
+            if unknown.
+        n_seeds : int
+            Runs whose best equals ``value``.
+        """
+        finals = self.best_so_far(name)[:, -1]
+        s = self.sign
+        i = int(np.argmin(s * finals))
+        value = float(finals[i])
+        configs = self.best_configs.get(name) or [None] * len(self.seeds)
+        n = int(np.count_nonzero(finals == value)) if math.isfinite(value) else 0
+        return value, configs[i] if i < len(configs) else None, n
+
+    def threshold_groups(self) -> list[tuple[float, ...]]:
+        """The tolerances of :data:`TOLERANCES_PCT` grouped where their targets are equal.
+
+        Two tolerances whose targets hold the same configs (``n_within`` is
+        equal, e.g. within 0 % and 1 % of 1,536 misses) give every run the
+        same trial counts by construction; the reports show them as one
+        column. Without a table every tolerance is its own group.
+
+        Returns
+        -------
+        list of tuple of float
+            Consecutive tolerances, e.g. ``[(0.0, 1.0), (5.0, 10.0)]``.
+        """
+        groups: list[list[float]] = []
+        last = None
+        for pct in TOLERANCES_PCT:
+            n = self.n_within(pct) if self.values is not None else None
+            if groups and n is not None and n == last:
+                groups[-1].append(pct)
+            else:
+                groups.append([pct])
+            last = n
+        return [tuple(g) for g in groups]
+
     def summary(self) -> list[dict[str, Any]]:
         """One row per searcher, plus the calculated random expectation.
 
@@ -235,13 +301,16 @@ class ComparisonResult:
             missed), ``missed_opt`` / ``missed_1pct`` / ... (seeds that never
             got there), ``mean_score`` (mean ``P(t)`` over t = 1..budget),
             ``mean_score_mbudget`` (over t = 1..:attr:`methodology_budget`,
-            the range the methodology scores) and ``wall_time_s``. The
-            last row, ``"random (expected)"``, is calculated for uniform random
+            the range the methodology scores), ``best_value``,
+            ``best_config`` and ``n_seeds_best`` (:meth:`best`) and
+            ``run_time_s`` (median seconds per run). The last row,
+            ``"random (expected)"``, is calculated for uniform random
             sampling without replacement: the median trials
             (:func:`random_trials_quantile`), the mean ``(N+1)/(k+1)`` and
             score 0.
         """
         rows: list[dict[str, Any]] = []
+        mb = self.methodology_budget
         for name in self.searchers:
             row: dict[str, Any] = {"searcher": name, "n_seeds": len(self.seeds),
                                    "budget": self.budget}
@@ -253,9 +322,14 @@ class ComparisonResult:
                 row[f"mean_trials_to_{key}"] = float(np.mean(t))
                 row[f"missed_{key}"] = int(np.count_nonzero(~np.isfinite(t)))
             row["mean_score"] = self.score(name)
-            mb = self.methodology_budget
             row["mean_score_mbudget"] = math.nan if mb is None else self.score(name, mb)
-            row["wall_time_s"] = float(self.wall_time_s.get(name, math.nan))
+            value, config, n_best = self.best(name)
+            row["best_value"] = value
+            row["best_config"] = config
+            row["n_seeds_best"] = n_best
+            times = self.run_time_s.get(name)
+            row["run_time_s"] = (float(np.median(times)) if times is not None
+                                 and len(times) else math.nan)
             rows.append(row)
         rc = self.random_curve()
         if rc is not None:
@@ -268,7 +342,7 @@ class ComparisonResult:
                 row[f"missed_{key}"] = None
             row["mean_score"] = 0.0
             row["mean_score_mbudget"] = 0.0
-            row["wall_time_s"] = None
+            row.update(best_value=None, best_config=None, n_seeds_best=None, run_time_s=None)
             rows.append(row)
         return rows
 

@@ -193,7 +193,7 @@ def create_study(
             f"objective must be one of the measurer's metrics {tuple(measurer.metrics)}, "
             f"got objective={objective!r}"
         )
-    from autotile.search._compare import objective_direction
+    from autotile.search._compare_plan import objective_direction
 
     # a "-name" metric is a negation made to be minimised (compare's maximised objectives)
     if not objective.startswith("-") and objective_direction(objective) == "maximize":

@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 import csv
 import html
-import io
 import json
 import math
 import os
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +23,6 @@ __all__ = ["format_table", "format_markdown", "result_to_dict", "plot_curves", "
            "write_report"]
 
 _DONE = {"minimize": "minimised", "maximize": "maximised"}
-_COLUMNS = (("trials_to_opt", "to opt"), ("trials_to_1pct", "<=1%"),
-            ("trials_to_5pct", "<=5%"), ("trials_to_10pct", "<=10%"))
 
 
 def _jsonable(x: Any) -> Any:
@@ -66,52 +64,140 @@ def _fmt_score(x: float | None) -> str:
     return "-" if x is None or math.isnan(x) else f"{x:.3f}"
 
 
-def _heads(res: ComparisonResult, long: bool) -> list[str]:
-    mb = res.methodology_budget
-    mb = None if mb is None else min(mb, res.budget)
+def _group_name(group: tuple[float, ...], long: bool) -> str:
+    names = ["optimum" if long and p == 0 else "opt" if p == 0 else f"{p:g}%" for p in group]
     if long:
-        trials = ["trials to optimum", "within 1%", "within 5%", "within 10%"]
-        return ["searcher", *trials, "final best (median)", "mean P(t)",
-                f"mean P(t), t<={mb}" if mb else "mean P(t), methodology", "wall time (s)"]
-    return ["searcher", *[c for _, c in _COLUMNS], "final best", "mean P",
-            f"P t<={mb}" if mb else "P mb", "time s"]
+        return ("trials to " if group[0] == 0 else "within ") + " = ".join(names)
+    return "to " + "=".join(names)
+
+
+def _mbudget(res: ComparisonResult) -> int | None:
+    mb = res.methodology_budget
+    return None if mb is None else min(mb, res.budget)
+
+
+def _two_scores(res: ComparisonResult) -> bool:
+    """Whether the methodology's budget is shorter than the run (two P columns)."""
+    mb = _mbudget(res)
+    return mb is not None and mb < res.budget
+
+
+def _heads(res: ComparisonResult, long: bool) -> list[str]:
+    mb = _mbudget(res)
+    trials = [_group_name(g, long) for g in res.threshold_groups()]
+    if long:
+        scores = ([f"mean P(t), t<={mb} (methodology)"] if _two_scores(res) else []) + [
+            f"mean P(t), t<={res.budget}"]
+        return ["searcher", *trials, "final best (median)", *scores,
+                "seconds per run (median)"]
+    scores = ([f"P t<={mb}"] if _two_scores(res) else []) + [f"P t<={res.budget}"]
+    return ["searcher", *trials, "final best", *scores, "s/run"]
 
 
 def _cells(res: ComparisonResult, r: dict[str, Any]) -> list[str]:
-    wt = r["wall_time_s"]
-    return [str(r["searcher"]), *[_fmt_trials(r, k, res.budget) for k, _ in _COLUMNS],
-            _fmt_num(r["final_best_median"], 6), _fmt_score(r["mean_score"]),
-            _fmt_score(r["mean_score_mbudget"]),
+    wt = r["run_time_s"]
+    trials = [_fmt_trials(r, f"trials_to_{_pct_key(g[0])}", res.budget)
+              for g in res.threshold_groups()]
+    scores = ([_fmt_score(r["mean_score_mbudget"])] if _two_scores(res) else []) + [
+        _fmt_score(r["mean_score"])]
+    return [str(r["searcher"]), *trials, _fmt_num(r["final_best_median"], 6), *scores,
             "-" if wt is None or math.isnan(wt) else f"{wt:.1f}"]
+
+
+def _unit(res: ComparisonResult) -> str:
+    unit = res.meta.get("unit")
+    return f" {unit}" if unit else ""
+
+
+def _seeds_text(seeds: tuple[int, ...]) -> str:
+    if seeds == tuple(range(seeds[0], seeds[0] + len(seeds))):
+        return f"seeds {seeds[0]}..{seeds[-1]}"
+    return "seeds " + ", ".join(str(s) for s in seeds)
 
 
 def _header(res: ComparisonResult) -> list[str]:
     m = res.meta
     n_valid = None if res.values is None else int(res.values.shape[0])
-    lines = [
-        f"space: {m.get('space')} ({m.get('space_size')} configs"
-        + (f", {n_valid} valid" if n_valid is not None else "") + ")",
-        f"objective: {res.objective} ({_DONE[res.direction]}), optimum "
-        f"{_fmt_num(res.optimum, 8)}"
-        + (f", {res.n_within(0)} optimal configs" if res.values is not None else ""),
-        f"budget: {res.budget} trials x {len(res.seeds)} seeds "
-        f"(seeds {res.seeds[0]}..{res.seeds[-1]})",
-    ]
+    size = m.get("space_size")
+    space = (f"space: {m.get('space')} ({size} configs"
+             + (f", {n_valid} valid" if n_valid is not None else "") + ")")
+    if m.get("source"):
+        space += f", replayed from {m['source']}"
+    lines = [space]
+    if m.get("device"):
+        lines.append(f"device: {m['device']}")
+    unit = m.get("unit")
+    lines.append(
+        f"objective: {res.objective}" + (f" in {unit}" if unit else "")
+        + f" ({_DONE[res.direction]}), optimum {_fmt_num(res.optimum, 8)}"
+        + (f", {res.n_within(0)} optimal configs" if res.values is not None else ""))
+    lines.append(f"budget: {res.budget} trials x {len(res.seeds)} seeds "
+                 f"({_seeds_text(res.seeds)}) per searcher")
     if res.values is not None:
         lines.append(
             "random search needs (N+1)/(k+1) = "
             f"{res.expected_random_trials(0):.1f} trials in expectation to hit the optimum "
             f"(median {res.expected_random_trials(0, median=True):.0f})")
+    wall = m.get("wall_time_s")
+    if wall is not None:
+        workers = m.get("n_workers")
+        text = f"wall time: {wall:.1f} s" + (f" on {workers} worker"
+                                             f"{'s' if workers != 1 else ''}" if workers else "")
+        if m.get("n_stored"):
+            text += f" ({m['n_stored']} runs loaded from the storage)"
+        lines.append(text)
     return lines
 
 
+def _best_lines(res: ComparisonResult) -> list[str]:
+    """One line per searcher: the best config it found over its seeds, with value and unit."""
+    rows = [r for r in res.summary() if r["n_seeds"] is not None]
+    cells = []
+    for r in rows:
+        opt = (", optimal" if res.values is not None and r["best_value"] is not None
+               and math.isfinite(r["best_value"])
+               and res.sign * r["best_value"] <= res.sign * res.optimum else "")
+        cells.append([str(r["searcher"]), _fmt_num(r["best_value"], 8) + _unit(res),
+                      f"{r['n_seeds_best']} of {r['n_seeds']} seeds{opt}",
+                      r["best_config"] or "-"])
+    widths = [max(len(c[j]) for c in cells) for j in range(3)]
+    out = [f"best config found by each searcher (over its {len(res.seeds)} seeds):"]
+    for c in cells:
+        out.append(f"  {c[0].ljust(widths[0])}  {c[1].rjust(widths[1])}  "
+                   f"{c[2].ljust(widths[2])}  {c[3]}")
+    return out
+
+
+def _notes(res: ComparisonResult) -> list[str]:
+    from autotile.search._compare_plan import P_MEANING
+
+    mb = _mbudget(res)
+    groups = [g for g in res.threshold_groups() if len(g) > 1]
+    out = ["to opt / to p%: median trials over seeds to reach the optimum / to come within p% "
+           "of it ((n miss): seeds that never did); final best: median over seeds."]
+    if groups:
+        out.append("Columns joined by '=' hold the same configs (every config within 1% of "
+                   "the optimum is optimal, say), so their trial counts are equal.")
+    out.append(P_MEANING + ".")
+    out.append(f"P t<={mb} averages P(t) over the methodology's budget (beyond it random "
+               f"search is close to the optimum, so one unlucky seed moves P a lot); "
+               f"P t<={res.budget} over the whole budget." if _two_scores(res) else
+               f"P t<={res.budget} averages P(t) over the whole budget"
+               + (" (the methodology's budget)." if mb == res.budget else "."))
+    out.append("s/run: median seconds of one run in its worker (runs go in parallel; the "
+               "comparison's wall time is above).")
+    return [w for line in out for w in textwrap.wrap(line, 100)]
+
+
 def format_table(res: ComparisonResult) -> str:
-    """Return the summary as a plain-text table.
+    """Return the summary as a plain-text table, the best configs and what the columns mean.
 
     Trial counts are medians over seeds; a seed that never reached the
     target counts as ``+inf`` (shown ``>budget`` when it decides the median)
-    and ``(n miss)`` says how many seeds never did. ``mean P`` is the
-    methodology score averaged over t = 1..budget.
+    and ``(n miss)`` says how many seeds never did. Tolerances whose targets
+    hold the same configs share a column (``opt=<=1%``). The P columns are
+    the methodology score averaged over the methodology's budget and over
+    the whole budget; the notes under the table say what P means.
 
     Parameters
     ----------
@@ -121,7 +207,8 @@ def format_table(res: ComparisonResult) -> str:
     Returns
     -------
     str
-        Header lines and an aligned table, no trailing newline.
+        Header lines, an aligned table, the best config of each searcher
+        and notes, no trailing newline.
     """
     head = _heads(res, long=False)
     body = [_cells(res, r) for r in res.summary()]
@@ -133,14 +220,12 @@ def format_table(res: ComparisonResult) -> str:
 
     out = _header(res) + ["", line(head), "  ".join("-" * w for w in widths)]
     out += [line(b) for b in body]
-    out.append("trials: median over seeds to reach the optimum / come within p% of it; "
-               "final best: median; mean P: methodology score P(t) averaged over "
-               "t=1..budget, and over the methodology's budget")
+    out += [""] + _best_lines(res) + [""] + _notes(res)
     return "\n".join(out)
 
 
 def format_markdown(res: ComparisonResult) -> str:
-    """Return the summary as a Markdown table (for ``benchmarks/RESULTS.md``).
+    """Return the summary as a Markdown table (for ``docs/results.md``).
 
     Parameters
     ----------
@@ -154,7 +239,7 @@ def format_markdown(res: ComparisonResult) -> str:
         expectation; same cells as :func:`format_table`.
     """
     head = _heads(res, long=True)
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     lines += ["| " + " | ".join(_cells(res, r)) + " |" for r in res.summary()]
     return "\n".join(lines)
 
@@ -172,8 +257,10 @@ def result_to_dict(res: ComparisonResult) -> dict[str, Any]:
     dict
         ``settings``, ``summary`` (see :meth:`ComparisonResult.summary`),
         ``random_curve`` (``f_random(t)``, t = 1..budget), ``curves`` (per
-        searcher: ``median``, ``q25``, ``q75``, ``score``) and ``histories``
-        (per searcher: objective per trial per seed). Non-finite numbers are
+        searcher: ``median``, ``q25``, ``q75``, ``score``), ``histories``
+        (per searcher: objective per trial per seed), ``best_configs`` (per
+        searcher: each seed's best config) and ``run_time_s`` (per searcher:
+        seconds of each run). Non-finite numbers are
         ``null``.
     """
     curves = {}
@@ -186,17 +273,26 @@ def result_to_dict(res: ComparisonResult) -> dict[str, Any]:
         "seeds": list(res.seeds), "searchers": list(res.searchers),
         "n_valid": None if res.values is None else int(res.values.shape[0]),
         "n_within": {_pct_key(p): res.n_within(p) for p in TOLERANCES_PCT},
-        "tolerances_pct": list(TOLERANCES_PCT), **res.meta,
+        "tolerances_pct": list(TOLERANCES_PCT),
+        "methodology_budget": res.methodology_budget, **res.meta,
     }
     out = {"settings": settings, "summary": res.summary(), "random_curve": res.random_curve(),
-           "curves": curves, "histories": {k: v for k, v in res.histories.items()}}
+           "curves": curves, "histories": {k: v for k, v in res.histories.items()},
+           "best_configs": {k: list(v) for k, v in res.best_configs.items()},
+           "run_time_s": {k: v for k, v in res.run_time_s.items()}}
     d: dict[str, Any] = _jsonable(out)
     return d
 
 
+def _title(res: ComparisonResult) -> str:
+    device = res.meta.get("device")
+    return (f"{res.meta.get('space')}" + (f" on {device}" if device else "")
+            + f": {res.objective}{_unit(res)}, {len(res.seeds)} seeds x {res.budget} trials")
+
+
 def plot_curves(res: ComparisonResult, path: str | os.PathLike[str] | None = None,
                 logx: bool = True) -> bytes:
-    """Plot best-so-far (median and inter-quartile band) and ``P(t)`` per searcher.
+    """Plot best-so-far and ``P(t)`` per searcher (see :func:`autotile.search._plot.plot_curves`).
 
     Parameters
     ----------
@@ -212,75 +308,9 @@ def plot_curves(res: ComparisonResult, path: str | os.PathLike[str] | None = Non
     bytes
         The PNG.
     """
-    import matplotlib
+    from autotile.search._plot import plot_curves as plot
 
-    matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(11, 4.6), dpi=110)
-    ax, ax2 = fig.subplots(1, 2)
-    t = np.arange(1, res.budget + 1)
-    rc = res.random_curve()
-    colors = [f"C{i}" for i in range(10)]
-    for i, name in enumerate(res.searchers):
-        c = res.curve(name)
-        col = colors[i % len(colors)]
-        ax.plot(t, c["median"], color=col, lw=1.6, label=name, drawstyle="steps-post")
-        ax.fill_between(t, c["q25"], c["q75"], color=col, alpha=0.18, step="post")
-        p = res.score_curve(name)
-        if p is not None:
-            ax2.plot(t, p, color=col, lw=1.4, label=name)
-    if rc is not None:
-        ax.plot(t, rc, color="k", ls="--", lw=1.2, label="random (expected)")
-        ax2.axhline(0.0, color="k", ls="--", lw=1.0, label="random (expected)")
-    ax.axhline(res.optimum, color="0.4", ls=":", lw=1.2, label="optimum")
-    ax2.axhline(1.0, color="0.4", ls=":", lw=1.0, label="optimum")
-    # y range: from just past the optimum to the first trial's typical value; a log
-    # axis when that spans more than a factor of 10 from a positive optimum
-    maximize = res.direction == "maximize"
-    firsts = [float(res.curve(n)["q25" if maximize else "q75"][0]) for n in res.searchers]
-    if rc is not None:
-        firsts.append(float(rc[0]))
-    finite = [x for x in firsts if np.isfinite(x)]
-    if maximize:
-        low = float(np.nanmin(finite or [res.optimum - 1.0]))
-        if low > 0 and res.optimum > 10 * low:
-            ax.set_yscale("log")
-            ax.set_ylim(low / 1.1, res.optimum * 1.1)
-        else:
-            span = max(res.optimum - low, abs(res.optimum) * 1e-3, 1e-12)
-            ax.set_ylim(low - 0.03 * span, res.optimum + 0.03 * span)
-    else:
-        top = float(np.nanmax(finite or [res.optimum + 1.0]))
-        if res.optimum > 0 and top > 10 * res.optimum:
-            ax.set_yscale("log")
-            ax.set_ylim(res.optimum / 1.1, top * 1.1)
-        else:
-            span = max(top - res.optimum, abs(res.optimum) * 1e-3, 1e-12)
-            ax.set_ylim(res.optimum - 0.03 * span, top + 0.03 * span)
-    lows = [float(np.nanmin(p)) for n in res.searchers
-            if (p := res.score_curve(n)) is not None and np.isfinite(p).any()]
-    ax2.set_ylim(max(-2.0, min([-0.5, *lows])) - 0.05, 1.05)
-    for a in (ax, ax2):
-        if logx:
-            a.set_xscale("log")
-            # explicit limits: a panel with no finite data (e.g. P(t) when every config
-            # is optimal) would otherwise leave the log axis without a positive range
-            a.set_xlim(1, max(int(res.budget), 2))
-        a.set_xlabel("trials")
-        a.grid(True, alpha=0.3)
-    ax.set_ylabel(f"best {res.objective} so far")
-    ax.set_title("best so far: median and inter-quartile band over seeds")
-    ax2.set_ylabel("P(t)")
-    ax2.set_title("methodology score P(t) (mean over seeds)")
-    ax.legend(fontsize=8, loc="lower right" if maximize else "upper right")
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
-    png = buf.getvalue()
-    if path is not None:
-        Path(path).write_bytes(png)
-    return png
+    return plot(res, path, logx)
 
 
 _CSS = """
@@ -288,12 +318,12 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#22
 table{border-collapse:collapse;margin:1em 0}th,td{padding:.3em .7em;border-bottom:1px solid #ddd}
 td{text-align:right}td:first-child,th:first-child{text-align:left}
 th{background:#f3f3f3}code{background:#f3f3f3;padding:0 .2em}
-img{max-width:100%}.note{color:#555;font-size:.9em}
+img{max-width:100%}.note{color:#555;font-size:.9em}td.cfg{text-align:left}
 """
 
 
 def to_html(res: ComparisonResult, png: bytes | None = None) -> str:
-    """Return one self-contained HTML page: settings, summary table and the plot.
+    """Return one self-contained HTML page: settings, summary, best configs and the plot.
 
     Parameters
     ----------
@@ -307,41 +337,51 @@ def to_html(res: ComparisonResult, png: bytes | None = None) -> str:
     str
         HTML without external assets (no scripts, styles or images by URL).
     """
+    from autotile.search._compare_plan import P_MEANING
+
     png = plot_curves(res) if png is None else png
     img = base64.b64encode(png).decode("ascii")
     e = html.escape
     head = _heads(res, long=True)
+    rows = res.summary()
     trs = ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in _cells(res, r)) + "</tr>"
-           for r in res.summary()]
+           for r in rows]
     header = "".join(f"<li>{e(line)}</li>" for line in _header(res))
     within = "".join(
         f"<li>within {p:g}% of the optimum: {res.n_within(p)} configs"
         f" (random search: {res.expected_random_trials(p):.1f} trials expected, median "
         f"{res.expected_random_trials(p, median=True):.0f})</li>"
         for p in TOLERANCES_PCT if res.values is not None)
-    title = f"autotile compare: {res.meta.get('space')} / {res.objective}"
+    best = "".join(
+        f"<tr><td>{e(str(r['searcher']))}</td><td>{e(_fmt_num(r['best_value'], 8))}"
+        f"{e(_unit(res))}</td><td>{r['n_seeds_best']} of {r['n_seeds']}</td>"
+        f"<td class='cfg'><code>{e(r['best_config'] or '-')}</code></td></tr>"
+        for r in rows if r["n_seeds"] is not None)
+    title = f"autotile compare: {_title(res)}"
     within_rule = ("value &ge; opt&middot;(1&minus;p/100), maximised"
                    if res.direction == "maximize" else "value &le; opt&middot;(1+p/100)")
+    notes = " ".join(e(n) for n in _notes(res))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{e(title)}</title>
 <style>{_CSS}</style></head><body>
 <h1>{e(title)}</h1>
 <ul>{header}{within}</ul>
+<p class="p"><b>{e(P_MEANING)}</b></p>
 <table><thead><tr>{''.join(f'<th>{e(h)}</th>' for h in head)}</tr></thead>
 <tbody>{''.join(trs)}</tbody></table>
-<p class="note">Trials: median over seeds of the trials needed to reach the optimum, or to
-come within p% of it ({within_rule}); a seed that never got there counts as
-+&infin; (&gt;budget when it decides the median) and <i>(n miss)</i> counts those seeds.
-The last row is calculated for uniform random sampling without replacement: the median
-number of trials to the first of k hits among N valid configs (the mean, (N+1)/(k+1), is
-listed above). P(t) = (f<sub>random</sub>(t) &minus; f(t)) /
-(f<sub>random</sub>(t) &minus; f<sub>opt</sub>), with f<sub>random</sub> the calculated
-expected best-so-far of random sampling without replacement: 0 is as good as random,
-1 is optimal (Willemsen, van Nieuwpoort &amp; van Werkhoven, FGCS 2024). Mean P averages
-the seed-mean P(t) over t = 1..budget, and over the budget the methodology sets (the draws
-random search needs in expectation to get 95% of the way from the median to the optimum,
-+10%); past that budget f<sub>random</sub>(t) &minus; f<sub>opt</sub> is small and a single
-run that misses the optimum moves P(t) a lot.</p>
+<h2>Best config found by each searcher</h2>
+<table><thead><tr><th>searcher</th><th>best {e(res.objective)}</th><th>seeds that found it</th>
+<th>config</th></tr></thead><tbody>{best}</tbody></table>
+<p class="note">{notes} Trials: median over seeds of the trials needed to reach the optimum,
+or to come within p% of it ({within_rule}); a seed that never got there counts as
++&infin; (&gt;budget when it decides the median). The last row is calculated for uniform
+random sampling without replacement: the median number of trials to the first of k hits
+among N valid configs (the mean, (N+1)/(k+1), is listed above). P(t) =
+(f<sub>random</sub>(t) &minus; f(t)) / (f<sub>random</sub>(t) &minus; f<sub>opt</sub>),
+with f<sub>random</sub> the calculated expected best-so-far of random sampling without
+replacement (Willemsen, van Nieuwpoort &amp; van Werkhoven, FGCS 2024); the methodology's
+budget is the number of draws random search needs in expectation to get 95% of the way from
+the median to the optimum, +10%.</p>
 <img alt="best-so-far curves and P(t)" src="data:image/png;base64,{img}">
 </body></html>
 """
@@ -396,3 +436,4 @@ def write_report(res: ComparisonResult, outdir: str | os.PathLike[str]) -> dict[
     png = plot_curves(res, paths["png"])
     paths["html"].write_text(to_html(res, png), encoding="utf-8")
     return {k: str(v) for k, v in paths.items()}
+

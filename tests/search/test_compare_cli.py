@@ -61,6 +61,6 @@ def test_runs_on_gemm64_in_parallel(tmp_path: Path, capsys: pytest.CaptureFixtur
                        "--no-progress"])
     assert rc == 0
     printed = capsys.readouterr().out
-    assert "gemm_n64 (246960 configs, 246960 valid)" in printed
-    assert "objective: est_cycles" in printed
+    assert "gemm64 (246960 configs, 246960 valid)" in printed
+    assert "objective: est_cycles in cycles (minimised)" in printed
     assert (tmp_path / "report.html").is_file()

@@ -83,4 +83,10 @@ def test_out_itself_and_the_default_out_are_created(
     assert (tmp_path / "new" / "report.html").is_file()
     monkeypatch.chdir(tmp_path)  # the default autotile-results/compare gets its parent too
     assert compare_main(run) == 0
-    assert (tmp_path / "autotile-results" / "compare" / "report.html").is_file()
+    # without --out each run gets its own folder; latest points to the newest
+    latest = tmp_path / "autotile-results" / "compare" / "latest"
+    assert (latest / "report.html").is_file()
+    first = latest.resolve()
+    assert compare_main(run) == 0  # a second run keeps the first report
+    assert latest.resolve() != first and (first / "report.html").is_file()
+    assert len(list((tmp_path / "autotile-results" / "compare").glob("2*/report.html"))) == 2

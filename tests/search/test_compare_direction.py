@@ -137,7 +137,7 @@ def test_cli_maximises_gflops(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                        "--no-progress", "--out", str(tmp_path / "t")])
     assert rc == 0
     out = capsys.readouterr().out
-    assert "objective: time (maximised), optimum 4," in out
+    assert "objective: time in ms (maximised), optimum 4," in out
 
 
 def test_cli_constant_objective_writes_its_report(tmp_path: Path,

@@ -1,0 +1,315 @@
+"""The plan of a comparison: checked arguments, optimum, budget, expected time, header.
+
+:func:`plan_comparison` checks what :func:`~autotile.search.compare` is given
+and works out what it needs before the first trial: the table's optimum, the
+methodology's budget, and the expected time from reference timings of each
+searcher; :meth:`ComparisonPlan.header` prints them.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from autotile.search._compare_run import SearcherFn
+from autotile.search._comparison import DIRECTIONS
+from autotile.search._methodology import FloatArray, methodology_budget
+from autotile.search._study_args import check_count, check_measurer_space, check_seeds, short_repr
+
+__all__ = ["ComparisonPlan", "plan_comparison", "objective_direction", "DEFAULT_SEARCHERS",
+           "P_MEANING"]
+
+#: The searchers :func:`compare` runs by default.
+DEFAULT_SEARCHERS = ("grid", "random", "model", "evolutionary", "tpe")
+_KNOWN_SEARCHERS = ("grid", "random", "model", "evolutionary", "tpe", "cmaes", "gp", "nsga2",
+                    "qmc")
+#: What P(t) means, in one line: every report prints it next to the score.
+P_MEANING = ("P(t): 1 = found the optimum, 0 = as good as random search, < 0 = worse than "
+             "random (methodology score of Willemsen et al. 2024)")
+
+# Seconds a run of B trials takes on a replayed table, a*B + c*B^2, measured on a 2-core
+# x86_64 box under load (Python 3.11; benchmarks/compare/bench_compare.py prints the real
+# figures). Searcher cost dominates a replay; a live measurer adds its own time per trial.
+_RUN_COST = {"grid": (6e-3, 1e-6), "random": (4e-3, 6e-7), "tpe": (3e-3, 1.8e-5),
+             "evolutionary": (1e-2, 2.5e-5), "model": (2.5e-2, 1e-5),
+             "nsga2": (4e-3, 1e-6), "qmc": (4e-3, 1e-6), "cmaes": (6e-3, 1e-6),
+             "gp": (0.3, 1e-4)}
+_START_S = 3.0  # worker processes, imports
+
+#: Metric names that are throughputs (larger is better): ``GFLOP/s``, ``GB/s``,
+#: ``TFLOPS``, ``bytes_per_s``, ``throughput``, ``bandwidth``...
+_THROUGHPUT = re.compile(
+    r"(/\s*(s|sec|second)$)|([_ ]per[_ ](s|sec|second)$)"
+    r"|((^|[^a-z])[kmgtpe]?(flops|iops|bps)$)"
+    r"|((^|[_ ])(throughput|bandwidth|speedup|occupancy|efficiency|hit_rate|hits)($|[_ ]))",
+    re.IGNORECASE)
+
+
+def objective_direction(metric: str) -> str:
+    """The direction in which ``metric`` improves, from its name.
+
+    Throughputs are maximised: names ending in a per-second unit (``GFLOP/s``,
+    ``TFLOP/s``, ``GB/s``, ``items/sec``, ``bytes_per_s``), the units
+    ``FLOPS``, ``IOPS`` or ``bps`` with an optional SI prefix (``GFLOPS``,
+    ``Gbps``), and names with the word ``throughput``, ``bandwidth``,
+    ``speedup``, ``occupancy``, ``efficiency``, ``hit_rate`` or ``hits``.
+    Everything else (``time``, ``misses``, ``est_cycles``, ``energy``...) is
+    minimised. A leading ``-`` (a negated metric) flips the direction. Pass
+    ``direction=`` to :func:`compare` where the name misleads.
+
+    Parameters
+    ----------
+    metric : str
+        The objective's name.
+
+    Returns
+    -------
+    {"minimize", "maximize"}
+
+    Examples
+    --------
+    >>> objective_direction("GFLOP/s"), objective_direction("time")
+    ('maximize', 'minimize')
+    """
+    name = str(metric).strip()
+    if name.startswith("-"):
+        return "minimize" if objective_direction(name[1:]) == "maximize" else "maximize"
+    return "maximize" if _THROUGHPUT.search(name) else "minimize"
+
+
+def _known_searchers() -> tuple[str, ...]:
+    import autotile.search as search
+
+    for attr in ("SEARCHERS", "SEARCHER_NAMES"):
+        names = getattr(search, attr, None)
+        if names:
+            return tuple(names)
+    return _KNOWN_SEARCHERS
+
+
+@dataclass
+class ComparisonPlan:
+    """A checked comparison, ready to run (:func:`plan_comparison`, :func:`run_comparison`).
+
+    Attributes
+    ----------
+    space, measurer : Space, Measurer
+        What is searched and how configs are scored (the measurer scores
+        ``objective``).
+    items : list of (str, str or callable)
+        Searcher labels and names (or custom functions).
+    seeds : tuple of int
+        Seeds per searcher.
+    budget : int
+        Trials per run.
+    objective, direction : str
+        The metric compared and whether it is minimised or maximised.
+    optimum : float
+        ``f_opt``.
+    values : ndarray or None
+        Every valid value of the table, best first.
+    n_configs : int or None
+        Rows of the table.
+    meta : dict
+        Report labels: ``space``, ``space_size``, ``unit``, and whatever the
+        caller passed (``source``, ``device``...).
+    """
+
+    space: Any
+    measurer: Any
+    items: list[tuple[str, str | SearcherFn]]
+    seeds: tuple[int, ...]
+    budget: int
+    objective: str
+    direction: str
+    optimum: float
+    values: FloatArray | None
+    n_configs: int | None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> list[str]:
+        """Searcher labels, in order."""
+        return [label for label, _ in self.items]
+
+    @property
+    def n_runs(self) -> int:
+        """(searcher, seed) runs."""
+        return len(self.items) * len(self.seeds)
+
+    def run_seconds(self, label: str) -> float:
+        """Expected seconds of one run of ``label`` (NaN for a custom function)."""
+        name = dict(self.items)[label]
+        if not isinstance(name, str) or name not in _RUN_COST:
+            return math.nan
+        a, c = _RUN_COST[name]
+        return a * self.budget + c * self.budget ** 2
+
+    def expected_seconds(self, n_workers: int) -> float:
+        """Expected wall time on ``n_workers`` parallel workers (NaN if unknown).
+
+        From reference timings of each searcher on a replayed table; a
+        measurer that really measures adds its own time per trial.
+        """
+        runs = [self.run_seconds(label) for label in self.labels for _ in self.seeds]
+        if any(math.isnan(r) for r in runs):
+            return math.nan
+        return _START_S + max(sum(runs) / max(n_workers, 1), max(runs, default=0.0))
+
+    def header(self, n_workers: int) -> list[str]:
+        """The lines printed before the first trial: space, objective, budget, time."""
+        unit = self.meta.get("unit")
+        n_valid = None if self.values is None else int(self.values.shape[0])
+        space = (f"space: {self.meta.get('space')} ({self.meta.get('space_size'):,} configs"
+                 + (f", {n_valid:,} valid" if n_valid is not None else "") + ")")
+        if self.meta.get("source"):
+            space += f", replayed from {self.meta['source']}"
+        lines = [space]
+        if self.meta.get("device"):
+            lines.append(f"device: {self.meta['device']}")
+        optimal = ""
+        if self.values is not None:
+            s = -1.0 if self.direction == "maximize" else 1.0
+            k = int(np.count_nonzero(s * self.values <= s * self.optimum))
+            optimal = f" ({k:,} optimal config{'s' if k != 1 else ''})"
+        done = "maximised" if self.direction == "maximize" else "minimised"
+        lines.append(f"objective: {self.objective}" + (f" in {unit}" if unit else "")
+                     + f" ({done}), optimum {self.optimum:.8g}{optimal}")
+        seeds = self.seeds
+        seed_text = (f"seeds {seeds[0]}..{seeds[-1]}" if seeds == tuple(
+            range(seeds[0], seeds[0] + len(seeds))) else f"seeds {', '.join(map(str, seeds))}")
+        lines.append(f"budget: {self.budget:,} trials per run x {len(seeds)} seeds ({seed_text})"
+                     f" x {len(self.items)} searchers ({', '.join(self.labels)}) = "
+                     f"{self.budget * self.n_runs:,} trials")
+        est = self.expected_seconds(n_workers)
+        lines.append("expected time: " + (
+            "unknown (custom searchers)" if math.isnan(est) else
+            f"about {_duration(est)} on {n_workers} worker{'s' if n_workers > 1 else ''}")
+            + " (the bar below counts trials)")
+        return lines
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(5, 5 * round(seconds / 5)):.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _items(searchers: Any) -> list[tuple[str, str | SearcherFn]]:
+    known = _known_searchers()
+    if isinstance(searchers, str) or (
+            isinstance(searchers, tuple) and len(searchers) == 2
+            and isinstance(searchers[0], str) and callable(searchers[1])):
+        searchers = [searchers]  # one name, or one (label, fn) pair
+    items: list[tuple[str, str | SearcherFn]] = []
+    for s in searchers:
+        if isinstance(s, str):
+            if s not in known:
+                raise ValueError(f"unknown searcher {s!r}; choose from {', '.join(known)}")
+            items.append((s, s))
+        elif isinstance(s, tuple) and len(s) == 2:
+            label, fn = s
+            if not callable(fn):
+                raise ValueError(f"searcher {label!r} must be a name or (label, callable), "
+                                 f"got {fn!r}")
+            items.append((str(label), fn))
+        else:
+            raise ValueError(f"each searcher must be a name or a (label, callable) pair, got "
+                             f"{short_repr(s)}")
+    labels = [label for label, _ in items]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"searcher labels must be distinct, got {labels}")
+    if not items:
+        raise ValueError("compare needs at least one searcher")
+    return items
+
+
+def plan_comparison(
+    space: Any,
+    measurer: Any,
+    searchers: Sequence[str | tuple[str, SearcherFn]] = DEFAULT_SEARCHERS,
+    budget: int | None = None,
+    seeds: int | Sequence[int] = 10,
+    objective: str | None = None,
+    optimum: float | None = None,
+    direction: str | None = None,
+    meta: dict[str, Any] | None = None,
+) -> ComparisonPlan:
+    """Check a comparison's arguments and work out its optimum and budget.
+
+    The parameters are those of :func:`compare`; ``meta`` adds report labels
+    (``space``, ``unit``, ``source``, ``device``...).
+
+    Returns
+    -------
+    ComparisonPlan
+        Pass it to :func:`run_comparison`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`compare`.
+    """
+    if budget is not None:
+        budget = check_count("budget", budget)
+    seed_list = check_seeds(seeds)
+    if optimum is not None and (not isinstance(optimum, numbers.Real) or isinstance(
+            optimum, bool) or not math.isfinite(optimum)):
+        raise ValueError(f"optimum must be a finite number or None, got "
+                         f"optimum={short_repr(optimum)}")
+    check_measurer_space(space, measurer)
+    items = _items(searchers)
+    metrics = tuple(getattr(measurer, "metrics", ()) or ())
+    objective = objective or getattr(measurer, "objective", None)
+    if not objective:
+        raise ValueError("pass objective=: the measurer has no default objective")
+    if metrics and objective not in metrics:
+        raise ValueError(f"objective must be one of {list(metrics)}, got objective={objective!r}")
+    if direction is None:
+        direction = objective_direction(objective)
+    elif direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS} (or None: from the "
+                         f"objective's name), got direction={short_repr(direction)}")
+    sign = -1.0 if direction == "maximize" else 1.0
+    if objective != getattr(measurer, "objective", None):
+        measurer = copy.copy(measurer)
+        measurer.objective = objective
+    truth = getattr(measurer, "truth", None)
+    values: FloatArray | None = None
+    n_configs = None
+    if truth is not None:
+        col = np.asarray(truth.column(objective), dtype=np.float64)
+        ok = (np.asarray(truth.status) == 0) & np.isfinite(col)
+        values = sign * np.sort(sign * col[ok])  # best first
+        n_configs = int(col.shape[0])
+    if optimum is None:
+        if values is None or values.shape[0] == 0:
+            raise ValueError("pass optimum=: the measurer has no ground-truth table")
+        optimum = float(values[0])
+    elif values is not None and values.shape[0] and sign * float(optimum) < sign * values[0]:
+        side, rel = ("above", ">") if direction == "maximize" else ("below", "<")
+        raise ValueError(
+            f"optimum must not be {side} the table's best {objective} ({direction}d; no "
+            f"config reaches it, so every score would be meaningless), got "
+            f"optimum={optimum!r} {rel} {float(values[0])!r}")
+    if budget is None:
+        if values is None:
+            raise ValueError("pass budget=: the measurer has no ground-truth table")
+        budget = check_count("budget",
+                             methodology_budget(sign * values, n_configs=n_configs))
+    info = {"space": getattr(space, "name", None) or "space", "space_size": len(space),
+            "n_configs": n_configs, "measurer": type(measurer).__name__}
+    info.update(meta or {})
+    return ComparisonPlan(space, measurer, items, seed_list, budget, objective, direction,
+                          float(optimum), values, n_configs, info)
+
+
