@@ -138,9 +138,9 @@ def _kt_unit(metric: str, meta: dict[str, Any]) -> str | None:
 def _device(meta: dict[str, Any], path: Path) -> str:
     if meta.get("device_name"):
         return str(meta["device_name"])
-    parts = path.name.split(".")[0].split("__")
-    if len(parts) >= 2:  # the tuning-caches convention: <kernel>__<device>[__<more>]
-        return f"{' / '.join(parts[1:])} (from the file name; the file records no device)"
+    parts = [p for p in path.name.split(".")[0].split("__")[1:] if p != "T4"]
+    if parts:  # the tuning-caches convention: <kernel>__<device>[__T4]
+        return f"{' '.join(parts)} (from the file name; the file records no device)"
     return "not recorded in the file"
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,49 @@ def test_runs_on_gemm64_in_parallel(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "gemm64 (246960 configs, 246960 valid)" in printed
     assert "objective: est_cycles in cycles (minimised)" in printed
     assert (tmp_path / "report.html").is_file()
+
+
+def test_table_replays_a_sweep_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from autotile.__main__ import main
+
+    table = tmp_path / "gemm4.npz"
+    assert main(["sweep", "--n", "4", "--out", str(table), "--n-jobs", "1"]) == 0
+    out = tmp_path / "r"
+    rc = compare_main(["--table", str(table), "--objective", "est_cycles", "--searchers",
+                       "random,evolutionary", "--budget", "20", "--seeds", "2", "--n-jobs",
+                       "1", "--no-progress", "--out", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert f"space: gemm4 (19,440 configs, 19,440 valid), replayed from {table}" in printed
+    assert "device: cache simulator (8 KB, 4-way, 64 B lines)" in printed
+    assert "objective: est_cycles in cycles (minimised)" in printed
+    assert "best config found by each searcher (over its 2 seeds):" in printed
+    assert (out / "report.html").is_file()
+    # a table that is not a sweep of a GEMM space is refused in one line
+    bad = tmp_path / "x.npz"
+    bad.write_bytes(b"not a table")
+    assert compare_main(["--table", str(bad), "--out", str(tmp_path / "s")]) == 2
+    assert "is not a table written by `autotile sweep`" in capsys.readouterr().err
+
+
+def test_two_kernel_tuner_files_one_report_each_and_a_summary(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "kt"
+    rc = compare_main(["--kernel-tuner", str(DATA / "kt_tiny.json"),
+                       str(DATA / "t4_tiny.json.gz"), "--searchers", "random,grid",
+                       "--seeds", "2", "--n-jobs", "1", "--no-progress", "--out", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "space: kt_tiny (tiny_kernel) (14 configs, 11 valid)" in printed
+    assert "device: Test GPU" in printed and "device: not recorded in the file" in printed
+    assert "objective: time in ms (minimised)" in printed
+    for name in ("kt_tiny", "t4_tiny"):
+        assert (out / name / "report.html").is_file()
+        settings = json.loads((out / name / "result.json").read_text())["settings"]
+        assert settings["unit"] == "ms" and settings["source"].endswith(
+            "kt_tiny.json" if name == "kt_tiny" else "t4_tiny.json.gz")
+    summary = (out / "summary.txt").read_text()
+    assert summary.startswith("Mean P(t) over the methodology budget (2 seeds)")
+    assert "kt_tiny" in summary and "t4_tiny" in summary
+    assert 'href="kt_tiny/report.html"' in (out / "index.html").read_text()
+    assert (out / "summary.md").read_text().count("| kt_tiny |") == 2
