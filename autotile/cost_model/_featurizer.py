@@ -313,7 +313,7 @@ class LoopFeaturizer(KnobFeaturizer):
 
         Returns
         -------
-        ndarray of shape (n_configs, n_features_out_), dtype float64
+        ndarray of shape (n_configs, ``n_features_out_``), dtype float64
             Knob encoding, then loop features; columns named by
             ``feature_names_``.
 

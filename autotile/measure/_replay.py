@@ -95,7 +95,7 @@ class ReplayMeasurer(Measurer):
 def gemm_ground_truth(n: int = 64) -> GroundTruth:
     """The shipped ground-truth table of ``autotile.space.gemm_space(n)``.
 
-    Made by ``benchmarks/bench_sweep.py`` (see ``autotile/data/README.md``):
+    Made by ``benchmarks/gemm/bench_sweep.py`` (see ``autotile/data/README.md``):
     every schedule's :data:`~autotile.measure.SCHEDULE_METRICS` for an 8 KB,
     4-way, 64-byte-line cache and the default :class:`CpuCostModel`.
 

@@ -29,7 +29,7 @@ from autotile.measure.gpu._calibrate import (
     rank_accuracy,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "h200" / "data"
 TRUE = GpuModelParams(peak_efficiency=0.95, tile_overhead_elems=40.0, k_overhead_elems=20.0,
                       warp_efficiency=((2, 0.25), (4, 0.7), (8, 0.9)),
                       mma_fallback_efficiency=0.35, bandwidth_efficiency=0.8,

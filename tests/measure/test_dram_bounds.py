@@ -1,5 +1,5 @@
 """Where the committed H200 ncu DRAM bytes lie between the L2 simulator's bounds
-(``benchmarks/h200_dram_bounds.py``; issue #6, "why DRIFT misses")."""
+(``benchmarks/h200/h200_dram_bounds.py``; issue #6, "why DRIFT misses")."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from autotile.measure.gpu._calibrate import traffic_accuracy
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "h200_dram_bounds.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "h200" / "h200_dram_bounds.py"
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from autotile.measure.gpu._l2sim import (
 )
 from autotile.measure.gpu._model_measurer import matmul_tile_schedule
 
-DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "h200" / "data"
 STATS = ("hbm_read_bytes", "hbm_write_bytes", "compulsory_read_bytes", "n_reads",
          "n_read_hits")
 

@@ -16,7 +16,7 @@ from autotile.errors import MeasureError
 from autotile.measure import H100_SXM, H200, GpuModelParams, KernelModelMeasurer
 from autotile.measure.gpu._time_model import estimate_time
 
-DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "h200" / "data"
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
 
 

@@ -18,9 +18,9 @@ Items run in ``--rounds`` rounds, each in a fresh random order. Afterwards ncu
 measures ``dram__bytes_read.sum`` / ``dram__bytes_write.sum`` of one launch of
 every matmul config (``bench_h200.run_ncu``). Raw rows go to
 ``$OUT/h200_power.csv`` and ``$OUT/h200_power_ncu.csv``; the energy model is
-fitted on the CPU by ``benchmarks/h200_analyze.py --power-only``.
+fitted on the CPU by ``benchmarks/h200/h200_analyze.py --power-only``.
 
-    python benchmarks/h200_power.py --out $OUT
+    python benchmarks/h200/h200_power.py --out $OUT
 
 References: NVML API reference, "Device Queries" (energy counter, clock event
 reasons); Choi, Bedard, Fowler, Vuduc, "A roofline model of energy", IPDPS
@@ -40,9 +40,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.bench_h200 import env_info, gpu_ready, log, run_ncu, write_csv  # noqa: E402
+from benchmarks.h200.bench_h200 import env_info, gpu_ready, log, run_ncu, write_csv  # noqa: E402
 
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
 #: Clock-event reason bits (NVML ``nvmlClocksEventReason*``).
@@ -147,7 +147,7 @@ def run_item(fn: Callable[[], None] | None, seconds: float, nvml: Any, handle: A
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "h200_out"))
-    ap.add_argument("--configs", default="benchmarks/data/h200_power_configs.csv")
+    ap.add_argument("--configs", default="benchmarks/h200/data/h200_power_configs.csv")
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=14)

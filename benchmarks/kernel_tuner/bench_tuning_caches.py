@@ -16,7 +16,7 @@ so and exits 0.
 
 Usage::
 
-    python benchmarks/bench_tuning_caches.py [--path DIR] [--seeds 10] [--n-jobs -1]
+    python benchmarks/kernel_tuner/bench_tuning_caches.py [--path DIR] [--seeds 10] [--n-jobs -1]
         [--searchers grid,random,model,evolutionary,tpe] [--max-budget N]
 """
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from autotile.measure._kernel_tuner import load_kernel_tuner
 from autotile.search._compare import compare, methodology_budget
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "tuning-caches"
+DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "tuning-caches"
 
 
 def main(argv: list[str] | None = None) -> int:

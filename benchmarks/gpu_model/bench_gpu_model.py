@@ -1,6 +1,6 @@
 """Benchmark the GPU model: seed §4.3 traffic, scoring time per config, best configs, Pareto.
 
-Run: ``python benchmarks/bench_gpu_model.py [--n-timed 40] [--n-sample 200]
+Run: ``python benchmarks/gpu_model/bench_gpu_model.py [--n-timed 40] [--n-sample 200]
 [--n-compare 12] [--only-scoring]``. Prints Markdown tables. Wall times on a
 shared machine are noisy, so CPU (process) time is printed next to them.
 """
@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the working tree's autotile
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the working tree's autotile
 
 from autotile.measure.gpu._hardware import H100_SXM  # noqa: E402
 from autotile.measure.gpu._l2sim import simulate_l2  # noqa: E402

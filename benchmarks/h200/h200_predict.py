@@ -1,7 +1,7 @@
 """The simulator's predictions for every measured H200 matmul config (CPU, no GPU).
 
-Reads ``benchmarks/data/h200_matmul.csv`` and writes
-``benchmarks/data/h200_matmul_model.csv``: per (shape, config) and per
+Reads ``benchmarks/h200/data/h200_matmul.csv`` and writes
+``benchmarks/h200/data/h200_matmul_model.csv``: per (shape, config) and per
 modelled L2 capacity, the :class:`KernelModelMeasurer` result with the H200
 profile and default :class:`GpuModelParams` (status, ``time_s``, traffic,
 ``blocks_per_sm``, ...). The calibration (``autotile/measure/_calibrate.py``)
@@ -9,11 +9,11 @@ and its test read these columns instead of re-running the L2 simulator.
 
 Usage::
 
-    python benchmarks/h200_predict.py [--jobs 2] [--l2-model drift]
+    python benchmarks/h200/h200_predict.py [--jobs 2] [--l2-model drift]
 
 ``--l2-model drift`` uses :data:`~autotile.measure.gpu._l2sim.DRIFT` (two L2
 partitions, stagger 0.5) instead of the lockstep default and writes
-``benchmarks/data/h200_matmul_model_drift.csv`` (60 MiB only).
+``benchmarks/h200/data/h200_matmul_model_drift.csv`` (60 MiB only).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 DATA = Path(__file__).resolve().parent / "data"
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")

@@ -3,18 +3,18 @@
 Runs on the lent H200 machine (Triton, PyTorch, ncu); writes raw results to
 ``--out`` (``$OUT`` there). The model's predictions, the calibration and the
 report are made afterwards on the CPU from those CSVs
-(``benchmarks/h200_analyze.py``), so no GPU is needed to reuse them.
+(``benchmarks/h200/h200_analyze.py``), so no GPU is needed to reuse them.
 
 Parts (one device call each)::
 
-    python benchmarks/bench_h200.py --part probe    --out $OUT   # versions, ncu, compile cost
-    python benchmarks/bench_h200.py --part main     --out $OUT   # sweeps, cuBLAS, ncu, GPU tuning
-    python benchmarks/bench_h200.py --part sim2real --out $OUT \
-        --configs benchmarks/data/h200_sim2real_configs.csv      # time chosen configs
-    python benchmarks/bench_h200.py --part ncu --out $OUT \
-        --ncu-configs benchmarks/data/h200_ncu_validation_configs.csv  # ncu DRAM bytes of a list
-    python benchmarks/bench_h200.py --part rounds --out $OUT \
-        --rounds-configs benchmarks/data/h200_sim2real_rounds_configs.csv \
+    python benchmarks/h200/bench_h200.py --part probe    --out $OUT   # versions, ncu, compile cost
+    python benchmarks/h200/bench_h200.py --part main     --out $OUT   # sweeps, cuBLAS, ncu, GPU tuning
+    python benchmarks/h200/bench_h200.py --part sim2real --out $OUT \
+        --configs benchmarks/h200/data/h200_sim2real_configs.csv      # time chosen configs
+    python benchmarks/h200/bench_h200.py --part ncu --out $OUT \
+        --ncu-configs benchmarks/h200/data/h200_ncu_validation_configs.csv  # ncu DRAM bytes of a list
+    python benchmarks/h200/bench_h200.py --part rounds --out $OUT \
+        --rounds-configs benchmarks/h200/data/h200_sim2real_rounds_configs.csv \
         --tune-budget 100                       # GPU-direct tuning, then interleaved rounds
 
 ``main`` measures matmul fp16 at 8192^3, 4096^3 and 8192x8192x2048 (Triton
@@ -45,9 +45,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.h200_configs import (  # noqa: E402
+from benchmarks.h200.h200_configs import (  # noqa: E402
     MATMUL_SHAPES,
     config_key,
     flash_plan,
@@ -248,7 +248,7 @@ def part_probe(out: Path) -> None:
 
 
 def run_ncu(plan: list[dict[str, Any]], out: Path, tag: str) -> list[dict[str, Any]]:
-    from benchmarks.h200_ncu import parse_ncu_csv
+    from benchmarks.h200.h200_ncu import parse_ncu_csv
 
     pj, lj, raw = out / f"ncu_plan_{tag}.json", out / f"ncu_launched_{tag}.json", \
         out / f"ncu_raw_{tag}.csv"
@@ -261,7 +261,7 @@ def run_ncu(plan: list[dict[str, Any]], out: Path, tag: str) -> list[dict[str, A
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=400,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (
-                           str(Path(__file__).resolve().parents[1]),
+                           str(Path(__file__).resolve().parents[2]),
                            os.environ.get("PYTHONPATH", ""))))})
     log(f"ncu ({len(plan)} launches): rc={p.returncode} in {time.perf_counter() - t0:.1f} s")
     if p.returncode != 0:
@@ -388,7 +388,7 @@ def part_sim2real(out: Path, configs_path: Path) -> None:
     """Time listed configs (sim-tuned, tutorial best, GPU-direct) 3x each, plus cuBLAS 3x.
 
     ``configs_path`` is a CSV with ``label``, ``M``, ``N``, ``K`` and the six
-    matmul knobs (``benchmarks/h200_sim2real.py`` writes it).
+    matmul knobs (``benchmarks/h200/h200_sim2real.py`` writes it).
     """
     from autotile.measure.gpu._triton_measurer import TritonMeasurer
 
@@ -425,7 +425,7 @@ def part_ncu(out: Path, configs_path: Path, n_jobs: int) -> None:
     ``h200_ncu.csv``).
     """
     from autotile.measure.gpu._triton_measurer import TritonMeasurer
-    from benchmarks.h200_ncu import plan_from_csv
+    from benchmarks.h200.h200_ncu import plan_from_csv
 
     plan = plan_from_csv(configs_path)
     info = env_info()
@@ -519,7 +519,7 @@ def part_rounds(out: Path, configs_path: Path, n_rounds: int, budget: int,
     """GPU-direct tuning, then listed configs + GPU-direct winners + cuBLAS, interleaved.
 
     ``configs_path`` is a CSV (or several, comma-separated) with ``label``
-    and the six matmul knobs at 8192^3 (``benchmarks/h200_sim2real.py
+    and the six matmul knobs at 8192^3 (``benchmarks/h200/h200_sim2real.py
     --stage rounds``). Each round
     times every distinct config once and cuBLAS twice, in a random order
     (seeded by the round), with ``do_bench`` (warmup 25 ms, rep 200 ms, L2
@@ -603,11 +603,11 @@ def main() -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", "h200_out"))
     ap.add_argument("--jobs", type=int, default=14, help="compile processes")
     ap.add_argument("--skip", default="", help="comma list: matmul,ncu,softmax,flash,tune")
-    ap.add_argument("--configs", default="benchmarks/data/h200_sim2real_configs.csv")
+    ap.add_argument("--configs", default="benchmarks/h200/data/h200_sim2real_configs.csv")
     ap.add_argument("--ncu-configs",
-                    default="benchmarks/data/h200_ncu_validation_configs.csv")
+                    default="benchmarks/h200/data/h200_ncu_validation_configs.csv")
     ap.add_argument("--rounds-configs",
-                    default="benchmarks/data/h200_sim2real_rounds_configs.csv")
+                    default="benchmarks/h200/data/h200_sim2real_rounds_configs.csv")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--tune-budget", type=int, default=100, help="0: no GPU-direct tuning")
     ap.add_argument("--tune-searchers", default="random,model",

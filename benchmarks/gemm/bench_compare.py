@@ -13,7 +13,7 @@ median trials to the first of k optimal configs among N (the mean,
 
 Usage::
 
-    python benchmarks/bench_compare.py [--budget 1000] [--seeds 10] [--n-jobs -1]
+    python benchmarks/gemm/bench_compare.py [--budget 1000] [--seeds 10] [--n-jobs -1]
         [--searchers grid,random,model,evolutionary,tpe] [--objectives misses,est_cycles]
         [--out autotile-results/bench_compare]
 """
@@ -31,7 +31,7 @@ from autotile.search._compare import compare
 from autotile.search._report import format_markdown
 from autotile.space import gemm_space
 
-TABLE = Path(__file__).resolve().parents[1] / "autotile" / "data" / "gemm64_truth.npz"
+TABLE = Path(__file__).resolve().parents[2] / "autotile" / "data" / "gemm64_truth.npz"
 
 
 def main(argv: list[str] | None = None) -> int:

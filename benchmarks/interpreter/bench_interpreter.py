@@ -12,7 +12,7 @@ warm-up launch for each) and the ratio autotile / Triton.
 
 Usage::
 
-    python benchmarks/bench_interpreter.py [--repeats 5] [--quick]
+    python benchmarks/interpreter/bench_interpreter.py [--repeats 5] [--quick]
 
 Needs ``torch`` and ``triton`` (``pip install torch triton``; Linux wheel,
 no GPU needed in interpreter mode). Without them it says so and exits 0.

@@ -2,11 +2,11 @@
 
 1. Score every config of ``matmul_space(8192, 8192, 8192)`` (fp16) with
    :class:`KernelModelMeasurer` (the H100 traffic and time model), in parallel,
-   into a ground-truth table (``benchmarks/data/matmul8192_h100_truth.npz``).
+   into a ground-truth table (``benchmarks/gpu_model/data/matmul8192_h100_truth.npz``).
 2. Compare the searchers on that space by replaying the table.
 3. Show where the model puts the best configs, and why (compute versus memory bound).
 
-    python benchmarks/bench_matmul_tuning.py [--seeds 10] [--budget 300] [--n-jobs 2]
+    python benchmarks/gpu_model/bench_matmul_tuning.py [--seeds 10] [--budget 300] [--n-jobs 2]
 """
 
 from __future__ import annotations

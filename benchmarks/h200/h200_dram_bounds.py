@@ -26,13 +26,14 @@ that grows with the waves).
 
 Usage::
 
-    python benchmarks/h200_dram_bounds.py [--quick]
+    python benchmarks/h200/h200_dram_bounds.py [--quick]
 
 ``--quick`` skips the ``cv`` scan (bounds only). Runs on the CPU (a few minutes).
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import dataclasses
 import sys
@@ -41,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from autotile.measure import H200, KernelModelMeasurer  # noqa: E402
 from autotile.measure.gpu._calibrate import traffic_accuracy  # noqa: E402
@@ -63,7 +64,7 @@ CLIFF_RATIO = 1.5
 
 
 def rows(name: str) -> list[dict[str, str]]:
-    """Rows of ``benchmarks/data/<name>`` as dicts of strings."""
+    """Rows of ``benchmarks/h200/data/<name>`` as dicts of strings."""
     with (DATA / name).open() as f:
         return list(csv.DictReader(f))
 
@@ -375,13 +376,21 @@ def correlations(launches: list[Launch]) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python benchmarks/h200/h200_dram_bounds.py",
+        description="Place each ncu DRAM read count between bounds of the L2 simulator "
+                    "(compulsory, lockstep, DRIFT, desync, no reuse) and score one-value "
+                    "variants held out (about 70 s).")
+    ap.add_argument("--quick", action="store_true",
+                    help="bounds and correlations only, no variant scan (about 10 s)")
+    args = ap.parse_args(argv)
     l2 = device_l2_bytes()
     launches = load_launches()
     compute_bounds(launches, l2)
     print_bounds(launches)
     summary(launches)
     correlations(launches)
-    if "--quick" not in argv:
+    if not args.quick:
         variant_scan(launches, l2 // PARTITIONS)
     return 0
 

@@ -1,9 +1,9 @@
 """Analyse the H200 runs on the CPU: model vs measured time, calibration, ncu traffic.
 
-Reads ``benchmarks/data/h200_*.csv`` (raw GPU results and
+Reads ``benchmarks/h200/data/h200_*.csv`` (raw GPU results and
 ``h200_matmul_model.csv`` from ``h200_predict.py``), prints the Markdown
 tables of ``benchmarks/RESULTS.md`` ("Real hardware: H200 validation") and
-writes ``benchmarks/data/h200_calibrated_params.csv`` (parameters fitted on
+writes ``benchmarks/h200/data/h200_calibrated_params.csv`` (parameters fitted on
 every config, for ``h200_sim2real.py --stage calibrated``) and
 ``h200_calibrated_params_v2.csv`` (the same with the software-pipeline term,
 eq. 5b, for ``h200_sim2real.py --model v2``; ``--pipeline-only`` prints its
@@ -16,11 +16,11 @@ and the fitted :data:`~autotile.measure.gpu._l2sim.DRIFT`, held-out protocol in
 ``h200_ncu_validation_configs.csv`` with the models' predictions
 ``h200_ncu_validation_predicted.csv``.
 
-Usage::
+Usage (``--help`` lists the flags; an unknown flag is an error)::
 
-    python benchmarks/h200_analyze.py [--l2-scan] [--ncu-only] [--rounds-only]
-                                      [--pipeline-only] [--smem-only]
-                                      [--write-validation]
+    python benchmarks/h200/h200_analyze.py [--pipeline-only | --smem-only | --drift-only |
+                                            --power-only | --rounds-only | --ncu-only]
+                                           [--l2-scan] [--write-validation]
 
 The out-of-sample predictions are written only with ``--write-validation``
 (or when the file is absent); once ``h200_ncu_validation.csv`` (measured
@@ -30,6 +30,7 @@ compares the two.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import dataclasses
 import json
@@ -39,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from autotile.measure import H200, GpuModelParams, KernelModelMeasurer  # noqa: E402
 from autotile.measure.gpu._calibrate import (  # noqa: E402
@@ -1128,27 +1129,56 @@ def power_validation_section(b: float) -> dict[str, Any]:
     return out
 
 
-def main() -> int:
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python benchmarks/h200/h200_analyze.py",
+        description="Analyse the H200 runs on the CPU (model vs measured time, calibration, "
+                    "ncu traffic, sim-to-real). Without a section flag, every section of "
+                    "the main sweep runs; each --*-only flag prints one part alone.")
+    only = ap.add_mutually_exclusive_group()
+    only.add_argument("--pipeline-only", action="store_true",
+                      help="the software-pipeline term (eq. 5b, v2) and its sim-to-real")
+    only.add_argument("--smem-only", action="store_true",
+                      help="the shared-memory port term (eq. 5c, v3) and its sim-to-real")
+    only.add_argument("--drift-only", action="store_true",
+                      help="DRIFT traffic in the calibration (v4) and its sim-to-real")
+    only.add_argument("--power-only", action="store_true",
+                      help="the power-cap term (eq. 9: v5 from the energy probe, v6 fitted "
+                           "on timings, v7 with the smooth port maximum) and sim-to-real")
+    only.add_argument("--rounds-only", action="store_true",
+                      help="the sim-to-real rounds (%% of cuBLAS of every timed config)")
+    only.add_argument("--ncu-only", action="store_true",
+                      help="predicted vs ncu DRAM bytes, fitting and out-of-sample launches")
+    ap.add_argument("--l2-scan", action="store_true",
+                    help="also scan the modelled L2 capacity (full run only)")
+    ap.add_argument("--write-validation", action="store_true",
+                    help="rewrite the out-of-sample ncu predictions (committed before the "
+                         "ncu run; written anyway when absent)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)  # unknown flags are errors (exit 2)
     # the out-of-sample predictions were committed before the ncu run: rewrite them
     # only on request (or when absent), never as a side effect of reading the results
-    rewrite = ("--write-validation" in sys.argv
+    rewrite = (args.write_validation
                or not (DATA / "h200_ncu_validation_predicted.csv").exists())
-    if "--pipeline-only" in sys.argv:
+    if args.pipeline_only:
         pipeline_section()
         if (DATA / "h200_sim2real_tuned_v2.csv").exists():
             sim2real_v2_section()
         return 0
-    if "--smem-only" in sys.argv:
+    if args.smem_only:
         smem_section()
         if (DATA / "h200_sim2real_tuned_v3.csv").exists():
             sim2real_v2_section("v3")
         return 0
-    if "--drift-only" in sys.argv:
+    if args.drift_only:
         drift_section()
         if (DATA / "h200_sim2real_tuned_v4.csv").exists():
             sim2real_v2_section("v4")
         return 0
-    if "--power-only" in sys.argv:
+    if args.power_only:
         pw = power_section()
         if (DATA / "h200_power2.csv").exists():
             power_validation_section(pw["b"])
@@ -1160,10 +1190,10 @@ def main() -> int:
             if (DATA / f"h200_sim2real_tuned_{version}.csv").exists():
                 sim2real_v2_section(version)
         return 0
-    if "--rounds-only" in sys.argv:
+    if args.rounds_only:
         sim2real_rounds_section()
         return 0
-    if "--ncu-only" in sys.argv:
+    if args.ncu_only:
         ncu_section()
         if rewrite:
             write_validation()
@@ -1185,7 +1215,7 @@ def main() -> int:
     smem_section()
     if (DATA / "h200_sim2real_tuned_v3.csv").exists():
         sim2real_v2_section("v3")
-    if "--l2-scan" in sys.argv:
+    if args.l2_scan:
         l2_scan()
     return 0
 

@@ -4,11 +4,11 @@ Driver (run under ncu on the device machine)::
 
     ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum \
         --csv --log-file ncu.csv -k regex:matmul_kernel \
-        python benchmarks/h200_ncu.py --plan plan.json --launched launched.json
+        python benchmarks/h200/h200_ncu.py --plan plan.json --launched launched.json
 
 ``plan.json`` is a list of ``{"shape": [M, N, K], "config": {...}}``
 (:func:`plan_from_csv` builds it from a CSV of ``M, N, K`` and the six
-matmul knobs, e.g. ``benchmarks/data/h200_ncu_validation_configs.csv``;
+matmul knobs, e.g. ``benchmarks/h200/data/h200_ncu_validation_configs.csv``;
 ``--configs CSV`` takes such a CSV instead of ``--plan``). Every
 config is compiled first (no launch), then each is launched exactly once, in
 order; the configs actually launched are written to ``--launched`` so the

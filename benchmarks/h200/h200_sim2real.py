@@ -5,22 +5,22 @@ forest cost model, plans of 10, budget 40: the budget of the GPU-direct
 tuning in ``bench_h200.py --part main``) on :class:`KernelModelMeasurer`
 with the H200 profile, once with the default :class:`GpuModelParams` and
 once with the calibrated ones, and writes
-``benchmarks/data/h200_sim2real_configs.csv``: those two configs plus the
+``benchmarks/h200/data/h200_sim2real_configs.csv``: those two configs plus the
 tutorial's best measured config and the GPU-direct tuning results, for
 ``bench_h200.py --part sim2real`` to time side by side with cuBLAS.
 
 Usage::
 
-    python benchmarks/h200_sim2real.py --stage default
-    python benchmarks/h200_sim2real.py --stage calibrated   # after h200_analyze.py
+    python benchmarks/h200/h200_sim2real.py --stage default
+    python benchmarks/h200/h200_sim2real.py --stage calibrated   # after h200_analyze.py
 
 Second protocol (issue 6, after the model-guided searcher's restarts and the
 ~40 ms scores): every stage uses the calibrated parameters and the L2 size
 of ``h200_calibrated_params.csv``::
 
-    python benchmarks/h200_sim2real.py --stage exhaustive  # model's score of all 7,091
-    python benchmarks/h200_sim2real.py --stage tune        # searchers x budgets x seeds
-    python benchmarks/h200_sim2real.py --stage rounds      # device list for the rounds
+    python benchmarks/h200/h200_sim2real.py --stage exhaustive  # model's score of all 7,091
+    python benchmarks/h200/h200_sim2real.py --stage tune        # searchers x budgets x seeds
+    python benchmarks/h200/h200_sim2real.py --stage rounds      # device list for the rounds
 
 ``--model v2`` (the default) uses the model with the software-pipeline term
 (``h200_calibrated_params_v2.csv``) and writes the same files with a
@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 DATA = Path(__file__).resolve().parent / "data"
 OUT = DATA / "h200_sim2real_configs.csv"

@@ -3,7 +3,7 @@
 The simulator's L2 is a fully associative LRU of exactly ``l2_bytes // partitions``
 bytes, so a launch whose reused data is close to that size flips between
 (almost) all hits and all misses: an *LRU capacity cliff*
-(``benchmarks/h200_dram_bounds.py``: 8 of DRIFT's 23 misses sit on one). The
+(``benchmarks/h200/h200_dram_bounds.py``: 8 of DRIFT's 23 misses sit on one). The
 H200's L2 is set associative with hashed set indices and a replacement policy
 that is not exact LRU; with a working set near the capacity some sets overflow
 while others still hold their lines, so the hit rate falls gradually over a
@@ -40,7 +40,7 @@ launches. Read bytes are compared with ncu's ``dram_read_bytes`` as in
 
 Usage::
 
-    python benchmarks/h200_l2_soft.py [--no-stagger]
+    python benchmarks/h200/h200_l2_soft.py [--no-stagger]
 
 ``--no-stagger`` skips the global-stagger variant (its event-ordered replays
 are the slow part). Runs on the CPU (about 1.5-3 minutes on 2 cores).
@@ -48,6 +48,7 @@ are the slow part). Runs on the CPU (about 1.5-3 minutes on 2 cores).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -55,7 +56,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import h200_dram_bounds as hdb  # noqa: E402
@@ -297,8 +298,15 @@ def needed_factors(res: dict[str, Any], tol: float = 0.10) -> list[tuple[str, st
 
 
 def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python benchmarks/h200/h200_l2_soft.py",
+        description="Soft L2 capacity: DRIFT bytes averaged over a spread of effective "
+                    "capacities, scored against ncu's DRAM read bytes.")
+    ap.add_argument("--no-stagger", action="store_true",
+                    help="lockstep programs instead of DRIFT's stagger within an SM")
+    args = ap.parse_args(argv)
     l2 = hdb.device_l2_bytes()
-    res = run(l2, with_stagger="--no-stagger" not in argv)
+    res = run(l2, with_stagger=not args.no_stagger)
     print(f"Device L2 {l2} B, 2 partitions; capacity grid {CAP_GRID[0]}..{CAP_GRID[-1]} x "
           f"(step 0.05); launches: " + ", ".join(
               f"{t} {int(np.sum(res['tags'] == t))}" for t in SETS))
