@@ -5,7 +5,8 @@ associative misses, writes the ground-truth table, and reports wall time,
 schedules per second, and the speed of the fast path against the plain-Python
 reference simulator, measured in the same run.
 
-    python benchmarks/gemm/bench_sweep.py [--out autotile/data/gemm64_truth.npz] [--n-jobs 2] [--fresh]
+    python benchmarks/gemm/bench_sweep.py [--out autotile/data/gemm64_truth.npz] [--n-jobs 2]
+                                          [--fresh]
 
 ``--fresh`` re-measures from scratch (earlier chunks deleted, no resume). The
 shipped table predates sweep fingerprints, so re-sweeping onto its path needs

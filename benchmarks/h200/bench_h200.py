@@ -8,11 +8,11 @@ report are made afterwards on the CPU from those CSVs
 Parts (one device call each)::
 
     python benchmarks/h200/bench_h200.py --part probe    --out $OUT   # versions, ncu, compile cost
-    python benchmarks/h200/bench_h200.py --part main     --out $OUT   # sweeps, cuBLAS, ncu, GPU tuning
+    python benchmarks/h200/bench_h200.py --part main     --out $OUT   # sweeps, cuBLAS, ncu, tuning
     python benchmarks/h200/bench_h200.py --part sim2real --out $OUT \
         --configs benchmarks/h200/data/h200_sim2real_configs.csv      # time chosen configs
     python benchmarks/h200/bench_h200.py --part ncu --out $OUT \
-        --ncu-configs benchmarks/h200/data/h200_ncu_validation_configs.csv  # ncu DRAM bytes of a list
+        --ncu-configs benchmarks/h200/data/h200_ncu_validation_configs.csv  # ncu bytes of a list
     python benchmarks/h200/bench_h200.py --part rounds --out $OUT \
         --rounds-configs benchmarks/h200/data/h200_sim2real_rounds_configs.csv \
         --tune-budget 100                       # GPU-direct tuning, then interleaved rounds

@@ -1,4 +1,5 @@
-"""Config sets of the H200 validation (benchmarks/h200/bench_h200.py): shapes, tutorial configs, samples.
+"""Config sets of the H200 validation (benchmarks/h200/bench_h200.py): shapes, tutorial configs,
+samples.
 
 Pure Python (autotile + numpy): the same lists are rebuilt on the device
 machine and here, from the same seeds.
