@@ -82,7 +82,7 @@ class ModelGuidedSearcher(SpaceSearcher):
     With ``patience`` 48 and no tabu list, 2 of 10 seeds stayed there for
     300-400 trials (mean P(t) 0.25 over 500 trials); with ``patience`` 24
     and the tabu list every seed reaches the optimum within 140 trials
-    (``benchmarks/RESULTS.md``).
+    (``docs/results.md``).
 
     Why local candidates: a tree model fitted on a few dozen trials ranks
     configs near the measured good ones well, but not the whole space: on

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import textwrap
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,9 +117,10 @@ def plot_curves(res: ComparisonResult, path: str | os.PathLike[str] | None = Non
     ax2.set_ylabel("P(t)  (1 = optimum, 0 = random search)")
     ax2.set_title("methodology score P(t): median and inter-quartile band over seeds",
                   fontsize=10)
-    if clipped:
-        ax2.text(0.99, 0.02, f"clipped at {_P_FLOOR:g}: " + ", ".join(clipped),
-                 transform=ax2.transAxes, ha="right", va="bottom", fontsize=7, color="0.3")
+    if clipped:  # under the axis, where no legend covers it
+        note = textwrap.fill(f"(P below {_P_FLOOR:g} not shown: " + ", ".join(clipped) + ")",
+                             75)
+        ax2.set_xlabel("trials\n" + note, fontsize=9)
     ax.legend(fontsize=8, loc="lower right" if maximize else "upper right")
     ax2.legend(fontsize=8, loc="lower left")
     fig.suptitle(_title(res), fontsize=11)

@@ -2,7 +2,7 @@
 
 Reads ``benchmarks/h200/data/h200_*.csv`` (raw GPU results and
 ``h200_matmul_model.csv`` from ``h200_predict.py``), prints the Markdown
-tables of ``benchmarks/RESULTS.md`` ("Real hardware: H200 validation") and
+tables behind ``docs/results.md`` and ``docs/results/h200.md`` and
 writes ``benchmarks/h200/data/h200_calibrated_params.csv`` (parameters fitted on
 every config, for ``h200_sim2real.py --stage calibrated``) and
 ``h200_calibrated_params_v2.csv`` (the same with the software-pipeline term,
