@@ -245,7 +245,8 @@ class KernelSpec:
         return f"KernelSpec({self.name!r}, kernel={kernel_name(self.kernel)}, model={self.model!r})"
 
     # -- shapes and dtypes ---------------------------------------------------------------
-    def check_shape(self, shape: Any, owner: str | None = None) -> dict[str, int]:
+    def check_shape(self, shape: Any, owner: str | None = None,
+                    error: type[Exception] = InvalidConfigError) -> dict[str, int]:
         """Validate a problem shape: a mapping with every name of :attr:`shape_names`.
 
         Returns
@@ -258,7 +259,7 @@ class KernelSpec:
         TypeError
             If ``shape`` is not a mapping.
         InvalidConfigError
-            If a size is missing, unknown, not an int or not positive.
+            (or ``error``) If a size is missing, unknown, not an int or not positive.
         """
         who = owner or f"kernel {self.name!r}"
         if not isinstance(shape, Mapping):
@@ -269,19 +270,19 @@ class KernelSpec:
         unknown = sorted(set(shape) - set(allowed))
         missing = [n for n in self.shape_names if n not in shape]
         if missing or unknown:
-            raise InvalidConfigError(
-                f"{who}: shape takes the sizes {self.shape_names}"
+            raise error(
+                f"{who}: shape of {self.name!r} takes the keys {self.shape_names}"
                 + (f" (optionally {self.optional_shape_names})" if self.optional_shape_names
                    else "")
-                + (f", missing {missing}" if missing else "")
-                + (f", unknown {unknown}" if unknown else "") + f"; got shape={dict(shape)}")
+                + (f", got unknown {unknown}" if unknown else "")
+                + (f", missing {missing}" if missing else "") + f" in shape={dict(shape)}")
         out: dict[str, int] = {}
         for k in allowed:
             if k not in shape:
                 continue
             v = shape[k]
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise InvalidConfigError(f"{who}: {k} must be a positive int, got {k}={v!r}")
+                raise error(f"{who}: {k} must be a positive int, got {k}={v!r}")
             out[k] = int(v)
         return out
 
