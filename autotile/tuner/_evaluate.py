@@ -93,7 +93,8 @@ class Evaluator:
     check_args : mapping of str to value or None
         The instance the interpreter runs; None: no correctness check.
     scorer : callable
-        ``scorer(config, args_by_name) -> MeasureResult | float``.
+        ``scorer(config, args_by_name) -> MeasureResult | float``; a scorer
+        with a true ``wants_grid`` attribute is called with ``grid=`` too.
     pre_hook, post_hook : callable
         The autotuner's hooks.
     reference : callable, optional
@@ -127,7 +128,11 @@ class Evaluator:
 
     def _evaluate(self, config: Config) -> TuningRecord:
         try:
-            res = as_measure_result(config, self.scorer(config, self.real_args))
+            if getattr(self.scorer, "wants_grid", False):
+                out = self.scorer(config, self.real_args, grid=self.grid)
+            else:
+                out = self.scorer(config, self.real_args)
+            res = as_measure_result(config, out)
         except Exception as exc:  # noqa: BLE001 - a failed config is data
             return TuningRecord(config, "failed", reason=f"scorer raised {_err(exc)}")
         if not res.ok:
