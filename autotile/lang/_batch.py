@@ -10,8 +10,10 @@ arguments) is done once per batch instead of once per program, which is what
 makes a batch of tiny programs fast.
 
 The result equals the sequential interpreter's (one program after another,
-axis 0 fastest): memory, the :class:`~autotile.lang.LaunchRecord` counts and
-the :class:`~autotile.lang.AccessTrace` rows, in the same order.  A batch
+axis 0 fastest): memory, the :class:`~autotile.lang.LaunchRecord` counts
+(memory and op counts: every op is counted once per batch with one
+program's block shape, the same in every program of the batch) and the
+:class:`~autotile.lang.AccessTrace` rows, in the same order.  A batch
 falls back to fewer programs at a time whenever it cannot be exact:
 
 * a Python-level decision (``if``, ``while``, ``range``, ``int()`` ...) on
@@ -275,7 +277,7 @@ def _segments(key: Any) -> list[tuple[int, int]]:
 
 
 def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog: int,
-                max_batch: int, counts: Any, masked: Any, lanes: Any,
+                max_batch: int, counts: Any, masked: Any, lanes: Any, ops: Any,
                 run_sequential: Callable[[int, int], None]) -> int:
     """Run programs ``0 .. n_prog - 1`` in batches of up to ``max_batch``.
 
@@ -293,8 +295,11 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
         Most programs per batch. Runs shorter than ``min(MIN_BATCH,
         max_batch)`` (at least 2) go one program at a time, so
         ``max_batch=1`` runs every program alone.
-    counts, masked, lanes : ndarray
+    counts, masked, lanes, ops : ndarray
         Per-program counters of the launch, filled for every program.
+        ``ops`` holds the op counters (:data:`~autotile.lang._state.OP_COUNTS`
+        columns); every program of a batch gets the batch's counts, which
+        are per program.
     run_sequential : callable
         ``run_sequential(lo, hi)`` runs programs ``lo .. hi - 1`` one at a
         time and fills the counters.
@@ -324,6 +329,7 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
         st.pid_tensors = [_pid_tensor(x), _pid_tensor(y), _pid_tensor(z)]
         st.linear = lo
         st.op = 0
+        st.ops.clear()
         st.batch = run
         split: list[tuple[int, int]] | None = None
         try:
@@ -336,10 +342,12 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
             counts[lo:hi] = run.counts
             masked[lo:hi] = run.masked
             lanes[lo:hi] = run.lanes
+            ops[lo:hi] = st.ops.take()
             n_batched += hi - lo
             continue
         finally:
             st.batch = None
+        st.ops.clear()
         run.undo()
         del st.chunks[mark:]
         if split is None:

@@ -21,7 +21,7 @@ from autotile.lang import _dtypes as D
 from autotile.lang import _semantic as S
 from autotile.lang._batch import DEFAULT_BATCH_PROGRAMS, run_batched
 from autotile.lang._record import RECORDER, LaunchRecord, build_trace
-from autotile.lang._state import CURRENT, Buffer, Launch, np_errstate
+from autotile.lang._state import CURRENT, OP_COUNTS, Buffer, Launch, np_errstate
 from autotile.lang._tensor import constexpr, tensor
 
 __all__ = ["JITFunction", "jit", "IRListing"]
@@ -265,18 +265,19 @@ class JITFunction:
         counts = np.zeros((n_prog, 2 * nb), dtype=np.int64)
         masked = np.zeros(n_prog, dtype=np.int64)
         lanes = np.zeros(n_prog, dtype=np.int64)
+        ops = np.zeros((n_prog, len(OP_COUNTS)), dtype=np.int64)
         fn = self.fn
         token = CURRENT.set(st)
         n_batched = 0
 
         def sequential(lo: int, hi: int) -> None:
-            _run_programs(st, fn, call_args, lo, hi, counts, masked, lanes)
+            _run_programs(st, fn, call_args, lo, hi, counts, masked, lanes, ops)
 
         try:
             with np_errstate():
                 if batch and not ir and n_prog > 1:
                     n_batched = run_batched(st, fn, call_args, n_prog, int(batch), counts,
-                                            masked, lanes, sequential)
+                                            masked, lanes, ops, sequential)
                 else:
                     sequential(0, n_prog)
         finally:
@@ -295,6 +296,7 @@ class JITFunction:
             itemsize_bytes=tuple(itemsizes), program_ids=pids,
             elems_read=counts[:, 0::2], elems_written=counts[:, 1::2],
             masked_lanes=masked, total_lanes=lanes,
+            **{name: ops[:, j].copy() for j, name in enumerate(OP_COUNTS)},
             num_warps=int(options.get("num_warps", 4)),
             num_stages=int(options.get("num_stages", 3)), meta=meta, trace=tr,
             n_programs_batched=n_batched)
@@ -327,11 +329,15 @@ class JITFunction:
 
 
 def _run_programs(st: Launch, fn: Callable[..., Any], call_args: list[Any], lo: int, hi: int,
-                  counts: Any, masked: Any, lanes: Any) -> None:
-    """Run programs ``lo .. hi - 1`` one after another, filling their counters."""
+                  counts: Any, masked: Any, lanes: Any, ops: Any) -> None:
+    """Run programs ``lo .. hi - 1`` one after another, filling their counters.
+
+    ``ops`` gets the op counters (:data:`OP_COUNTS` columns) of each program.
+    """
     g0, g1 = st.grid[0], st.grid[1]
     nb = len(st.buffers)
     i32 = D.int32
+    taken = []
     ty = tz = None
     last_yz = (-1, -1)
     for i in range(lo, hi):
@@ -344,13 +350,17 @@ def _run_programs(st: Launch, fn: Callable[..., Any], call_args: list[Any], lo: 
         st.pid_tensors = [tensor(np.int32(x), i32), ty, tz]
         st.linear = i
         st.op = 0
+        st.ops.clear()
         fn(*call_args)
+        taken.append(st.ops.take())
         if nb:
             counts[i] = st.counts
             st.counts = [0] * (2 * nb)
         masked[i] = st.masked
         lanes[i] = st.lanes
         st.masked = st.lanes = 0
+    if taken:
+        ops[lo:hi] = taken
 
 
 def jit(fn: Callable[..., Any] | None = None, **kwargs: Any) -> Any:

@@ -1,9 +1,11 @@
 """What a launch did to memory: :class:`LaunchRecord` and :class:`AccessTrace`.
 
 Every launch produces a :class:`LaunchRecord` (per-program, per-buffer
-element counts; always on, a few integer additions per ``load``/``store``),
-available as ``kernel.last_record``.  A compact :class:`AccessTrace` is built
-only when asked for, with :func:`recording`::
+element counts and per-program op counts -- tensor-core FLOPs, ALU and SFU
+lanes, tile and scratch sizes, :mod:`autotile.lang._opcount`; always on, a
+few integer additions per op), available as ``kernel.last_record``.  A
+compact :class:`AccessTrace` is built only when asked for, with
+:func:`recording`::
 
     with tl.recording(trace="line") as rec:
         add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)
@@ -114,6 +116,31 @@ class LaunchRecord:
         Masked-off load/store lanes of each program.
     total_lanes : ndarray of int64, shape (n_programs,)
         All load/store lanes of each program.
+    dot_flops : ndarray of int64, shape (n_programs,)
+        Floating-point (or integer) operations of each program's ``tl.dot``
+        calls: ``2 * M * N * K`` per dot of an ``(M, K)`` by a ``(K, N)``
+        block (times the batch of a 3-D dot), summed.
+    dot_operand_bytes : ndarray of int64, shape (n_programs,)
+        Largest ``M * K * itemsize(a) + K * N * itemsize(b)`` (bytes; times
+        the batch of a 3-D dot) over each program's dots -- the shared
+        memory of one pipeline stage; 0 without a dot.
+    alu_ops : ndarray of int64, shape (n_programs,)
+        Lanes of element-wise arithmetic, comparisons, casts, ``where``,
+        ``minimum``/``maximum``, ``fma`` on non-pointer values, plus one per
+        input element of each reduction or scan (a 0-d value counts 1;
+        pointer arithmetic counts 0).  Summed over the program.
+    sfu_ops : ndarray of int64, shape (n_programs,)
+        Lanes of special-function-unit ops: ``exp``, ``exp2``, ``log``,
+        ``log2``, ``sqrt``, ``rsqrt``, ``sin``, ``cos``, ``erf`` and float
+        division (its reciprocal).  Summed over the program.
+    max_tile_elems : ndarray of int64, shape (n_programs,)
+        Largest element count of any block the program created (a
+        register-pressure proxy).
+    scratch_bytes : ndarray of int64, shape (n_programs,)
+        Largest block (bytes) that went through a layout change needing
+        shared memory: ``trans``/``permute`` inputs, reduction and scan
+        inputs, inputs of a ``reshape`` that moves more than size-1 axes;
+        0 if none.
     num_warps, num_stages : int
         Launch options (recorded, not used for execution).
     meta : dict
@@ -124,6 +151,12 @@ class LaunchRecord:
         Programs that ran in batches (launch option ``batch_programs``); the
         others ran one at a time.  Everything else in the record is the same
         either way.
+
+    Notes
+    -----
+    The op counters follow the rules of :mod:`autotile.lang._opcount`; they
+    count lanes (elements of one program's block), whether or not a load
+    mask is active.
     """
 
     kernel_name: str
@@ -135,6 +168,12 @@ class LaunchRecord:
     elems_written: npt.NDArray[np.int64]
     masked_lanes: npt.NDArray[np.int64]
     total_lanes: npt.NDArray[np.int64]
+    dot_flops: npt.NDArray[np.int64]
+    dot_operand_bytes: npt.NDArray[np.int64]
+    alu_ops: npt.NDArray[np.int64]
+    sfu_ops: npt.NDArray[np.int64]
+    max_tile_elems: npt.NDArray[np.int64]
+    scratch_bytes: npt.NDArray[np.int64]
     num_warps: int = 4
     num_stages: int = 3
     meta: dict[str, Any] = field(default_factory=dict)
@@ -210,14 +249,37 @@ class LaunchRecord:
         b = self.bytes_written
         return int(b.sum() if buffer is None else b[:, self._col(buffer)].sum())
 
+    def op_totals(self) -> dict[str, int]:
+        """Op counts over the programs that ran.
+
+        Returns
+        -------
+        dict
+            ``dot_flops``, ``alu_ops`` and ``sfu_ops`` summed;
+            ``dot_operand_bytes``, ``max_tile_elems`` and ``scratch_bytes``
+            as the maximum over programs (0 for no rows).
+        """
+        def top(a: npt.NDArray[np.int64]) -> int:
+            return int(a.max()) if a.size else 0
+
+        return {"dot_flops": int(self.dot_flops.sum()), "alu_ops": int(self.alu_ops.sum()),
+                "sfu_ops": int(self.sfu_ops.sum()),
+                "dot_operand_bytes": top(self.dot_operand_bytes),
+                "max_tile_elems": top(self.max_tile_elems),
+                "scratch_bytes": top(self.scratch_bytes)}
+
     def summary(self) -> dict[str, Any]:
-        """Kernel-level totals: per buffer elements/bytes, programs, masked lanes."""
+        """Kernel-level totals: per buffer elements/bytes, programs, masked lanes, op counts.
+
+        ``"ops"`` is :meth:`op_totals`.
+        """
         return {
             "kernel": self.kernel_name,
             "grid": self.grid,
             "n_programs": self.n_programs,
             "masked_lanes": int(self.masked_lanes.sum()),
             "total_lanes": int(self.total_lanes.sum()),
+            "ops": self.op_totals(),
             "buffers": {
                 nm: {"elems_read": self.total_elems_read(j),
                      "elems_written": self.total_elems_written(j),
