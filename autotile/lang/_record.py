@@ -108,7 +108,9 @@ class LaunchRecord:
     itemsize_bytes : tuple of int
         Element size of each buffer.
     program_ids : ndarray of int64, shape (n_programs, 3)
-        Program id of each row, in execution (linear) order.
+        Program id of each row, in execution (linear) order.  With the
+        launch option ``programs=`` (a subset of the grid) only the programs
+        that ran have a row.
     elems_read, elems_written : ndarray of int64, shape (n_programs, n_buffers)
         Elements loaded / stored by each program in each buffer (active
         lanes only; a lane accessed twice counts twice).
@@ -182,8 +184,26 @@ class LaunchRecord:
 
     @property
     def n_programs(self) -> int:
-        """Number of programs launched."""
+        """Number of programs that ran (rows of the record)."""
         return int(self.program_ids.shape[0])
+
+    @property
+    def n_programs_total(self) -> int:
+        """Number of programs of the grid (``n_programs`` unless a subset ran)."""
+        g = self.grid
+        return g[0] * g[1] * g[2]
+
+    @property
+    def linear_ids(self) -> npt.NDArray[np.int64]:
+        """Linear index ``pid0 + grid0 * (pid1 + grid1 * pid2)`` of each row.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_programs,)
+            Increasing; ``arange(n_programs)`` unless a subset ran.
+        """
+        p, g = self.program_ids, self.grid
+        return p[:, 0] + g[0] * (p[:, 1] + g[1] * p[:, 2])
 
     @property
     def bytes_read(self) -> npt.NDArray[np.int64]:
@@ -204,11 +224,25 @@ class LaunchRecord:
             raise KeyError(f"no buffer named {buffer!r}; buffers are {self.buffer_names}") from None
 
     def program_index(self, pid: tuple[int, ...] | int) -> int:
-        """Row of program ``pid`` (a tuple of 1-3 ints, or an int for axis 0)."""
+        """Row of program ``pid`` (a tuple of 1-3 ints, or an int for axis 0).
+
+        Raises
+        ------
+        KeyError
+            If ``pid`` did not run (a launch with ``programs=``).
+        """
         p = (pid,) if isinstance(pid, int) else tuple(pid)
         p = p + (0,) * (3 - len(p))
         g = self.grid
-        return p[0] + g[0] * (p[1] + g[1] * p[2])
+        lin = p[0] + g[0] * (p[1] + g[1] * p[2])
+        if self.n_programs == self.n_programs_total:
+            return lin
+        ids = self.linear_ids
+        row = int(np.searchsorted(ids, lin))
+        if row == ids.size or ids[row] != lin:
+            raise KeyError(f"program {pid} (linear index {lin}) did not run in this launch "
+                           f"of {self.n_programs} of {self.n_programs_total} programs")
+        return row
 
     def program(self, pid: tuple[int, ...] | int) -> dict[str, dict[str, int]]:
         """Counts of one program by buffer name.
@@ -271,12 +305,14 @@ class LaunchRecord:
     def summary(self) -> dict[str, Any]:
         """Kernel-level totals: per buffer elements/bytes, programs, masked lanes, op counts.
 
-        ``"ops"`` is :meth:`op_totals`.
+        ``"ops"`` is :meth:`op_totals`.  Totals are over the programs that
+        ran (``n_programs`` of ``n_programs_total``).
         """
         return {
             "kernel": self.kernel_name,
             "grid": self.grid,
             "n_programs": self.n_programs,
+            "n_programs_total": self.n_programs_total,
             "masked_lanes": int(self.masked_lanes.sum()),
             "total_lanes": int(self.total_lanes.sum()),
             "ops": self.op_totals(),
