@@ -128,8 +128,8 @@ class KernelModelMeasurer(Measurer):
             raise TypeError(
                 "KernelModelMeasurer: l2_model must be an L2Model or None, got "
                 f"{type(l2_model).__name__} l2_model={_short(l2_model)}")
-        self.spec = get_kernel_spec(kernel, "KernelModelMeasurer: kernel")
-        self.kernel_name = self.spec.name
+        self._spec = get_kernel_spec(kernel, "KernelModelMeasurer: kernel")
+        self.kernel_name = self._spec.name
         check_shape_mapping("KernelModelMeasurer", shape)
         self.shape = self.spec.check_shape(shape, "KernelModelMeasurer", MeasureError)
         self.hardware = hardware
@@ -143,6 +143,11 @@ class KernelModelMeasurer(Measurer):
         self._itemsize = DTYPE_ITEMSIZE[self.dtype]
         self._model_args: dict[str, Any] | None = None
 
+    @property
+    def spec(self) -> KernelSpec:
+        """The kernel's :class:`~autotile.kernels.KernelSpec`."""
+        return self._spec
+
     def model_args(self) -> dict[str, Any]:
         """Real-size, zero-filled arguments of the kernel (made once; zero pages are cheap)."""
         if self._model_args is None:
@@ -155,13 +160,12 @@ class KernelModelMeasurer(Measurer):
         Returns
         -------
         dict
-            ``kernel_name``, ``model``, ``shape``, ``dtype``, ``hardware`` (every field
+            ``kernel_name``, ``shape``, ``dtype``, ``hardware`` (every field
             of the profile, not just its name), ``params`` (every
             :class:`GpuModelParams` field), ``l2_model`` (None for the
             default), ``max_simulated_loads`` and ``max_probe_programs``.
         """
         return {"dtype": self.dtype, "hardware": self.hardware, "kernel_name": self.kernel_name,
-                "model": self.spec.model,
                 "l2_model": self.l2_model, "max_probe_programs": self.max_probe_programs,
                 "max_simulated_loads": self.max_simulated_loads, "params": self.params,
                 "shape": self.shape}

@@ -204,10 +204,14 @@ def kernel_flops(kernel: str | KernelSpec, shape: Mapping[str, int]) -> float:
 
     Raises
     ------
-    InvalidConfigError
+    MeasureError
         For a name that is not registered.
     """
-    return float(get_kernel_spec(kernel, "kernel_flops: kernel").flops(shape))
+    try:
+        spec = get_kernel_spec(kernel, "kernel_flops: kernel")
+    except InvalidConfigError as exc:
+        raise MeasureError(str(exc)) from None
+    return float(spec.flops(shape))
 
 
 def _cdiv(a: int, b: int) -> int:
