@@ -53,10 +53,11 @@ the batch counts sequentially, so both give the same rows.
 ``scratch_bytes`` (maximum)
     Largest block, in bytes of its element type (8 per pointer), that goes
     through a layout change needing shared memory on a GPU: the input of
-    ``tl.trans``/``tl.permute``/``x.T``, the input of every reduction and scan
-    listed under ``alu_ops``, and the input of a ``tl.reshape``/``tl.view``/
-    ``tl.ravel`` that changes more than size-1 axes (one that only inserts or
-    drops size-1 axes keeps the layout).  ``join``, ``split``, ``cat``,
+    ``tl.trans``/``tl.permute`` (not the identity permutation)/``x.T``, the
+    input of every reduction and scan listed under ``alu_ops``, and the
+    input of a ``tl.reshape``/``tl.view``/``tl.ravel`` that changes more
+    than size-1 axes (one that only inserts or drops size-1 axes keeps the
+    layout).  ``join``, ``split``, ``cat``,
     ``flip``, broadcasts and ``expand_dims`` count 0; so do ``tl.dot``
     operands (they are ``dot_operand_bytes``).
 
