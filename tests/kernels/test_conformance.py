@@ -80,7 +80,7 @@ def test_space_round_trips(spec):
 def test_model_score_is_finite_or_infeasible_with_reason(spec):
     shape = _shape(spec, 1024)
     m = KernelModelMeasurer(spec, shape, H200)
-    assert m.spec is spec and m.settings()["model"] == spec.model
+    assert m.spec is spec
     n_ok = 0
     for cfg in _some_configs(m.space, 4, seed=2):
         r = m.measure(cfg)
