@@ -40,8 +40,15 @@ __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "WINDOW_PROGRA
            "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S",
            "LIVE_TILES_PER_THREAD"]
 
-#: Programs of a launch that the model runs (plus the last one).
+#: Fewest programs of a launch that the model runs (plus the last one); the window
+#: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
+#: up to that distance is seen by the L2 simulation.
 WINDOW_PROGRAMS = 256
+#: Line-trace rows the window may hold (it takes ``rows / rows_per_program``
+#: programs, at least :data:`WINDOW_PROGRAMS`).
+WINDOW_TRACE_ROWS = 1_000_000
+#: Most programs a window holds.
+MAX_WINDOW_PROGRAMS = 16384
 #: FP32 lanes per SM per clock on Hopper (4 SM sub-partitions x 32; NVIDIA H100
 #: whitepaper, "H100 SM Architecture": 128 FP32 cores per SM).
 CUDA_CORE_LANES_PER_SM = 128
@@ -68,8 +75,10 @@ class RecordsEstimate(dict[str, float]):
     """Metrics of one launch or a sum of launches (a dict of floats)."""
 
 
-def _window(n_prog: int) -> np.ndarray:
-    w = list(range(min(n_prog, WINDOW_PROGRAMS)))
+def _window(n_prog: int, rows_per_program: float) -> np.ndarray:
+    size = int(WINDOW_TRACE_ROWS // max(rows_per_program, 1.0))
+    size = min(n_prog, MAX_WINDOW_PROGRAMS, max(WINDOW_PROGRAMS, size))
+    w = list(range(size))
     if n_prog > len(w):
         w.append(n_prog - 1)
     return np.asarray(w, dtype=np.int64)
@@ -113,9 +122,12 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``dot_flops``, ``alu_ops``, ``sfu_ops``.
     """
     n_prog = launch.n_programs
-    win = _window(n_prog)
+    with tl.recording(trace="line") as rec0:
+        launch.run(programs=[0])
+    first = rec0.last.trace
+    win = _window(n_prog, float(len(first)) if first is not None else 1.0)
     with tl.recording(trace="line") as rec:
-        launch.run(programs=win)
+        launch.run(programs=win, batch_programs=True)
     r = rec.last
     tr = r.trace
     nw, ns = int(launch.num_warps), int(launch.num_stages)
@@ -128,7 +140,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     scratch = int(_counts(r, "scratch_bytes", W).max(initial=0))
     smem = dot_smem * max(ns, 1) + scratch
     regs_need = params.reg_base_per_thread + _cdiv(LIVE_TILES_PER_THREAD * tile, 32 * nw)
-    regs = -(-min(regs_need, hw.max_regs_per_thread) // 8) * 8
+    regs = min(-(-regs_need // 8) * 8, hw.max_regs_per_thread)
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
         return occ.reason, RecordsEstimate()
@@ -170,8 +182,6 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     alu_s = rounds * float(alu.mean()) / (CUDA_CORE_LANES_PER_SM * clock)
     sfu_s = rounds * float(sfu.mean()) / (SFU_LANES_PER_SM * clock)
     compute_s = dot_s + max(alu_s, sfu_s)
-    if regs_need > hw.max_regs_per_thread:  # spills: local memory round trips
-        compute_s *= regs_need / hw.max_regs_per_thread
     lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
     bw_peak = hw.hbm_bytes_per_s * params.bandwidth_efficiency
     bw_little = hw.n_sms * bps * max(inflight, _LINE_BYTES) / lat
@@ -179,8 +189,10 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     waves = _cdiv(n_prog, n_res)
     latency_s = waves * n_steps * lat
     o = 1.0 - params.overlap_decay ** (ns * bps - 1) if bps * ns > 1 else 0.0
-    t = (max(compute_s, memory_s, latency_s) + (1.0 - o) * min(compute_s, memory_s)
-         + hw.launch_overhead_s)
+    t = max(compute_s, memory_s, latency_s) + (1.0 - o) * min(compute_s, memory_s)
+    if regs_need > hw.max_regs_per_thread:  # spills: every block value round-trips memory
+        t *= regs_need / hw.max_regs_per_thread
+    t += hw.launch_overhead_s
     return None, RecordsEstimate(
         time_s=t, compute_s=compute_s, memory_s=memory_s, latency_s=latency_s,
         hbm_read_bytes=read_b, hbm_write_bytes=write_b, hbm_bytes=hbm,
