@@ -1,7 +1,8 @@
 """autotile: auto-tuning and design-space exploration of tensor programs.
 
 Layers, in data-flow order: ``lang`` and ``te`` (kernels and compute
-definitions) -> ``space`` (knobs, spaces, templates) -> ``measure``
+definitions) -> ``space`` (knobs, spaces, templates) -> ``kernels`` (the
+library, one ``KernelSpec`` per kernel, and its registry) -> ``measure``
 (interpreter runs, simulators, hardware profiles) -> ``cost_model`` ->
 ``search`` (searchers, studies, reports) -> ``tuner`` (``@autotune``).
 """

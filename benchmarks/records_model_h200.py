@@ -59,7 +59,13 @@ def predict(args: argparse.Namespace) -> None:
     from autotile.measure import H200_MEASURED_L2, KernelModelMeasurer
 
     rows = []
+    done: list[dict[str, str]] = []
+    if args.kernels and Path(args.predictions).exists():  # keep the other kernels' rows
+        done = [r for r in csv.DictReader(open(args.predictions))
+                if r["kernel"] not in args.kernels]
     for name, (spec, shape, dtype) in CASES.items():
+        if args.kernels and name not in args.kernels:
+            continue
         m = KernelModelMeasurer(spec, shape, H200_MEASURED_L2, dtype=dtype)
         t0 = time.perf_counter()
         for i in range(m.space.size):
@@ -71,12 +77,12 @@ def predict(args: argparse.Namespace) -> None:
                          "pred_hbm_bytes": r.metrics.get("hbm_bytes", ""),
                          "reason": r.error or ""})
         print(f"{name}: {m.space.size} configs, {time.perf_counter() - t0:.1f} s", flush=True)
-    DATA.mkdir(parents=True, exist_ok=True)
-    with open(args.predictions, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {len(rows)} rows to {args.predictions}")
+        DATA.mkdir(parents=True, exist_ok=True)
+        with open(args.predictions, "w", newline="") as f:  # after every kernel
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows([*done, *rows])
+    print(f"wrote {len(done) + len(rows)} rows to {args.predictions}")
 
 
 def time_on_gpu(args: argparse.Namespace) -> None:
