@@ -164,6 +164,7 @@ from autotile.lang._dtypes import (
     uint32,
     uint64,
 )
+from autotile.lang._from_triton import from_triton, is_triton_kernel
 from autotile.lang._jit import IRListing, JITFunction, ir_listing, jit
 from autotile.lang._memory import (
     atomic_add,
@@ -186,6 +187,7 @@ block_type = tensor
 __all__ = [
     # kernels and launch
     "jit", "JITFunction", "constexpr", "tensor", "IRListing", "ir_listing",
+    "from_triton", "is_triton_kernel",
     # recording
     "LaunchRecord", "AccessTrace", "Recorder", "recording",
     # dtypes

@@ -24,6 +24,7 @@ from autotile.tuner._library import (
     default_scorer,
     library_small_args,
 )
+from autotile.tuner._perf_model import PerfModel, perf_model
 from autotile.tuner._record import RECORD_STATUSES, TuningRecord
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "RECORD_STATUSES",
     "KernelModelScorer",
     "RecordsScorer",
+    "perf_model",
+    "PerfModel",
     "default_scorer",
     "MODEL_KERNELS",
     "library_small_args",
