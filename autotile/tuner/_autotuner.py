@@ -20,7 +20,7 @@ from autotile.measure import H100_SXM, HardwareProfile
 from autotile.measure._fingerprint import canonical, jsonable
 from autotile.space import Space
 from autotile.tuner._check import arrays_of, call_small_args, n_elems
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 from autotile.tuner._disk_cache import (
     DiskCache,
     default_cache_dir,
@@ -88,7 +88,7 @@ def _tolerance(name: str, value: Any) -> float | None:
 _MAX_EMPTY_GRID_CHECK = 4096
 
 
-def _n_programs(grid: Any, named: Mapping[str, Any], config: Config) -> int | None:
+def _n_programs(grid: Any, named: Mapping[str, Any], config: LaunchConfig) -> int | None:
     """Programs the launch of ``config`` would run, or None when the grid cannot be computed."""
     try:
         g = grid({**named, **config.all_kwargs()}) if callable(grid) else grid
@@ -108,16 +108,16 @@ class Autotuner:
     ----------
     fn : JITFunction
         The wrapped kernel.
-    configs : list of Config
+    configs : list of LaunchConfig
         The candidate list (empty in the space form).
     keys : list of str
         The ``key`` argument names.
     cache : dict
-        Tuning key -> best :class:`Config`, in memory (clear with
+        Tuning key -> best :class:`LaunchConfig`, in memory (clear with
         :meth:`clear_cache`).
-    best_config : Config or None
+    best_config : LaunchConfig or None
         The config of the latest launch.
-    configs_timings : dict of Config to float
+    configs_timings : dict of LaunchConfig to float
         Scored ``time_s`` of each candidate of the latest tuning (``inf``
         for a skipped one), as Triton's ``configs_timings``.
     history : list of TuningRecord
@@ -137,7 +137,8 @@ class Autotuner:
         Seconds the latest tuning took.
     """
 
-    def __init__(self, fn: JITFunction, arg_names: list[str], configs: Sequence[Config] | None,
+    def __init__(self, fn: JITFunction, arg_names: list[str],
+                 configs: Sequence[LaunchConfig] | None,
                  key: Sequence[str], reset_to_zero: Sequence[str] | None = None,
                  restore_value: Sequence[str] | None = None,
                  pre_hook: Callable[..., Any] | None = None,
@@ -164,7 +165,7 @@ class Autotuner:
         if space is not None and prune_configs_by:
             raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
                                      "put the rules in the space's constraints")
-        self.configs = [c if isinstance(c, Config) else Config.from_knobs(c)
+        self.configs = [c if isinstance(c, LaunchConfig) else LaunchConfig.from_knobs(c)
                         for c in (configs or [])]
         if space is None and not self.configs:
             raise InvalidConfigError(
@@ -207,11 +208,11 @@ class Autotuner:
                 and not Path(cache_dir).is_dir():
             raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
                                      f"{str(cache_dir)!r}, which is an existing file")
-        self.cache: dict[tuple[Any, ...], Config] = {}
+        self.cache: dict[tuple[Any, ...], LaunchConfig] = {}
         self.histories: dict[tuple[Any, ...], list[TuningRecord]] = {}
         self.history: list[TuningRecord] = []
-        self.configs_timings: dict[Config, float] = {}
-        self.best_config: Config | None = None
+        self.configs_timings: dict[LaunchConfig, float] = {}
+        self.best_config: LaunchConfig | None = None
         self.study: Any = None
         self.n_tuned = 0
         self.cache_hit = False
@@ -327,12 +328,12 @@ class Autotuner:
         self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
 
     def _empty_launch_config(self, named: Mapping[str, Any], grid: Any,
-                             space: Space | None) -> Config | None:
+                             space: Space | None) -> LaunchConfig | None:
         """Return the first candidate when every candidate's grid has no program, else None."""
         if space is None:
-            candidates: Sequence[Config] = self.configs
+            candidates: Sequence[LaunchConfig] = self.configs
         elif space.product_size <= _MAX_EMPTY_GRID_CHECK:
-            candidates = [Config.from_knobs(space.config_at(i)) for i in range(space.size)]
+            candidates = [LaunchConfig.from_knobs(space.config_at(i)) for i in range(space.size)]
         else:
             return None
         if not candidates or any(_n_programs(grid, named, c) != 0 for c in candidates):
@@ -360,7 +361,7 @@ class Autotuner:
             raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
         return sp
 
-    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[Config]:
+    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
         """Apply ``early_config_prune`` then ``perf_model``/``top_k``, as in Triton.
 
         Raises
@@ -410,7 +411,7 @@ class Autotuner:
         return DiskCache(Path(self.cache_dir) if self.cache_dir is not None
                          else default_cache_dir())
 
-    def _load(self, key: tuple[Any, ...], dig: str) -> Config | None:
+    def _load(self, key: tuple[Any, ...], dig: str) -> LaunchConfig | None:
         if len(self.configs) == 1 and self.space is None:
             return None
         disk = self._disk()
@@ -420,12 +421,12 @@ class Autotuner:
         if entry is None:
             return None
         idx = entry.get("best_index")
-        config: Config
+        config: LaunchConfig
         if idx is not None and 0 <= idx < len(self.configs) and \
                 str(self.configs[idx]) == entry.get("best_str"):
             config = self.configs[idx]
         elif self.space is not None:
-            config = Config.from_json(entry["best"])
+            config = LaunchConfig.from_json(entry["best"])
         else:
             return None
         self.cache[key] = config
@@ -451,7 +452,7 @@ class Autotuner:
 
     def _tune(self, key: tuple[Any, ...], named: dict[str, Any], grid: Any,
               args: tuple[Any, ...], kwargs: dict[str, Any], space: Space | None,
-              dig: str) -> Config:
+              dig: str) -> LaunchConfig:
         nargs = dict(zip(self.arg_names, args))
         if space is None:
             candidates = self.prune_configs(nargs, kwargs)
@@ -538,7 +539,7 @@ class Autotuner:
         return history
 
     @staticmethod
-    def _parse(space: Space, text: str) -> Config:
+    def _parse(space: Space, text: str) -> LaunchConfig:
         values: dict[str, Any] = {}
         for part in text.split(", "):
             k, _, v = part.partition("=")
@@ -546,9 +547,9 @@ class Autotuner:
                 values[k] = space[k].parse_value(v)
             except (KeyError, InvalidConfigError, ValueError):
                 values[k] = v
-        return Config.from_knobs(values)
+        return LaunchConfig.from_knobs(values)
 
-    def _store(self, key: tuple[Any, ...], dig: str, best: Config,
+    def _store(self, key: tuple[Any, ...], dig: str, best: LaunchConfig,
                history: list[TuningRecord]) -> None:
         disk = self._disk()
         if disk is None:

@@ -7,12 +7,12 @@ from typing import Any
 
 from autotile.lang import JITFunction
 from autotile.tuner._autotuner import Autotuner
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 
 __all__ = ["autotune"]
 
 
-def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
+def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] = (),
              prune_configs_by: Mapping[str, Any] | None = None,
              reset_to_zero: Sequence[str] | None = None,
              restore_value: Sequence[str] | None = None,
@@ -44,7 +44,7 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
 
     Parameters
     ----------
-    configs : list of Config, optional
+    configs : list of LaunchConfig, optional
         The candidates. Leave out to give ``space=``.
     key : list of str
         Argument names whose values, together with the dtypes of all array
@@ -54,7 +54,7 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
         configs``; ``"perf_model"``: ``f(**named_args, **kwargs,
         **config.all_kwargs()) -> estimated time``; ``"top_k"``: how many
         configs the perf model keeps (an int, or a float ``<= 1`` fraction).
-        Config-list form only.
+        LaunchConfig-list form only.
     reset_to_zero : list of str, optional
         Array arguments zeroed before each candidate runs (and once more
         before the real launch after tuning).
@@ -168,11 +168,11 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     >>> import numpy as np
     >>> import autotile.lang as tl
     >>> from autotile.kernels import matmul_kernel
-    >>> from autotile.tuner import Config, autotune
+    >>> from autotile.tuner import LaunchConfig, autotune
     >>> mm = autotune(configs=[
-    ...     Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
+    ...     LaunchConfig({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
     ...             "PID_ORDER": "grouped"}, num_warps=4),
-    ...     Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8,
+    ...     LaunchConfig({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8,
     ...             "PID_ORDER": "grouped"}, num_warps=8),
     ... ], key=["M", "N", "K"], disk_cache=False)(matmul_kernel)
     >>> M = N = K = 256

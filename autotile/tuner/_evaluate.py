@@ -12,13 +12,13 @@ import numpy.typing as npt
 from autotile.errors import OutOfBoundsError
 from autotile.measure import Measurer, MeasureResult
 from autotile.tuner._check import compare_outputs, poison, snapshot, write_only_buffers
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 from autotile.tuner._record import TuningRecord
 
 __all__ = ["Evaluator", "Scorer", "as_measure_result", "CandidateMeasurer"]
 
 #: ``scorer(config, args_by_name) -> MeasureResult | float`` (seconds).
-Scorer = Callable[[Config, Mapping[str, Any]], Any]
+Scorer = Callable[[LaunchConfig, Mapping[str, Any]], Any]
 Hook = Callable[..., Any]
 
 
@@ -35,7 +35,7 @@ def _shapes(named: Mapping[str, Any]) -> str:
                      if isinstance(v, np.ndarray))
 
 
-def as_measure_result(config: Config, out: Any) -> MeasureResult:
+def as_measure_result(config: LaunchConfig, out: Any) -> MeasureResult:
     """Turn a scorer's return value into a :class:`MeasureResult`.
 
     A :class:`MeasureResult` is kept; a number is ``time_s`` (``"ok"``
@@ -120,13 +120,13 @@ class Evaluator:
         self.write_only: list[str] | None = None
         self.records: list[TuningRecord] = []
 
-    def evaluate(self, config: Config) -> TuningRecord:
+    def evaluate(self, config: LaunchConfig) -> TuningRecord:
         """Score and check one candidate; append and return its record."""
         rec = self._evaluate(config)
         self.records.append(rec)
         return rec
 
-    def _evaluate(self, config: Config) -> TuningRecord:
+    def _evaluate(self, config: LaunchConfig) -> TuningRecord:
         try:
             if getattr(self.scorer, "wants_grid", False):
                 out = self.scorer(config, self.real_args, grid=self.grid)
@@ -148,7 +148,7 @@ class Evaluator:
                 return TuningRecord(config, status, reason=reason, metrics=res.metrics)
         return TuningRecord(config, "ok", float(t), None, res.metrics)
 
-    def _check(self, config: Config) -> str | None:
+    def _check(self, config: LaunchConfig) -> str | None:
         got, err = self._run(config)
         if err is not None:
             return err
@@ -197,7 +197,7 @@ class Evaluator:
                 f"* triton.cdiv(META['N'], META['BLOCK_N']),). The check launch raised "
                 f"{_err(exc)}")
 
-    def _run(self, config: Config) -> tuple[dict[str, Any] | None, str | None]:
+    def _run(self, config: LaunchConfig) -> tuple[dict[str, Any] | None, str | None]:
         """One hooked launch on the check instance: (outputs, None) or (None, reason)."""
         assert self.check_args is not None
         meta = config.all_kwargs()
@@ -240,7 +240,7 @@ class CandidateMeasurer(Measurer):
     """A :class:`Measurer` over space configs that delegates to an :class:`Evaluator`.
 
     Lets :func:`autotile.search.tune` drive the space form of ``@autotune``:
-    each space config becomes a :class:`Config` (``num_warps``,
+    each space config becomes a :class:`LaunchConfig` (``num_warps``,
     ``num_stages`` as launch options), is evaluated, and comes back as a
     :class:`MeasureResult` with ``time_s`` (a ``"wrong"`` candidate is
     ``"failed"``). :attr:`by_text` maps ``str(space config)`` to its record.
@@ -254,7 +254,7 @@ class CandidateMeasurer(Measurer):
         self.by_text: dict[str, TuningRecord] = {}
 
     def _measure(self, config: Any) -> MeasureResult:
-        rec = self.evaluator.evaluate(Config.from_knobs(config))
+        rec = self.evaluator.evaluate(LaunchConfig.from_knobs(config))
         self.by_text[str(config)] = rec
         if rec.status == "ok":
             return MeasureResult(str(config), "ok", {"time_s": rec.time_s})

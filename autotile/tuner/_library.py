@@ -23,7 +23,7 @@ from autotile.measure import H100_SXM, HardwareProfile, KernelModelMeasurer, Mea
 from autotile.measure._fingerprint import canonical, jsonable
 from autotile.space import Space
 from autotile.space._knob import format_value
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 
 __all__ = ["KernelModelScorer", "RecordsScorer", "default_scorer", "library_kernel_name",
            "library_small_args", "MODEL_KERNELS"]
@@ -187,7 +187,7 @@ class KernelModelScorer:
             self._measurers[k] = m
         return m
 
-    def __call__(self, config: Config, args: Mapping[str, Any]) -> MeasureResult:
+    def __call__(self, config: LaunchConfig, args: Mapping[str, Any]) -> MeasureResult:
         """Score ``config`` for the call with arguments ``args`` (by name).
 
         Returns
@@ -295,7 +295,7 @@ class RecordsScorer:
         return (f"RecordsScorer:{canonical(jsonable(self.params))}:"
                 f"{canonical(jsonable(self.hardware))}")
 
-    def __call__(self, config: Config, args: Mapping[str, Any], grid: Any = None
+    def __call__(self, config: LaunchConfig, args: Mapping[str, Any], grid: Any = None
                  ) -> MeasureResult:
         """Model ``config`` on the call ``args`` (by name) launched on ``grid``."""
         from autotile.measure.gpu._records_model import estimate_launch

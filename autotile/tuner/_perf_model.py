@@ -27,7 +27,7 @@ from autotile.errors import InvalidConfigError
 from autotile.lang import BFloat16Array, from_triton
 from autotile.lang._jit import JITFunction
 from autotile.measure import H100_SXM, HardwareProfile, MeasureResult
-from autotile.tuner._config import LAUNCH_KNOBS, Config
+from autotile.tuner._config import LAUNCH_KNOBS, LaunchConfig
 from autotile.tuner._library import RecordsScorer, default_scorer
 
 __all__ = ["perf_model", "PerfModel", "host_stand_in"]
@@ -86,7 +86,7 @@ class PerfModel:
         opts = {k: v for k, v in kwargs.items() if k in LAUNCH_KNOBS and v is not None}
         args = {k: host_stand_in(v) for k, v in kwargs.items()
                 if k in names and k not in meta}
-        cfg = Config(meta, **{k: int(v) for k, v in opts.items()
+        cfg = LaunchConfig(meta, **{k: int(v) for k, v in opts.items()
                               if k in ("num_warps", "num_stages")})
         if getattr(self.scorer, "wants_grid", False):
             return self.scorer(cfg, args, grid=self.grid)
