@@ -12,6 +12,8 @@ __all__ = [
     "ScheduleError",
     "LangError",
     "OutOfBoundsError",
+    "IntegerOverflowError",
+    "NotSupportedError",
     "MeasureError",
     "NotFittedError",
 ]
@@ -35,6 +37,18 @@ class LangError(AutotileError, TypeError):
 
 class OutOfBoundsError(LangError, IndexError):
     """An unmasked ``load``/``store`` touched memory outside its buffer."""
+
+
+class IntegerOverflowError(LangError, OverflowError):
+    """Signed integer arithmetic in a kernel left its type's range (the GPU would wrap).
+
+    Raised by ``+ - * <<`` and unary ``-`` on signed integer blocks unless the
+    launch passes ``sanitize_overflow=False`` (see :mod:`autotile.lang`).
+    """
+
+
+class NotSupportedError(LangError, NotImplementedError):
+    """A Triton feature the interpreter does not implement (e.g. a reduction over a tuple)."""
 
 
 class MeasureError(AutotileError, RuntimeError):

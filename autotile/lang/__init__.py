@@ -37,7 +37,18 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
   pass with the same memory, record and trace, falling back to one program
   at a time where programs branch differently (:mod:`autotile.lang._batch`);
 * index arithmetic keeps Triton's types (``program_id``/``arange`` are
-  int32, int32 products wrap like on the GPU); pointer offsets are int64;
+  int32); pointer offsets are int64;
+* signed integer overflow is an error: a ``+``, ``-``, ``*``, ``<<`` or unary
+  ``-`` on int8/16/32/64 values whose exact result does not fit the type
+  raises :class:`~autotile.errors.IntegerOverflowError` (kernel, program id,
+  operands, exact and wrapped value), where the GPU would wrap silently (an
+  int32 ``pid * stride`` past ``2**31`` reads the wrong element, Triton
+  #6748); this is Triton's ``sanitize_overflow`` check, which the GPU only
+  runs with ``debug=True``.  The launch option ``sanitize_overflow=False``
+  keeps the GPU's two's-complement wrapping, for kernels that wrap on
+  purpose (hashes, random number generators).  Unsigned integers, ``//``,
+  ``%``, casts, reductions and atomics always wrap; a Python int operand
+  outside the type an op computes in is an error, as in Triton;
 * ``//`` and ``%`` on integers truncate toward zero (C), ``%`` on floats is
   ``fmod``, ``//`` on floats is a :class:`~autotile.errors.LangError`;
 * masked-off lanes of ``load`` give ``other`` or 0, never touch memory and

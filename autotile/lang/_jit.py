@@ -28,7 +28,7 @@ __all__ = ["JITFunction", "jit", "IRListing"]
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                    "launch_cooperative_grid", "debug", "warmup", "stream", "device",
-                   "batch_programs")
+                   "batch_programs", "sanitize_overflow")
 
 
 class IRListing:
@@ -243,6 +243,25 @@ class JITFunction:
             through stores or use builtins without batched support fall back
             to fewer programs at a time.  Not a Triton option: pass it only
             to the interpreter.
+
+        and ``sanitize_overflow`` (Triton's option of the same name, which on
+        the GPU only acts with ``debug=True``):
+
+        sanitize_overflow : bool, default=True
+            Raise :class:`~autotile.errors.IntegerOverflowError` when a signed
+            integer ``+``, ``-``, ``*``, ``<<`` or unary ``-`` (int8 to int64)
+            leaves its type's range, naming the kernel, the program id, the
+            operands, the exact and the wrapped value.  ``False`` wraps like
+            the GPU (two's complement), for kernels that wrap on purpose
+            (hashes, random number generators); batched launches follow the
+            same rule.  See :mod:`autotile.lang._overflow`.
+
+        Raises
+        ------
+        IntegerOverflowError
+            On signed integer overflow with ``sanitize_overflow=True``.
+        LangError
+            On a bad argument, grid or launch option, or a misused builtin.
         """
         self._launch(args, kwargs, grid, ir=False)
 
@@ -254,7 +273,8 @@ class JITFunction:
         call_args, buffers = self._convert(vals)
         rec = RECORDER.get()
         trace = rec.trace if rec is not None else None
-        st = Launch(self.__name__, g, buffers, trace, ir)
+        sanitize = S.check_sanitize_overflow(options.get("sanitize_overflow", True))
+        st = Launch(self.__name__, g, buffers, trace, ir, sanitize)
         n_prog = g[0] * g[1] * g[2]
         if only_first:
             n_prog = min(n_prog, 1)

@@ -30,6 +30,7 @@ __all__ = [
     "check_axis",
     "check_grid",
     "check_batch_programs",
+    "check_sanitize_overflow",
     "check_writable",
     "MAX_PROGRAMS",
 ]
@@ -283,6 +284,20 @@ def check_batch_programs(value: Any) -> bool | int:
         return int(value)
     raise LangError(f"batch_programs must be a bool or an int >= 1 (programs per batch), "
                     f"got batch_programs={value!r}")
+
+
+def check_sanitize_overflow(value: Any) -> bool:
+    """Check the ``sanitize_overflow`` launch option: a bool.
+
+    Raises
+    ------
+    LangError
+        If ``value`` is not a bool.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise LangError(f"sanitize_overflow must be a bool (True: raise on signed integer "
+                    f"overflow, False: wrap like the GPU), got sanitize_overflow={value!r}")
 
 
 def check_writable(buf: Any, op: str, where: str) -> None:
