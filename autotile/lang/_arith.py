@@ -282,7 +282,7 @@ def negate(t: tensor) -> tensor:
         launch passes ``sanitize_overflow=False``).
     """
     batched = type(t) is BatchedTensor
-    v = t.pv if batched else t.v
+    v = t.pv if type(t) is BatchedTensor else t.v
     r = np.negative(v)
     if t.dtype in O.SIGNED and O.sanitizing():
         O.check_negate(v, r, t.dtype, t)
