@@ -57,8 +57,15 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
   first 5 offsets) before anything is read or written; a store or atomic to
   an argument whose array is read-only (``flags.writeable`` False) raises a
   :class:`~autotile.errors.LangError` naming the argument;
-* ``dot`` multiplies fp16/bf16/fp32 in float32 (no TF32 rounding);
-  ``max``/``min``/``maximum`` ignore a NaN operand like ``max.f32``;
+* ``dot`` multiplies fp16/bf16/fp32 in float32 (no TF32 rounding) and
+  checks ``input_precision`` against Triton's values;
+* NaN rule: ``max``/``min``/``maximum``/``minimum`` ignore a NaN operand
+  like ``max.f32`` (NaN only when every lane is NaN), and ``argmax``/
+  ``argmin`` point at that value (``[1, nan, 5, 2]``: max 5, argmax 2; an
+  all-NaN row gives index 0), where Triton's GPU argmax lets a NaN win
+  depending on the reduction tree;
+* ``tl.reduce`` and ``tl.associative_scan`` over a tuple of tensors raise
+  :class:`~autotile.errors.NotSupportedError`;
 * bfloat16 values are float32 arrays rounded to bfloat16 (nearest even)
   after every op, cast, load and store.
 """
