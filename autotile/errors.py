@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "AutotileError",
     "InvalidConfigError",
+    "ConstraintError",
     "ScheduleError",
     "LangError",
     "OutOfBoundsError",
@@ -25,6 +26,16 @@ class AutotileError(Exception):
 
 class InvalidConfigError(AutotileError, ValueError):
     """A config names an unknown knob, misses a knob, or has a value outside its knob."""
+
+
+class ConstraintError(AutotileError, TypeError):
+    """A constraint could not decide a config: it raised or did not return a bool.
+
+    The message names the constraint and the config; when the constraint
+    raised, the original exception is chained as ``__cause__``. Unlike
+    :class:`InvalidConfigError` (a config the space rejects) this is a bug in
+    the constraint, so studies stop on it instead of skipping the config.
+    """
 
 
 class ScheduleError(AutotileError, ValueError):

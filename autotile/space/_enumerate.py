@@ -93,12 +93,12 @@ def valid_product_indices(
             cols = {n: a[d] if a is not None else k.values_at(d)
                     for n, a, d, k in zip(names, arrays, digits, knobs)}
             for c in vec:
-                mask &= np.asarray(c.fn(cols), dtype=bool)
+                mask &= c.evaluate_columns(cols, idx.shape[0])
         if py:
             rows = np.flatnonzero(mask)
             columns = [[lst[i] for i in d[rows].tolist()] for lst, d in zip(lists, digits)]
             ok = np.fromiter(
-                (all(c.fn(dict(zip(names, combo))) for c in py) for combo in zip(*columns)),
+                (all(c(dict(zip(names, combo))) for c in py) for combo in zip(*columns)),
                 dtype=bool,
                 count=rows.shape[0],
             )
