@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import autotile.lang as tl
@@ -188,31 +188,65 @@ def test_scalar_out_of_range_for_the_tensor_type_raises():
         k[(1,)](out, BIG=2**32)
 
 
-@settings(max_examples=200, deadline=None)
-@given(pid=st.integers(0, 7), stride=st.integers(-(2**31), 2**31 - 1),
-       base=st.integers(-(2**31), 2**31 - 1), use64=st.booleans())
-def test_pointer_offsets_near_the_int32_limit_are_exact_or_raise(pid, stride, base, use64):
-    """Offset ``base + pid * stride`` in int32 (or int64): exact, or an error; never wrapped."""
-    x = np.arange(16, dtype=np.int64)
-    out = np.full(1, -1, np.int64)
+def _near_int32_limits():
+    edge = 2**20
+    return st.one_of(st.integers(-(2**31), 2**31 - 1),
+                     st.integers(2**31 - edge, 2**31 - 1),
+                     st.integers(-(2**31), -(2**31) + edge),
+                     st.integers(2**15 - 64, 2**16 + 64), st.integers(-64, 64))
 
-    @jit
-    def k(x_ptr, out_ptr, base, stride, P: tl.constexpr, WIDE: tl.constexpr):
-        p = tl.program_id(0) + P
-        if WIDE:
-            p = p.to(tl.int64)
-        tl.store(out_ptr, tl.load(x_ptr + (base + p * stride)))
 
-    exact = base + pid * stride
-    fits = use64 or (I32_MIN <= pid * stride <= I32_MAX and I32_MIN <= exact <= I32_MAX)
+@jit
+def offset_kernel(x_ptr, out_ptr, base, stride, lane, P: tl.constexpr, WIDE: tl.constexpr):
+    p = tl.program_id(0) + P
+    if WIDE:
+        p = p.to(tl.int64)
+    off = base + p * stride + tl.arange(0, 4) * lane
+    vals = tl.load(x_ptr + off, mask=(off >= 0) & (off < 16), other=-1)
+    tl.store(out_ptr + tl.program_id(0) * 4 + tl.arange(0, 4), vals)
+
+
+def _fits32(v):
+    return I32_MIN <= v <= I32_MAX
+
+
+@settings(max_examples=300, deadline=None)
+@given(pid=st.integers(0, 2**16), stride=_near_int32_limits(), base=_near_int32_limits(),
+       lane=_near_int32_limits(), wide=st.booleans(), batch=st.booleans(),
+       aim=st.none() | st.integers(0, 15))
+def test_pointer_offsets_near_the_int32_limit_are_exact_or_raise(pid, stride, base, lane, wide,
+                                                                 batch, aim):
+    """``base + p * stride + arange(4) * lane``: the exact offsets, or an error; never wrapped.
+
+    Four programs ``p = pid .. pid + 3`` (batched or one at a time); ``p`` is int32, or
+    int64 with ``WIDE``.  Lanes outside ``[0, 16)`` are masked off, so a wrapped offset
+    landing inside the buffer would load a wrong element silently; ``aim`` picks ``base``
+    so that it does (Triton #6748).
+    """
+    if aim is not None:
+        # the dangerous case: base chosen so that int32 wrapping lands program ``pid`` on
+        # element ``aim`` of the buffer
+        base = (aim - pid * stride + 2**31) % 2**32 - 2**31
+    x = np.arange(100, 116, dtype=np.int64)
+    out = np.full(16, -2, np.int64)
+    lanes = [i * lane for i in range(4)]
+    ok = all(_fits32(v) for v in lanes)
+    want = []
+    for q in range(pid, pid + 4):
+        prod = q * stride
+        ok = ok and _fits32(q) and (wide or _fits32(prod))
+        head = base + prod
+        ok = ok and (wide or _fits32(head))
+        offs = [head + v for v in lanes]
+        ok = ok and (wide or all(_fits32(o) for o in offs))
+        ok = ok and all(-(2**63) <= o < 2**63 for o in offs)
+        want += [int(x[o]) if 0 <= o < 16 else -1 for o in offs]
     try:
-        k[(1,)](x, out, base, stride, P=pid, WIDE=use64)
+        offset_kernel[(4,)](x, out, base, stride, lane, P=pid, WIDE=wide, batch_programs=batch)
     except IntegerOverflowError:
-        assert not fits
+        event("raised")
+        assert not ok
         return
-    except OutOfBoundsError as e:
-        assert fits and not 0 <= exact < 16
-        assert f"{exact}" in str(e)
-        return
-    assert fits and 0 <= exact < 16
-    assert out[0] == exact
+    event("exact, some lane loaded" if max(want) >= 0 else "exact, all lanes masked")
+    assert ok
+    assert out.tolist() == want
