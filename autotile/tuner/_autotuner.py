@@ -114,6 +114,9 @@ def _tolerance(name: str, value: Any) -> float | None:
     return float(value)
 
 
+#: Interpreter launch options of a call that its check launches get too.
+_INTERPRETER_OPTIONS = ("sanitize_overflow", "batch_programs")
+
 #: Largest space whose configs are all checked for an empty launch grid.
 _MAX_EMPTY_GRID_CHECK = 4096
 
@@ -514,7 +517,8 @@ class Autotuner:
         verbose = _verbose()
         t0 = time.perf_counter()
         ev = Evaluator(self.fn, grid, named, self._check_args(named, grid), self.scorer,
-                       self.pre_hook, self.post_hook, self.reference, self.rtol, self.atol)
+                       self.pre_hook, self.post_hook, self.reference, self.rtol, self.atol,
+                       {k: v for k, v in kwargs.items() if k in _INTERPRETER_OPTIONS})
         if space is None:
             pruned = [TuningRecord(c, "pruned", reason="prune_configs_by")
                       for c in self.configs if c not in set(candidates)]

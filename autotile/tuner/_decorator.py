@@ -27,7 +27,9 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     for library kernels) and, when feasible, (2) run in the interpreter on a
     small instance and compared with the first candidate's output (or with
     ``reference``). A candidate that is infeasible, raises, or is wrong is
-    skipped with its reason (``Autotuner.history``) and tuning goes on. The
+    skipped with its reason (``Autotuner.history``) and tuning goes on (the
+    interpreter's launch options ``sanitize_overflow`` and ``batch_programs``
+    given on the call apply to these check launches too). The
     fastest valid one is cached in memory and on disk, then launched on the
     real arguments. A listed config whose block is larger than the problem
     (a library matmul with ``BLOCK_M=64`` at ``M=1``) is scored and run, not

@@ -100,12 +100,16 @@ class Evaluator:
         ``reference(args_by_name) -> {name: expected array}``.
     rtol, atol : float, optional
         Comparison tolerances (default by dtype).
+    launch_options : mapping, optional
+        Interpreter launch options of the call (``sanitize_overflow``,
+        ``batch_programs``), passed to every check launch.
     """
 
     def __init__(self, fn: Any, grid: Any, real_args: Mapping[str, Any],
                  check_args: Mapping[str, Any] | None, scorer: Scorer, pre_hook: Hook,
                  post_hook: Hook, reference: Callable[[dict[str, Any]], Any] | None = None,
-                 rtol: float | None = None, atol: float | None = None) -> None:
+                 rtol: float | None = None, atol: float | None = None,
+                 launch_options: Mapping[str, Any] | None = None) -> None:
         self.fn = fn
         self.grid = grid
         self.real_args = dict(real_args)
@@ -115,6 +119,7 @@ class Evaluator:
         self.post_hook = post_hook
         self.reference = reference
         self.rtol, self.atol = rtol, atol
+        self.launch_options = dict(launch_options or {})
         self.expected: dict[str, npt.NDArray[Any]] | None = None
         self.write_only: list[str] | None = None
         self.records: list[TuningRecord] = []
@@ -211,7 +216,7 @@ class Evaluator:
             poison(full[n])
         try:
             try:
-                self.fn.run(grid=self.grid, **launch, **meta)
+                self.fn.run(grid=self.grid, **launch, **meta, **self.launch_options)
             except Exception as exc:  # noqa: BLE001 - out-of-bounds etc. score inf
                 try:
                     self.post_hook(full, exception=exc)

@@ -42,3 +42,4 @@ def test_array_arguments_are_accepted():
     x, out = np.ones(N, np.float32), np.full(1, 5.0, np.float32)
     k[grid_1d](x, out, N)
     assert out[0] == N and [r.status for r in k.history] == ["ok", "ok"]
+
