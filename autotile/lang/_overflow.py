@@ -14,7 +14,8 @@ types narrower than 64 bits; the interpreter checks int64 too.
 ``kernel[grid](..., sanitize_overflow=False)`` keeps the GPU's wrapping, for
 kernels that wrap on purpose (hashes, linear congruential generators).
 Unsigned integers always wrap (their arithmetic is modular by definition),
-as do ``//``, ``%``, casts, reductions, scans and atomics.
+as do ``//``, ``%``, ``abs``, casts, reductions, scans and atomics (Triton's
+sanitizer does not check them either).
 """
 
 from __future__ import annotations
