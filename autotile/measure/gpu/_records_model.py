@@ -99,7 +99,8 @@ def _interleave(trace: Any, window: np.ndarray) -> np.ndarray:
 
 
 def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
-                    dtype: str) -> tuple[str | None, RecordsEstimate]:
+                    dtype: str, sanitize_overflow: bool = True
+                    ) -> tuple[str | None, RecordsEstimate]:
     """Model one launch from a window of its programs.
 
     Parameters
@@ -110,6 +111,10 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     params : GpuModelParams
     dtype : str
         Operand dtype, selects the tensor-core peak of ``tl.dot``.
+    sanitize_overflow : bool, default=True
+        The interpreter's launch option for the window's launches: ``False``
+        for a kernel that wraps signed integers on purpose (a hash), which
+        would otherwise raise :class:`~autotile.errors.IntegerOverflowError`.
 
     Returns
     -------
@@ -123,11 +128,11 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     """
     n_prog = launch.n_programs
     with tl.recording(trace="line") as rec0:
-        launch.run(programs=[0])
+        launch.run(programs=[0], sanitize_overflow=sanitize_overflow)
     first = rec0.last.trace
     win = _window(n_prog, float(len(first)) if first is not None else 1.0)
     with tl.recording(trace="line") as rec:
-        launch.run(programs=win, batch_programs=True)
+        launch.run(programs=win, batch_programs=True, sanitize_overflow=sanitize_overflow)
     r = rec.last
     tr = r.trace
     nw, ns = int(launch.num_warps), int(launch.num_stages)
