@@ -71,6 +71,36 @@ def _names(what: str, names: Sequence[str] | None, arg_names: list[str]) -> list
     return out
 
 
+def _buffer_names(what: str, names: Sequence[str] | None, fn: JITFunction) -> list[str]:
+    """Check ``reset_to_zero``/``restore_value``: kernel parameters that are not constexpr."""
+    out = _names(what, names, fn.arg_names)
+    for n in out:
+        if fn.arg_names.index(n) in fn.constexprs:
+            raise InvalidConfigError(
+                f"{what} must name array (pointer) arguments of kernel {fn.__name__!r}, got "
+                f"{n!r}, a tl.constexpr parameter")
+    return out
+
+
+def _check_buffers(what: str, names: Sequence[str], named: Mapping[str, Any],
+                   kernel: str) -> None:
+    """Check that each argument named by ``reset_to_zero``/``restore_value`` is an array."""
+    for n in names:
+        if n not in named or isinstance(named[n], np.ndarray):
+            continue
+        v = named[n]
+        kind = ("a scalar argument" if isinstance(v, (bool, int, float, np.generic))
+                else "not an array")
+        raise InvalidConfigError(
+            f"{what} must name array (pointer) arguments of kernel {kernel!r}, got {n!r} = "
+            f"{_short(v)}, {kind} ({type(v).__name__})")
+
+
+def _short(v: Any, limit: int = 40) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _tolerance(name: str, value: Any) -> float | None:
     """Check ``rtol``/``atol``: None, or a finite real number >= 0."""
     if value is None:
@@ -83,6 +113,9 @@ def _tolerance(name: str, value: Any) -> float | None:
         raise InvalidConfigError(f"{name} must be a finite number >= 0, got {name}={value!r}")
     return float(value)
 
+
+#: Interpreter launch options of a call that its check launches get too.
+_INTERPRETER_OPTIONS = ("sanitize_overflow", "batch_programs")
 
 #: Largest space whose configs are all checked for an empty launch grid.
 _MAX_EMPTY_GRID_CHECK = 4096
@@ -177,8 +210,8 @@ class Autotuner:
             raise InvalidConfigError(f"budget must be an int >= 1, got budget={budget!r}")
         self.budget, self.seed = int(budget), seed
         self.keys = _names("key", key, self.arg_names)
-        self.reset_to_zero = _names("reset_to_zero", reset_to_zero, self.arg_names)
-        self.restore_value = _names("restore_value", restore_value, self.arg_names)
+        self.reset_to_zero = _buffer_names("reset_to_zero", reset_to_zero, fn)
+        self.restore_value = _buffer_names("restore_value", restore_value, fn)
         pc = dict(prune_configs_by or {})
         unknown = set(pc) - {"perf_model", "top_k", "early_config_prune"}
         if unknown:
@@ -296,7 +329,8 @@ class Autotuner:
         Raises
         ------
         InvalidConfigError
-            If a keyword argument is also a tuned meta-parameter, or the
+            If a keyword argument is also a tuned meta-parameter, an argument
+            named by ``reset_to_zero``/``restore_value`` is not an array, or the
             default GPU-model scorer of a library kernel gets a call with a
             problem dimension ``< 1`` whose grid is not empty (e.g. a matmul
             with ``K=0``; pass ``scorer=`` or a single config to launch it).
@@ -305,6 +339,8 @@ class Autotuner:
         """
         named = self._bind(args, kwargs)
         self._check_conflicts(kwargs, self._tuned_names)
+        _check_buffers("reset_to_zero", self.reset_to_zero, named, self.fn.__name__)
+        _check_buffers("restore_value", self.restore_value, named, self.fn.__name__)
         key = self.tuning_key(named)
         config = self.cache.get(key)
         self.cache_hit = config is not None
@@ -476,7 +512,8 @@ class Autotuner:
         verbose = _verbose()
         t0 = time.perf_counter()
         ev = Evaluator(self.fn, grid, named, self._check_args(named, grid), self.scorer,
-                       self.pre_hook, self.post_hook, self.reference, self.rtol, self.atol)
+                       self.pre_hook, self.post_hook, self.reference, self.rtol, self.atol,
+                       {k: v for k, v in kwargs.items() if k in _INTERPRETER_OPTIONS})
         if space is None:
             pruned = [TuningRecord(c, "pruned", reason="prune_configs_by")
                       for c in self.configs if c not in set(candidates)]

@@ -94,19 +94,28 @@ class Evaluator:
         The instance the interpreter runs; None: no correctness check.
     scorer : callable
         ``scorer(config, args_by_name) -> MeasureResult | float``; a scorer
-        with a true ``wants_grid`` attribute is called with ``grid=`` too.
+        with a true ``wants_grid`` attribute is called with ``grid=`` too,
+        one with a true ``wants_launch_options`` attribute with
+        ``launch_options=`` (a copy of ``launch_options`` below: a model
+        that runs the kernel in the interpreter honours the call's
+        ``sanitize_overflow``).
     pre_hook, post_hook : callable
         The autotuner's hooks.
     reference : callable, optional
         ``reference(args_by_name) -> {name: expected array}``.
     rtol, atol : float, optional
         Comparison tolerances (default by dtype).
+    launch_options : mapping, optional
+        Interpreter launch options of the call (``sanitize_overflow``,
+        ``batch_programs``), passed to every check launch (and to a scorer
+        that wants them).
     """
 
     def __init__(self, fn: Any, grid: Any, real_args: Mapping[str, Any],
                  check_args: Mapping[str, Any] | None, scorer: Scorer, pre_hook: Hook,
                  post_hook: Hook, reference: Callable[[dict[str, Any]], Any] | None = None,
-                 rtol: float | None = None, atol: float | None = None) -> None:
+                 rtol: float | None = None, atol: float | None = None,
+                 launch_options: Mapping[str, Any] | None = None) -> None:
         self.fn = fn
         self.grid = grid
         self.real_args = dict(real_args)
@@ -116,6 +125,7 @@ class Evaluator:
         self.post_hook = post_hook
         self.reference = reference
         self.rtol, self.atol = rtol, atol
+        self.launch_options = dict(launch_options or {})
         self.expected: dict[str, npt.NDArray[Any]] | None = None
         self.write_only: list[str] | None = None
         self.records: list[TuningRecord] = []
@@ -128,10 +138,12 @@ class Evaluator:
 
     def _evaluate(self, config: LaunchConfig) -> TuningRecord:
         try:
+            extra: dict[str, Any] = {}
             if getattr(self.scorer, "wants_grid", False):
-                out = self.scorer(config, self.real_args, grid=self.grid)
-            else:
-                out = self.scorer(config, self.real_args)
+                extra["grid"] = self.grid
+            if getattr(self.scorer, "wants_launch_options", False):
+                extra["launch_options"] = dict(self.launch_options)
+            out = self.scorer(config, self.real_args, **extra)
             res = as_measure_result(config, out)
         except Exception as exc:  # noqa: BLE001 - a failed config is data
             return TuningRecord(config, "failed", reason=f"scorer raised {_err(exc)}")
@@ -216,7 +228,7 @@ class Evaluator:
             poison(full[n])
         try:
             try:
-                self.fn.run(grid=self.grid, **launch, **meta)
+                self.fn.run(grid=self.grid, **launch, **meta, **self.launch_options)
             except Exception as exc:  # noqa: BLE001 - out-of-bounds etc. score inf
                 try:
                     self.post_hook(full, exception=exc)

@@ -86,11 +86,13 @@ class PerfModel:
         opts = {k: v for k, v in kwargs.items() if k in LAUNCH_KNOBS and v is not None}
         args = {k: host_stand_in(v) for k, v in kwargs.items()
                 if k in names and k not in meta}
-        cfg = LaunchConfig(meta, **{k: int(v) for k, v in opts.items()
-                              if k in ("num_warps", "num_stages")})
+        cfg = LaunchConfig(meta, num_warps=int(opts.get("num_warps", 4)),
+                           num_stages=int(opts.get("num_stages", 3)))
+        result: MeasureResult
         if getattr(self.scorer, "wants_grid", False):
-            return self.scorer(cfg, args, grid=self.grid)
-        result: MeasureResult = self.scorer(cfg, args)
+            result = self.scorer(cfg, args, grid=self.grid)
+        else:
+            result = self.scorer(cfg, args)
         return result
 
     def _constexpr_names(self) -> set[str]:

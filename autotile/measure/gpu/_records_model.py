@@ -67,6 +67,16 @@ LIVE_TILES_PER_THREAD = 2
 _LINE_BYTES = 128
 
 
+def _ok(m: Any, config: Any, metrics: dict[str, float]) -> MeasureResult:
+    out: MeasureResult = m._ok(config, metrics)
+    return out
+
+
+def _infeasible(m: Any, config: Any, reason: str) -> MeasureResult:
+    out: MeasureResult = m._infeasible(config, reason)
+    return out
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -99,7 +109,8 @@ def _interleave(trace: Any, window: np.ndarray) -> np.ndarray:
 
 
 def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
-                    dtype: str) -> tuple[str | None, RecordsEstimate]:
+                    dtype: str, sanitize_overflow: bool = True
+                    ) -> tuple[str | None, RecordsEstimate]:
     """Model one launch from a window of its programs.
 
     Parameters
@@ -110,6 +121,10 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     params : GpuModelParams
     dtype : str
         Operand dtype, selects the tensor-core peak of ``tl.dot``.
+    sanitize_overflow : bool, default=True
+        The interpreter's launch option for the window's launches: ``False``
+        for a kernel that wraps signed integers on purpose (a hash), which
+        would otherwise raise :class:`~autotile.errors.IntegerOverflowError`.
 
     Returns
     -------
@@ -123,11 +138,11 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     """
     n_prog = launch.n_programs
     with tl.recording(trace="line") as rec0:
-        launch.run(programs=[0])
+        launch.run(programs=[0], sanitize_overflow=sanitize_overflow)
     first = rec0.last.trace
     win = _window(n_prog, float(len(first)) if first is not None else 1.0)
     with tl.recording(trace="line") as rec:
-        launch.run(programs=win, batch_programs=True)
+        launch.run(programs=win, batch_programs=True, sanitize_overflow=sanitize_overflow)
     r = rec.last
     tr = r.trace
     nw, ns = int(launch.num_warps), int(launch.num_stages)
@@ -214,13 +229,13 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     try:
         launches = spec.launches(shape, dtype, c, args)
     except Exception as exc:  # noqa: BLE001 - a config the kernel cannot run
-        return self._infeasible(config, f"{type(exc).__name__}: {exc}")
+        return _infeasible(self, config, f"{type(exc).__name__}: {exc}")
     total: dict[str, float] = {}
     longest = -1.0
     for launch in launches:
         reason, m = estimate_launch(launch, self.hardware, self.params, dtype)
         if reason is not None:
-            return self._infeasible(config, reason)
+            return _infeasible(self, config, reason)
         for k in ("time_s", "compute_s", "memory_s", "latency_s", "hbm_read_bytes",
                   "hbm_write_bytes", "hbm_bytes", "dot_flops", "alu_ops", "sfu_ops"):
             total[k] = total.get(k, 0.0) + m[k]
@@ -234,7 +249,7 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     reads = total["hbm_read_bytes"]
     comp = total["compute_s"]
     mem = max(total["memory_s"], total["latency_s"])
-    return self._ok(config, {
+    return _ok(self, config, {
         "time_s": t, "tflops": flops / t / 1e12, "hbm_bytes": total["hbm_bytes"],
         "hbm_read_bytes": reads, "l2_hit_rate": total["l2_hit_rate"],
         "compute_s": comp, "memory_s": total["memory_s"], "occupancy": total["occupancy"],
