@@ -37,8 +37,8 @@ from autotile.measure.gpu._l2sim import simulate_l2_stream
 from autotile.measure.gpu._time_model import GpuModelParams, occupancy
 
 __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "WINDOW_PROGRAMS",
-           "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S",
-           "LIVE_TILES_PER_THREAD"]
+           "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S", "L2_LATENCY_S",
+           "PROGRAM_OVERHEAD_S", "LIVE_TILES_PER_THREAD"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -64,7 +64,20 @@ HBM_LATENCY_S = 6.0e-7
 #: Block-sized values a thread keeps live at once, in 32-bit registers per
 #: block element per thread (an input tile and the result being built).
 LIVE_TILES_PER_THREAD = 2
-_LINE_BYTES = 128
+#: Latency of a load that hits L2, seconds: "a few hundred cycles" (about 260 at
+#: 1.7 GHz; Luo et al., IPDPS 2024; Chips and Cheese, "Nvidia's H100: Funny L2, and
+#: Tons of Bandwidth", 2023).
+L2_LATENCY_S = 1.5e-7
+#: Time an SM spends on each program it runs beyond its work (block launch and
+#: retirement), seconds. Fitted, not sourced: 81 ns is the per-SM cost per
+#: program of GELU at 2^26 elements with 128- and 256-element blocks on the H200
+#: (``benchmarks/data/records_model_v1_h200.csv``: 0.62 ns per program chip-wide,
+#: independent of num_warps), where nothing else limits the time.
+PROGRAM_OVERHEAD_S = 8.1e-8
+#: Granularity of HBM traffic: the 32-byte sector of an L2 line (CUDA C++ Best
+#: Practices Guide, "Coalesced Access to Global Memory": accesses are serviced in
+#: 32-byte transactions).
+_SECTOR_BYTES = 32
 
 
 def _ok(m: Any, config: Any, metrics: dict[str, float]) -> MeasureResult:
@@ -137,11 +150,11 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``dot_flops``, ``alu_ops``, ``sfu_ops``.
     """
     n_prog = launch.n_programs
-    with tl.recording(trace="line") as rec0:
+    with tl.recording(trace="sector") as rec0:
         launch.run(programs=[0], sanitize_overflow=sanitize_overflow)
     first = rec0.last.trace
     win = _window(n_prog, float(len(first)) if first is not None else 1.0)
-    with tl.recording(trace="line") as rec:
+    with tl.recording(trace="sector") as rec:
         launch.run(programs=win, batch_programs=True, sanitize_overflow=sanitize_overflow)
     r = rec.last
     tr = r.trace
@@ -169,12 +182,12 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     if tr is not None and len(tr):
         order = _interleave(tr, win)
         key = (np.asarray(tr.buffer, np.int64)[order] << 40) + (
-            np.asarray(tr.offset_bytes, np.int64)[order] // _LINE_BYTES)
+            np.asarray(tr.offset_bytes, np.int64)[order] // _SECTOR_BYTES)
         ids, inv = np.unique(key, return_inverse=True)
         cap = int(hw.l2_bytes * min(1.0, W / max(1, min(n_prog, n_res))))
         st = simulate_l2_stream(inv.astype(np.int64), np.asarray(tr.is_write)[order],
-                                np.full(ids.size, _LINE_BYTES, np.int64),
-                                l2_bytes=max(cap, _LINE_BYTES))
+                                np.full(ids.size, _SECTOR_BYTES, np.int64),
+                                l2_bytes=max(cap, _SECTOR_BYTES))
         scale = n_prog / W
         read_b, write_b = st.hbm_read_bytes * scale, st.hbm_write_bytes * scale
         hit_rate = st.l2_hit_rate
@@ -185,7 +198,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         if reads.any():
             pk = prog[reads] * (1 << 32) + op[reads]
             _, per_op = np.unique(pk, return_counts=True)
-            inflight = float(per_op.max()) * _LINE_BYTES
+            inflight = float(per_op.max()) * _SECTOR_BYTES
             n_ops = np.unique(pk).size
             n_steps = max(1.0, n_ops / W)
     hbm = read_b + (write_b if params.count_writes else 0.0)
@@ -198,13 +211,17 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     sfu_s = rounds * float(sfu.mean()) / (SFU_LANES_PER_SM * clock)
     compute_s = dot_s + max(alu_s, sfu_s)
     lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
+    # a loop's loads are software-pipelined over num_stages - 1 iterations ahead
+    ahead = min(n_steps, float(max(1, ns - 1))) if n_steps > 1 else 1.0
     bw_peak = hw.hbm_bytes_per_s * params.bandwidth_efficiency
-    bw_little = hw.n_sms * bps * max(inflight, _LINE_BYTES) / lat
+    bw_little = hw.n_sms * bps * ahead * max(inflight, _SECTOR_BYTES) / lat
     memory_s = hbm / min(bw_peak, bw_little)
     waves = _cdiv(n_prog, n_res)
-    latency_s = waves * n_steps * lat
+    step_lat = hit_rate * L2_LATENCY_S + (1.0 - hit_rate) * lat
+    latency_s = waves * n_steps * step_lat / ahead
+    overhead_s = rounds * PROGRAM_OVERHEAD_S
     o = 1.0 - params.overlap_decay ** (ns * bps - 1) if bps * ns > 1 else 0.0
-    t = max(compute_s, memory_s, latency_s) + (1.0 - o) * min(compute_s, memory_s)
+    t = max(compute_s, memory_s, latency_s, overhead_s) + (1.0 - o) * min(compute_s, memory_s)
     if regs_need > hw.max_regs_per_thread:  # spills: every block value round-trips memory
         t *= regs_need / hw.max_regs_per_thread
     t += hw.launch_overhead_s
