@@ -19,12 +19,23 @@ accumulator ``BLOCK_M x d`` plus the float32 score block ``BLOCK_M x BLOCK_N``.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.kernels._host import cdiv, check_power_of_2, is_power_of_2
-from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
+from autotile.kernels._spec import (
+    DTYPE_ITEMSIZE_BYTES,
+    KernelSpec,
+    as_float_array,
+    dtype_name,
+    empty_array,
+    new_array,
+)
 from autotile.lang import jit
 
 __all__ = [
@@ -35,6 +46,9 @@ __all__ = [
     "onchip_flash_bytes",
     "default_block_n",
     "FLASH_KNOBS",
+    "FLASH_ATTENTION_SPEC",
+    "flash_attention_objectives",
+    "flash_attention_pareto",
 ]
 
 
@@ -286,9 +300,9 @@ FLASH_KNOBS = KernelKnobs(
         "num_stages": (1, 2, 3, 4),
     },
     constraints=(
-        Constraint("block_n_divides_block_m", lambda c, s: c["BLOCK_M"] % c["BLOCK_N"] == 0,
+        ShapeConstraint("block_n_divides_block_m", lambda c, s: c["BLOCK_M"] % c["BLOCK_N"] == 0,
                    "BLOCK_N divides BLOCK_M (causal block skipping stops on the diagonal)"),
-        Constraint("onchip_fits",
+        ShapeConstraint("onchip_fits",
                    lambda c, s: onchip_flash_bytes(c["BLOCK_M"], s["d"], c["BLOCK_N"])
                    <= 228 * 1024,
                    "4 * BLOCK_M * (d + BLOCK_N) bytes <= 228 KiB (a proxy budget: H100 "
@@ -296,3 +310,121 @@ FLASH_KNOBS = KernelKnobs(
     ),
     shape_names=("N", "d"),
 )
+
+
+# ------------------------------------------------------------------ kernel spec
+def _flash_args(s: Any, dtype: str, rng: Any) -> dict[str, Any]:
+    h, n, d = s.get("heads", 1), s["N"], s["d"]
+    st = {f"stride_{x}{a}": v for x in "qkvo" for a, v in zip("bnd", (n * d, d, 1))}
+    return {"Q": new_array((h, n, d), dtype, rng), "K": new_array((h, n, d), dtype, rng),
+            "V": new_array((h, n, d), dtype, rng), "O": empty_array((h, n, d), dtype),
+            "L": empty_array((h, n), "float32"), "sm_scale": 1.0 / math.sqrt(d), "N_CTX": n,
+            **st, "stride_lb": n}
+
+
+def _flash_ref(a: Any) -> dict[str, Any]:
+    o, lse = attention_reference(as_float_array(a["Q"]), as_float_array(a["K"]),
+                                 as_float_array(a["V"]), sm_scale=float(a["sm_scale"]))
+    return {"O": o, "L": lse}
+
+
+def _flash_shape_of(a: Any) -> tuple[dict[str, int], str]:
+    q = a["Q"]
+    shape = {"N": int(a["N_CTX"]), "d": int(q.shape[-1])}
+    if q.ndim == 3:
+        shape["heads"] = int(q.shape[0])
+    return shape, dtype_name(q)
+
+
+def _flash_space(s: dict[str, int], dtype: str, hardware: Any) -> Any:
+    from autotile.kernels._spaces import flash_attention_space
+
+    return flash_attention_space(s["N"], s["d"], dtype)
+
+
+FLASH_ATTENTION_SPEC = KernelSpec(
+    name="flash_attention", kernel=attn_fwd_kernel, knobs=FLASH_KNOBS, shape_names=("N", "d"),
+    optional_shape_names=("heads",), make_args=_flash_args,
+    grid=lambda s, meta: (cdiv(s["N"], meta["BLOCK_M"]), s.get("heads", 1)),
+    reference=_flash_ref,
+    flops=lambda s: 4.0 * s["N"] * s["N"] * s["d"] * s.get("heads", 1),
+    compulsory_bytes=lambda s, d: 4.0 * s.get("heads", 1) * s["N"] * s["d"]
+    * DTYPE_ITEMSIZE_BYTES[d] + 4.0 * s.get("heads", 1) * s["N"],
+    shape_of=_flash_shape_of,
+    constexprs=lambda s, d: {"HEAD_DIM": s["d"], "CAUSAL": False},
+    space_fn=_flash_space, model="flash_attention_io", dtypes=("float16", "bfloat16"),
+    small_shape=lambda s: {"N": min(s["N"], 64), "d": s["d"], "heads": 1},
+    launcher=flash_attention, host_reference=attention_reference,
+    doc="attention forward with online softmax, causal or not (tutorial 06)",
+)
+
+
+# --------------------------------------------------------------------------------------
+# flash attention: three objectives (seed §4.4)
+def flash_attention_objectives(N: int, d: int, BLOCK_M: int, BLOCK_N: int,
+                               dtype: str = "float16") -> tuple[int, int, int]:
+    """The seed's three flash-attention objectives for one block shape.
+
+    Parameters
+    ----------
+    N, d : int
+        Sequence length and head dimension (one head, not causal).
+    BLOCK_M, BLOCK_N : int
+        Query rows per program and key rows per step.
+    dtype : str, default="float16"
+
+    Returns
+    -------
+    hbm_bytes : int
+        :func:`~autotile.kernels.io_flash` (minimise).
+    onchip_bytes : int
+        fp32 accumulator plus score block per program,
+        :func:`~autotile.kernels.onchip_flash_bytes` (minimise).
+    n_programs : int
+        ``cdiv(N, BLOCK_M)`` (parallelism, maximise).
+
+    References
+    ----------
+    Dao et al., "FlashAttention", NeurIPS 2022, Theorem 2 (IO complexity);
+    seed §4.4.
+    """
+    from autotile.kernels._spaces import DTYPE_ITEMSIZE
+
+    isz = DTYPE_ITEMSIZE[dtype]
+    return (io_flash(N, d, BLOCK_M, isz, block_n=BLOCK_N),
+            onchip_flash_bytes(BLOCK_M, d, BLOCK_N), cdiv(N, BLOCK_M))
+
+
+def flash_attention_pareto(N: int = 4096, d: int = 128, dtype: str = "float16"
+                           ) -> list[dict[str, int]]:
+    """Exact Pareto front of the three flash-attention objectives, by enumeration.
+
+    ``num_warps`` and ``num_stages`` do not change the objectives, so the
+    front is over the distinct ``(BLOCK_M, BLOCK_N)`` of
+    :func:`flash_attention_space`.
+
+    Returns
+    -------
+    list of dict
+        ``BLOCK_M``, ``BLOCK_N``, ``hbm_bytes``, ``onchip_bytes``,
+        ``n_programs`` of each non-dominated point, by increasing ``BLOCK_M``
+        then ``BLOCK_N``.
+    """
+    from autotile.kernels._spaces import flash_attention_space
+
+    space = flash_attention_space(N, d, dtype)
+    pts = sorted({(c["BLOCK_M"], c["BLOCK_N"]) for c in space})
+    objs = {bb: flash_attention_objectives(N, d, *bb, dtype) for bb in pts}
+
+    def key(o: tuple[int, int, int]) -> tuple[int, int, int]:
+        return (o[0], o[1], -o[2])  # all minimised
+
+    front = []
+    for bb, o in objs.items():
+        ko = key(o)
+        dominated = any(all(x <= y for x, y in zip(key(q), ko)) and key(q) != ko
+                        for q in objs.values())
+        if not dominated:
+            front.append({"BLOCK_M": bb[0], "BLOCK_N": bb[1], "hbm_bytes": o[0],
+                          "onchip_bytes": o[1], "n_programs": o[2]})
+    return front

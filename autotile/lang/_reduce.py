@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from autotile.errors import LangError
+from autotile.errors import LangError, NotSupportedError
 from autotile.lang import _dtypes as D
+from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._math import exp
 from autotile.lang._operands import as_dtype, emit
@@ -55,6 +56,7 @@ def _red_in(t: tensor, v: Any, ax: Any, contiguous: bool = False) -> tuple[Any, 
 
 
 def _red_finish(r: Any, t: tensor, axis: Any, keep_dims: bool, dt: Any, name: str) -> tensor:
+    _opcount.reduction(t)
     if type(t) is BatchedTensor:
         if keep_dims:
             r = np.reshape(r, r.shape[:1] + (1,) * len(t.shape)) if axis is None else \
@@ -123,13 +125,20 @@ def _maxmin(input: Any, axis: Any, return_indices: bool, keep_dims: bool, is_max
 
 def max(input: Any, axis: Any = None, return_indices: bool = False,
         return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
-    """Maximum along ``axis`` (NaN loses unless all lanes are NaN, as ``max.f32``)."""
+    """Maximum along ``axis`` (NaN loses unless all lanes are NaN, as ``max.f32``).
+
+    With ``return_indices`` also the index of :func:`argmax` (same NaN rule,
+    so the index points at the returned value).
+    """
     return _maxmin(input, axis, return_indices, keep_dims, True)
 
 
 def min(input: Any, axis: Any = None, return_indices: bool = False,
         return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
-    """Minimum along ``axis`` (NaN loses unless all lanes are NaN, as ``min.f32``)."""
+    """Minimum along ``axis`` (NaN loses unless all lanes are NaN, as ``min.f32``).
+
+    With ``return_indices`` also the index of :func:`argmin` (same NaN rule).
+    """
     return _maxmin(input, axis, return_indices, keep_dims, False)
 
 
@@ -137,7 +146,17 @@ def _argext(input: Any, axis: Any, tie_break_left: bool, keep_dims: bool, is_max
     name = "argmax" if is_max else "argmin"
     t, ax = _red_prep(input, axis, name)
     v, a = _red_in(t, np.asarray(values(t)), ax)
-    if unwrap(tie_break_left):
+    left = unwrap(tie_break_left)
+    if t.dtype.kind == 3:
+        # the lanes equal to the NaN-ignoring extremum (as tl.max/tl.min); all of them
+        # when every lane is NaN
+        m = (np.fmax if is_max else np.fmin).reduce(v, axis=a, keepdims=True)
+        hit = (v == m) | np.isnan(m)
+        if left:
+            r = np.argmax(hit, axis=a)
+        else:
+            r = v.shape[a] - 1 - np.argmax(np.flip(hit, axis=a), axis=a)
+    elif left:
         r = (np.argmax if is_max else np.argmin)(v, axis=a)
     else:
         f = np.flip(v, axis=a)
@@ -146,12 +165,43 @@ def _argext(input: Any, axis: Any, tie_break_left: bool, keep_dims: bool, is_max
 
 
 def argmax(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> tensor:
-    """Index (int32) of the maximum along ``axis``; ties go to the lowest index."""
+    """Index (int32) of the maximum along ``axis``, with the NaN rule of :func:`max`.
+
+    Parameters
+    ----------
+    input : tensor
+        The block.
+    axis : int or None
+        Axis to reduce (None: the flattened block).
+    tie_break_left : bool, default=True
+        Ties go to the lowest index; with False, to the highest (Triton
+        leaves that order unspecified).
+    keep_dims : bool, default=False
+        Keep the reduced axis with length 1.
+
+    Returns
+    -------
+    tensor of int32
+        For floats, the index of a lane equal to ``tl.max(input, axis)``:
+        NaN lanes are ignored, as ``max`` (``max.f32``/``fmaxf``) ignores
+        them, so ``x[argmax(x)] == max(x)``; ``[1, nan, 5, 2]`` gives 2.  A
+        row whose lanes are all NaN (``max`` is NaN) gives index 0 (the last
+        index with ``tie_break_left=False``).  On the GPU, Triton's argmax
+        combine (``value1 > value2``) has no NaN rule: a NaN lane wins or
+        loses depending on its place in the reduction tree (Triton #10291,
+        #10697); the interpreter's rule is the one ``max`` already follows.
+    """
     return _argext(input, axis, tie_break_left, keep_dims, True)  # type: ignore[no-any-return]
 
 
 def argmin(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> tensor:
-    """Index (int32) of the minimum along ``axis``; ties go to the lowest index."""
+    """Index (int32) of the minimum along ``axis``, with the NaN rule of :func:`min`.
+
+    NaN lanes are ignored as ``min`` ignores them (``[1, nan, 5, 2]`` gives
+    0); an all-NaN row gives index 0 (the last index with
+    ``tie_break_left=False``); ties go to the lowest index.  See
+    :func:`argmax`.
+    """
     return _argext(input, axis, tie_break_left, keep_dims, False)  # type: ignore[no-any-return]
 
 
@@ -160,14 +210,32 @@ def _call(fn: Any, *args: Any) -> Any:
     return f(*args)
 
 
+def _refuse_tuple(input: Any, name: str) -> None:
+    if isinstance(input, (tuple, list)):
+        raise NotSupportedError(
+            f"tl.{name} over a tuple of {len(input)} tensors (a multi-operand {name}, e.g. "
+            f"(values, indices) with a combine_fn of 2 * {len(input)} arguments) is not "
+            f"supported by the interpreter; {name} each tensor on its own, or for an index "
+            f"use tl.argmax/tl.argmin or tl.max/tl.min with return_indices=True")
+
+
 def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> tensor:
-    """Reduce along ``axis`` with ``combine_fn(a, b)`` applied as a pairwise tree."""
+    """Reduce along ``axis`` with ``combine_fn(a, b)`` applied as a pairwise tree.
+
+    Raises
+    ------
+    NotSupportedError
+        If ``input`` is a tuple of tensors (Triton's multi-operand
+        reduction); reduce each tensor on its own.
+    """
+    _refuse_tuple(input, "reduce")
     t, ax = _red_prep(input, axis, "reduce")
     v = np.asarray(t.v)
     if ax is None:
         v = v.reshape(-1)
     a = 0 if ax is None else ax
     x = tensor(np.moveaxis(v, a, -1), t.dtype)
+    snap = _opcount.snapshot()  # one combine per input element, counted by _red_finish
     while x.shape[-1] > 1:
         n = x.shape[-1]
         h = n // 2
@@ -177,11 +245,19 @@ def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> t
         if n % 2:
             c = tensor(np.concatenate([c.v, x.v[..., 2 * h:]], axis=-1), c.dtype)
         x = c
+    _opcount.restore(snap)
     return _red_finish(x.v[..., 0], t, ax, keep_dims, x.dtype, "combine")
 
 
 def associative_scan(input: Any, axis: int, combine_fn: Any, reverse: bool = False) -> tensor:
-    """Inclusive scan along ``axis`` with ``combine_fn`` (applied sequentially)."""
+    """Inclusive scan along ``axis`` with ``combine_fn`` (applied sequentially).
+
+    Raises
+    ------
+    NotSupportedError
+        If ``input`` is a tuple of tensors (Triton's multi-operand scan).
+    """
+    _refuse_tuple(input, "associative_scan")
     t = to_tensor(input)
     ax = S.check_axis(axis, len(t.shape))
     v = np.moveaxis(np.asarray(t.v), ax, 0)
@@ -189,9 +265,12 @@ def associative_scan(input: Any, axis: int, combine_fn: Any, reverse: bool = Fal
         v = v[::-1]
     outs = [v[0]]
     acc = tensor(v[0], t.dtype)
+    snap = _opcount.snapshot()  # one combine per input element, counted below
     for i in builtins.range(1, v.shape[0]):
         acc = to_tensor(_call(combine_fn, acc, tensor(v[i], t.dtype)))
         outs.append(acc.v)
+    _opcount.restore(snap)
+    _opcount.reduction(t)
     r = np.stack(outs)
     if reverse:
         r = r[::-1]
@@ -207,6 +286,7 @@ def _scan(input: Any, axis: int, reverse: bool, fn: Any, name: str) -> tensor:
     if reverse:
         v = np.flip(v, ax)
     r = fn(v, axis=ax)
+    _opcount.reduction(t)
     if reverse:
         r = np.flip(r, ax)
     emit(f"tt.scan({name}) axis={ax} : {shape_str(t.shape)}")

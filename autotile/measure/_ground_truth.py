@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import time
@@ -43,10 +44,27 @@ class GroundTruth:
         tables written by :func:`sweep` since the resume check also hold
         ``space`` (knobs and size) and ``fingerprint`` (older tables lack
         them and still load).
+
+    Raises
+    ------
+    MeasureError
+        If ``status`` is not 1-D or a column is not 1-D of the same length
+        (naming the column and the lengths).
     """
 
     def __init__(self, values: dict[str, npt.NDArray[np.float64]],
                  status: npt.NDArray[np.int8], meta: dict[str, Any]) -> None:
+        status = np.asarray(status)
+        if status.ndim != 1:
+            raise MeasureError(f"a ground-truth table needs a 1-D status column, got shape "
+                               f"{status.shape}")
+        n = status.shape[0]
+        for m, col in values.items():
+            shape = np.shape(col)
+            if shape != (n,):
+                got = f"with {shape[0]}" if len(shape) == 1 else f"of shape {shape}"
+                raise MeasureError(f"a ground-truth table needs one value per config in every "
+                                   f"column (status has {n} rows), got column {m!r} {got}")
         self.values = values
         self.status = status
         self.meta = meta
@@ -68,8 +86,10 @@ class GroundTruth:
         return self.values[metric]
 
     def optimum(self, metric: str) -> float:
-        """Minimum of ``metric`` over the ``"ok"`` configs."""
-        return float(np.nanmin(self.column(metric)))
+        """Minimum of ``metric`` over the ``"ok"`` configs with a finite value (NaN if none)."""
+        col = self.column(metric)
+        ok = col[(self.status == 0) & np.isfinite(col)]
+        return float(ok.min()) if ok.size else math.nan
 
     def result(self, index: int, config_text: str = "") -> MeasureResult:
         """The stored measurement of config ``index`` as a :class:`MeasureResult`."""
@@ -92,20 +112,29 @@ class GroundTruth:
         ------
         FileNotFoundError
             If ``path`` does not exist.
+        MeasureError
+            If its columns differ in length (the message names the file).
         """
         with np.load(path, allow_pickle=False) as z:
             values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
-            return cls(values, z["status"].astype(np.int8), json.loads(str(z["meta"])))
+            status, meta = z["status"].astype(np.int8), json.loads(str(z["meta"]))
+        try:
+            return cls(values, status, meta)
+        except MeasureError as exc:
+            raise MeasureError(f"{path}: {exc}") from None
 
 
 def _measure_chunk(measurer: Measurer, space: Any, indices: Sequence[int],
                    metrics: tuple[str, ...], out: Path) -> int:
     vals = np.full((len(indices), len(metrics)), np.nan)
     status = np.zeros(len(indices), np.int8)
+    objective = getattr(measurer, "objective", "")
     for r, idx in enumerate(indices):
         res = measurer.measure(space.config_at(int(idx)))
         status[r] = _STATUS_CODE[res.status]
-        if res.ok:
+        if res.ok and objective in res.metrics and not math.isfinite(res.metrics[objective]):
+            status[r] = _STATUS_CODE["failed"]  # as a study: NaN/+-inf is never a value
+        elif res.ok:
             vals[r] = [res.metrics[m] for m in metrics]
     tmp = out.with_name(out.stem + ".tmp.npz")
     np.savez(tmp, values=vals, status=status)
@@ -165,6 +194,8 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     Returns
     -------
     GroundTruth
+        An ``"ok"`` result whose objective (``measurer.objective``) is NaN or
+        ``+-inf`` is recorded as failed (NaN metrics), as a study records it.
         ``meta`` holds ``n_configs``, ``n_unique``, ``metrics``, ``measurer``,
         ``measurer_settings``, ``space`` (the space's signature),
         ``fingerprint``, ``wall_time_s`` and ``n_jobs``.

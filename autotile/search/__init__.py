@@ -20,6 +20,7 @@ from autotile.search._comparison import ComparisonResult
 from autotile.search._create import DEFAULT_STORAGE, create_study, tune
 from autotile.search._evolutionary import EvolutionarySearcher
 from autotile.search._factory import SEARCHERS, encoding_for, make_searcher
+from autotile.search._flash_study import flash_attention_study
 from autotile.search._grid import GridSearcher
 from autotile.search._methodology import (
     expected_best_random,
@@ -41,6 +42,7 @@ from autotile.search._random import RandomSearcher
 from autotile.search._study import Study, TrialRecord
 
 __all__ = [
+    "flash_attention_study",
     "SpaceSearcher",
     "History",
     "GridSearcher",
