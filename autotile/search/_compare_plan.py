@@ -35,10 +35,10 @@ P_MEANING = ("P(t): 1 = found the optimum, 0 = as good as random search, < 0 = w
              "random (methodology score of Willemsen et al. 2024)")
 
 # Seconds a run of B trials takes on a replayed table, a*B + c*B^2, measured on a 2-core
-# x86_64 box under load (Python 3.11; benchmarks/compare/bench_compare.py prints the real
+# x86_64 box under load (Python 3.11; benchmarks/gemm/bench_compare.py prints the real
 # figures). Searcher cost dominates a replay; a live measurer adds its own time per trial.
-_RUN_COST = {"grid": (6e-3, 1e-6), "random": (4e-3, 6e-7), "tpe": (3e-3, 1.8e-5),
-             "evolutionary": (1e-2, 2.5e-5), "model": (2.5e-2, 1e-5),
+_RUN_COST = {"grid": (2e-3, 1e-6), "random": (1.5e-3, 6e-7), "tpe": (3e-3, 1.8e-5),
+             "evolutionary": (1.6e-2, 2.5e-5), "model": (3e-2, 1.5e-5),
              "nsga2": (4e-3, 1e-6), "qmc": (4e-3, 1e-6), "cmaes": (6e-3, 1e-6),
              "gp": (0.3, 1e-4)}
 _START_S = 3.0  # worker processes, imports
