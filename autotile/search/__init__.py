@@ -38,6 +38,7 @@ from autotile.search._params import (
     suggest_config,
 )
 from autotile.search._random import RandomSearcher
+from autotile.search._storage import open_storage
 from autotile.search._study import Study, TrialRecord
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "create_study",
     "tune",
     "DEFAULT_STORAGE",
+    "open_storage",
     "compare",
     "objective_direction",
     "ComparisonResult",
