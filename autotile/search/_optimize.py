@@ -62,6 +62,8 @@ __all__ = ["optimize", "quiet_optuna", "FINISHED", "counted_trials"]
 FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
 #: Distinct errors quoted when every trial of a run failed.
 _N_ERRORS_SHOWN = 3
+#: System attribute of trials run by autotile before heartbeats (``host:pid``).
+_LEGACY_OWNER = "autotile:owner"
 #: Longest pause (seconds) while waiting for other workers' trials.
 _MAX_POLL_S = 1.0
 
@@ -274,6 +276,10 @@ def _fail_stale(study: Study, trials: list[FrozenTrial]) -> bool:
     fail_stale_trials(st)
     callback = storage.get_heartbeat_stale_trial_callback() if hasattr(
         storage, "get_heartbeat_stale_trial_callback") else None
+    for t in trials:  # left RUNNING by autotile before heartbeats: nothing will finish them
+        if t.state == TrialState.RUNNING and _LEGACY_OWNER in t.system_attrs:
+            with contextlib.suppress(UpdateFinishedTrialError):
+                storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
     if isinstance(callback, RetryStaleTrial):
         now = storage.get_all_trials(st._study_id, deepcopy=False)
         retried = retried_numbers(now)
