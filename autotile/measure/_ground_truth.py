@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import time
+import zipfile
+import zlib
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,13 +16,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from autotile.errors import MeasureError
+from autotile.errors import CorruptFileError, MeasureError
 from autotile.measure._fingerprint import canonical as _canonical
 from autotile.measure._fingerprint import differences as _differences
 from autotile.measure._fingerprint import jsonable as _jsonable
 from autotile.measure._result import Measurer, MeasureResult
 
-__all__ = ["GroundTruth", "sweep"]
+__all__ = ["GroundTruth", "sweep", "space_difference"]
 
 _STATUS_CODE = {"ok": 0, "failed": 1, "infeasible": 2}
 _CODE_STATUS = {v: k for k, v in _STATUS_CODE.items()}
@@ -51,6 +53,8 @@ class GroundTruth:
         self.status = status
         self.meta = meta
         self.metrics = tuple(values)
+        #: The file it was loaded from (None if made in memory).
+        self.path: str | None = None
 
     def __len__(self) -> int:
         return int(self.status.shape[0])
@@ -92,10 +96,24 @@ class GroundTruth:
         ------
         FileNotFoundError
             If ``path`` does not exist.
+        CorruptFileError
+            If the file is not a table (not an ``.npz`` archive, truncated,
+            pickled, or missing ``status``/``meta``); the message names the
+            file, which is left unchanged.
         """
-        with np.load(path, allow_pickle=False) as z:
-            values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
-            return cls(values, z["status"].astype(np.int8), json.loads(str(z["meta"])))
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
+                truth = cls(values, z["status"].astype(np.int8), json.loads(str(z["meta"])))
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+            raise CorruptFileError(
+                f"{os.fspath(path)!r} is not a readable ground-truth table "
+                f"({type(exc).__name__}: {str(exc)[:160]}); re-create it with autotile sweep"
+            ) from None
+        truth.path = os.fspath(path)
+        return truth
 
 
 def _measure_chunk(measurer: Measurer, space: Any, indices: Sequence[int],
@@ -353,3 +371,44 @@ def _settings(measurer: Measurer) -> dict[str, Any]:
             out[name] = obj.to_json()
     out.update(_numbers_settings(measurer))
     return out
+
+
+def space_difference(recorded: Any, space: Any) -> str | None:
+    """How ``space`` differs from the space a table recorded (``meta["space"]``), or None.
+
+    Compares what fixes row ``i`` of a table: the space's type and size, the
+    knob names in order, each knob's kind and values, the constraint names
+    and (explicit spaces) the members. The space's ``name`` is a label and
+    is not compared.
+
+    Parameters
+    ----------
+    recorded : dict
+        ``meta["space"]`` of a table written by :func:`sweep`.
+    space : autotile.space.Space
+        The space to replay it on.
+
+    Returns
+    -------
+    str or None
+        The first difference, in words; None if they match.
+    """
+    now = _space_signature(space)
+    then = {k: v for k, v in dict(recorded).items() if k != "name"}
+    names_then = [k.get("name") for k in then.get("knobs", [])]
+    names_now = [k.get("name") for k in now.get("knobs", [])]
+    if names_then != names_now:
+        if sorted(map(str, names_then)) == sorted(map(str, names_now)):
+            return (f"the knobs are in another order: the table's space has {names_then}, "
+                    f"this space {names_now} (row i would be another config)")
+        return f"the table's space has knobs {names_then}, this space {names_now}"
+    for a, b in zip(then.get("knobs", []), now.get("knobs", [])):
+        if a != b:
+            return f"knob {a.get('name')!r} is {a} in the table's space but {b} in this space"
+    if then.get("knob_values_sha256") != now.get("knob_values_sha256"):
+        return ("the knobs have other values (digest "
+                f"{then.get('knob_values_sha256')} vs {now.get('knob_values_sha256')})")
+    for key in ("type", "constraints", "size", "members_sha256"):
+        if then.get(key) != now.get(key):
+            return f"{key} is {then.get(key)!r} in the table's space but {now.get(key)!r} here"
+    return None
