@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["main"]
 
 _HELP = """\
-usage: autotile {compare,schedule,sweep} [options]
+usage: autotile {compare,schedule,sweep,tune,worker} [options]
        autotile --version
        autotile <command> --help    (options of one command)
 
@@ -22,6 +22,8 @@ commands:
                      (reorder, blocking, loop permutation, array packing) at 64x64,
                      with exact cache miss counts
   autotile sweep     measure every config of the GEMM schedule space into a table
+  autotile tune      start (or resume) a tuning study in a storage and run it
+  autotile worker    join a study started by `autotile tune`, from any machine
 """
 
 
@@ -219,9 +221,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from autotile.search._cli import compare_main
 
         return int(compare_main(rest))
+    if cmd in ("tune", "worker"):
+        from autotile.search import _cli_tune
+
+        return int((_cli_tune.tune_main if cmd == "tune" else _cli_tune.worker_main)(rest))
     if cmd not in commands:
         print(f"autotile: error: unknown command {cmd!r}; choose from "
-              f"{['compare', *commands]}", file=sys.stderr)
+              f"{['compare', *commands, 'tune', 'worker']}", file=sys.stderr)
         return 2
     return commands[cmd](rest)
 

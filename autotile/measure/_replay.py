@@ -48,8 +48,8 @@ class ReplayMeasurer(Measurer):
     Warns
     -----
     UserWarning
-        If the table records no space (made before tables recorded theirs):
-        only its length can be checked.
+        If the table was loaded from a file that records no space (made
+        before tables recorded theirs): only its length can be checked.
 
     Notes
     -----
@@ -66,7 +66,7 @@ class ReplayMeasurer(Measurer):
                 raise ValueError(
                     f"{where} was made for another space: {why}; replay it on the space it "
                     f"was swept over, or sweep this space (autotile sweep)")
-        else:
+        elif truth.path is not None:  # a table file made before tables recorded their space
             warnings.warn(
                 f"{where} records no space (made before tables recorded theirs), so replay "
                 f"cannot check that row i is config i of {getattr(space, 'name', None) or space!r}"

@@ -306,13 +306,15 @@ def _pop(study: Study, trial_id: int, hb: _Heartbeat) -> bool:
     """Take WAITING trial ``trial_id`` (heartbeat first, then WAITING -> RUNNING); True if won."""
     storage = study.optuna_study._storage
     hb.beat(trial_id)
+    study._in_flight.add(trial_id)  # first, so that an interrupt right after hands it back
     try:
         won = storage.set_trial_state_values(trial_id, TrialState.RUNNING)
     except UpdateFinishedTrialError:
-        return False
+        won = False
     if won:
-        study._in_flight.add(trial_id)
         hb.add(trial_id)
+    else:
+        study._in_flight.discard(trial_id)
     return bool(won)
 
 
@@ -471,8 +473,6 @@ def _tell(study: Study, trial: Trial, res: MeasureResult, bar: Any, hb: _Heartbe
                 f"the objective {study.objective!r} is NaN" if study.objective in metrics
                 else f"the measurement has no value of the objective "
                      f"{study.objective!r}; metrics: {sorted(metrics)}")
-    hb.discard(trial._trial_id)
-    study._in_flight.discard(trial._trial_id)
     try:
         for k, v in attrs.items():
             trial.set_user_attr(k, v)
@@ -483,7 +483,11 @@ def _tell(study: Study, trial: Trial, res: MeasureResult, bar: Any, hb: _Heartbe
     except (UpdateFinishedTrialError, ValueError) as exc:
         if isinstance(exc, ValueError) and "Cannot tell" not in str(exc):
             raise
+        hb.discard(trial._trial_id)
+        study._in_flight.discard(trial._trial_id)
         return _adopt_retry(study, trial.number, res, bar, hb, cached_from)
+    hb.discard(trial._trial_id)  # only now: an interrupt during the tell hands it back
+    study._in_flight.discard(trial._trial_id)
     study._run_outcomes.append((str(attrs["status"]), attrs["error"]))
     if attrs["status"] == "ok" and value < study._best:
         study._best = value
