@@ -85,6 +85,10 @@ def _sweep(argv: Sequence[str]) -> int:
     ap.add_argument("--limit", type=int, default=None, help="only the first LIMIT configs")
     ap.add_argument("--no-resume", action="store_true",
                     help="discard an earlier run's chunks or table at OUT and measure again")
+    ap.add_argument("--scheduler", default=None,
+                    help="run the chunks on a Dask cluster: a scheduler address "
+                         "(tcp://host:8786) or 'local' (a LocalCluster of --n-jobs workers); "
+                         "default: joblib on this machine")
     args = ap.parse_args(argv)
     try:
         if args.limit is not None and args.limit < 1:
@@ -120,7 +124,10 @@ def _sweep(argv: Sequence[str]) -> int:
     try:
         truth = sweep(space, measurer, out, n_jobs=args.n_jobs,
                       limit=args.limit, resume=not args.no_resume,
-                      key=lambda c: gemm_canonical_key(c, args.n))
+                      key=lambda c: gemm_canonical_key(c, args.n), scheduler=args.scheduler)
+    except (ValueError, ImportError) as exc:
+        print(f"autotile sweep: error: {exc}", file=sys.stderr)
+        return 2
     except MeasureError as exc:
         msg = str(exc).replace("pass resume=False", "pass --no-resume")
         print(f"autotile sweep: error: {msg}", file=sys.stderr)

@@ -20,6 +20,7 @@ from autotile.errors import CorruptFileError, MeasureError
 from autotile.measure._fingerprint import canonical as _canonical
 from autotile.measure._fingerprint import differences as _differences
 from autotile.measure._fingerprint import jsonable as _jsonable
+from autotile.measure._parallel import check_scheduler, parallel_map
 from autotile.measure._result import Measurer, MeasureResult
 
 __all__ = ["GroundTruth", "sweep", "space_difference"]
@@ -116,8 +117,11 @@ class GroundTruth:
         return truth
 
 
-def _measure_chunk(measurer: Measurer, space: Any, indices: Sequence[int],
-                   metrics: tuple[str, ...], out: Path) -> int:
+def _measure_chunk(measurer: Measurer, space: Any, metrics: tuple[str, ...],
+                   job: tuple[int, Sequence[int]]
+                   ) -> tuple[int, npt.NDArray[np.float64], npt.NDArray[np.int8]]:
+    """Measure one chunk (on any worker); return its number, values and status."""
+    c, indices = job
     vals = np.full((len(indices), len(metrics)), np.nan)
     status = np.zeros(len(indices), np.int8)
     for r, idx in enumerate(indices):
@@ -125,23 +129,27 @@ def _measure_chunk(measurer: Measurer, space: Any, indices: Sequence[int],
         status[r] = _STATUS_CODE[res.status]
         if res.ok:
             vals[r] = [res.metrics[m] for m in metrics]
+    return c, vals, status
+
+
+def _save_chunk(out: Path, vals: npt.NDArray[np.float64], status: npt.NDArray[np.int8]) -> None:
     tmp = out.with_name(out.stem + ".tmp.npz")
     np.savez(tmp, values=vals, status=status)
     os.replace(tmp, out)
-    return len(indices)
 
 
 def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
           key: Callable[[Any], Hashable] | None = None, n_jobs: int = 2,
           chunk_size: int = 500, resume: bool = True, progress: bool = True,
-          limit: int | None = None) -> GroundTruth:
+          limit: int | None = None, scheduler: Any = None) -> GroundTruth:
     """Measure every config of a space and write the ground-truth table.
 
     Configs whose ``key`` is equal are measured once (for a GEMM schedule
     space, :func:`autotile.space.gemm_canonical_key` proves their traces equal:
     loops of extent 1 are dropped and an outer loop directly followed by its
     own inner loop is the unsplit loop). Work is split into chunks of
-    representatives, measured in parallel with joblib, and each finished chunk
+    representatives, measured in parallel with joblib or on a Dask cluster
+    (``scheduler``), and each finished chunk
     is saved next to ``path`` in ``<path>.parts/``, so a killed sweep resumes
     where it stopped. Once the table is written the ``.parts`` folder is
     removed.
@@ -179,6 +187,13 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
         Show a tqdm progress bar (configs measured).
     limit : int, optional
         Only sweep the first ``limit`` configs (for benchmarks and tests).
+    scheduler : None, "local", str or distributed.Client, default=None
+        None: joblib processes on this machine. ``"local"``: a Dask
+        ``LocalCluster`` of ``n_jobs`` workers; an address
+        (``"tcp://host:8786"``) or a client: that Dask cluster, whose workers
+        may be other machines (each chunk comes back to this process, which
+        writes the ``.parts`` files and the table). See
+        :func:`~autotile.measure.parallel_map`.
 
     Returns
     -------
@@ -195,9 +210,9 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
         size), or ``path`` holds a table of a different sweep or one written
         without a fingerprint; the message names what differs.
     """
-    from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
+    check_scheduler(scheduler)
     t0 = time.perf_counter()
     path = Path(path)
     if path.suffix != ".npz":
@@ -265,9 +280,12 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     done_before = sum(len(chunks[c]) for c in range(len(chunks)) if c not in set(todo))
     bar = tqdm(total=len(reps), initial=done_before, unit="config", disable=not progress,
                desc=f"sweep ({len(reps)} unique of {n})")
-    jobs = (delayed(_measure_chunk)(measurer, space, chunks[c], metrics, files[c]) for c in todo)
-    for k in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
-        bar.update(k)
+    results = parallel_map(_measure_chunk, [(c, chunks[c]) for c in todo],
+                           shared=(measurer, space, metrics), n_jobs=n_jobs,
+                           scheduler=scheduler, unordered=True)
+    for c, vals, status in results:  # chunks are written here, whichever machine measured them
+        _save_chunk(files[c], vals, status)
+        bar.update(len(chunks[c]))
     bar.close()
     rep_vals = np.zeros((0, len(metrics)))
     rep_status = np.zeros(0, np.int8)

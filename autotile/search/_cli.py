@@ -61,6 +61,10 @@ def _parser() -> argparse.ArgumentParser:
                         f"(default: {DEFAULT_OUT}, created with its parent)")
     p.add_argument("--n-jobs", type=int, default=-1,
                    help="parallel runs (joblib; default -1 = all cores)")
+    p.add_argument("--scheduler", default=None,
+                   help="run the (searcher, seed) runs on a Dask cluster: a scheduler address "
+                        "(tcp://host:8786) or 'local' (a LocalCluster of --n-jobs workers); "
+                        "default: joblib on this machine")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
 
@@ -188,6 +192,12 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
             raise _UsageError(f"--budget must be >= 1, got {args.budget}")
         if args.n_jobs == 0:
             raise _UsageError("--n-jobs must be a non-zero int (-1: all cores), got 0")
+        try:
+            from autotile.measure._parallel import check_scheduler
+
+            check_scheduler(args.scheduler)
+        except (ValueError, ImportError) as exc:
+            raise _UsageError(f"--scheduler: {exc}") from None
         _check_out(args.out or DEFAULT_OUT, default=args.out is None)
         args.out = args.out or DEFAULT_OUT
         if args.kernel_tuner:
@@ -199,7 +209,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         return 2
     res = compare(space, measurer, names, budget=args.budget or budget, seeds=args.seeds,
                   objective=objective, n_jobs=args.n_jobs, progress=not args.no_progress,
-                  direction=args.direction)
+                  direction=args.direction, scheduler=args.scheduler)
     try:
         paths = res.write(args.out)
     except OSError as exc:

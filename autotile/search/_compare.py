@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from autotile.measure import Measurer, MeasureResult
+from autotile.measure._parallel import check_scheduler, parallel_map
 from autotile.search._comparison import DIRECTIONS, TOLERANCES_PCT, ComparisonResult
 from autotile.search._methodology import (
     FloatArray,
@@ -171,6 +172,12 @@ def _run_one(space: Any, measurer: Any, label: str, searcher: str | SearcherFn, 
     return label, seed, h, time.perf_counter() - t0
 
 
+def _run_task(space: Any, measurer: Any, budget: int, direction: str,
+              task: tuple[str, str | SearcherFn, int]) -> tuple[str, int, FloatArray, float]:
+    label, fn, seed = task
+    return _run_one(space, measurer, label, fn, seed, budget, direction)
+
+
 def compare(
     space: Any,
     measurer: Any,
@@ -182,6 +189,7 @@ def compare(
     n_jobs: int = 1,
     progress: bool = True,
     direction: str | None = None,
+    scheduler: Any = None,
 ) -> ComparisonResult:
     """Run each searcher for ``budget`` trials and several seeds, and collect the curves.
 
@@ -231,6 +239,12 @@ def compare(
         ``GFLOP/s`` or ``GB/s`` are maximised, times and counts minimised).
         A maximised objective is searched as its negation (studies
         minimise), and the result reports it in its own units.
+    scheduler : None, "local", str or distributed.Client, default=None
+        None: runs in joblib processes (``n_jobs``). ``"local"``: a Dask
+        ``LocalCluster`` of ``n_jobs`` workers; an address
+        (``"tcp://host:8786"``) or a client: that Dask cluster. Each
+        (searcher, seed) run is one task; the results are the same (see
+        :func:`~autotile.measure.parallel_map`).
 
     Returns
     -------
@@ -262,10 +276,10 @@ def compare(
     >>> res = compare(rec.space, rec.measurer(), ["random", "tpe"], seeds=5)
     >>> print(res.table())
     """
-    from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
     t_start = time.perf_counter()
+    check_scheduler(scheduler)
     # arguments: the same rules (and helpers) as tune()
     if budget is not None:
         budget = check_count("budget", budget)
@@ -347,13 +361,8 @@ def compare(
     wall = {label: 0.0 for label in labels}
     row_of = {s: r for r, s in enumerate(seed_list)}
     bar = tqdm(total=len(tasks), unit="run", desc="compare", disable=not progress)
-    jobs = (delayed(_run_one)(space, measurer, label, fn, seed, budget, direction)
-            for label, fn, seed in tasks)
-    if n_jobs == 1:
-        results: Any = (_run_one(space, measurer, label, fn, seed, budget, direction)
-                        for label, fn, seed in tasks)
-    else:
-        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
+    results = parallel_map(_run_task, tasks, shared=(space, measurer, budget, direction),
+                           n_jobs=n_jobs, scheduler=scheduler, unordered=True)
     for label, seed, h, dt in results:
         hist[label][row_of[seed]] = h
         wall[label] += dt

@@ -35,6 +35,15 @@ def _shapes(named: Mapping[str, Any]) -> str:
                      if isinstance(v, np.ndarray))
 
 
+def score_candidate(scorer: Scorer, real_args: Mapping[str, Any],
+                    config: Config) -> tuple[str, Any]:
+    """Run ``scorer(config, real_args)`` (on any worker): ``("ok", out)`` or ``("raised", why)``."""
+    try:
+        return "ok", scorer(config, real_args)
+    except Exception as exc:  # noqa: BLE001 - a failed config is data
+        return "raised", _err(exc)
+
+
 def as_measure_result(config: Config, out: Any) -> MeasureResult:
     """Turn a scorer's return value into a :class:`MeasureResult`.
 
@@ -118,6 +127,8 @@ class Evaluator:
         self.expected: dict[str, npt.NDArray[Any]] | None = None
         self.write_only: list[str] | None = None
         self.records: list[TuningRecord] = []
+        #: Scores computed elsewhere (a Dask cluster): config -> :func:`score_candidate`'s value.
+        self.scores: dict[Config, tuple[str, Any]] = {}
 
     def evaluate(self, config: Config) -> TuningRecord:
         """Score and check one candidate; append and return its record."""
@@ -126,8 +137,12 @@ class Evaluator:
         return rec
 
     def _evaluate(self, config: Config) -> TuningRecord:
+        kind, out = self.scores.get(config) or score_candidate(self.scorer, self.real_args,
+                                                               config)
+        if kind == "raised":
+            return TuningRecord(config, "failed", reason=f"scorer raised {out}")
         try:
-            res = as_measure_result(config, self.scorer(config, self.real_args))
+            res = as_measure_result(config, out)
         except Exception as exc:  # noqa: BLE001 - a failed config is data
             return TuningRecord(config, "failed", reason=f"scorer raised {_err(exc)}")
         if not res.ok:
