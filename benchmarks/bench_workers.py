@@ -121,6 +121,8 @@ def check_study(url: str, study: str, budget: int, logs: list[Path],
     configs = Counter(t.user_attrs.get("config") for t in counted if "cached_from"
                       not in t.user_attrs)
     return {
+        "abandoned_by": sorted({str(t.system_attrs.get("autotile:worker", "?")).rpartition(
+            ":")[2] for t in trials if t not in counted}),
         "n_trials": len(trials),
         "n_counted": len(counted),
         "n_abandoned": len(trials) - len(counted),
@@ -134,7 +136,7 @@ def check_study(url: str, study: str, budget: int, logs: list[Path],
 
 
 def one_run(url: str, workdir: Path, run: int, n_workers: int, budget: int, kill: bool,
-            searcher: str, sleep_s: float = 0.02, grace_s: int = 3,
+            searcher: str, sleep_s: float = 0.02, grace_s: int = 10,
             rng: random.Random | None = None) -> dict[str, Any]:
     """One run: ``n_workers`` workers, maybe one killed, then a resume from another host."""
     rng = rng or random.Random(run)
@@ -174,6 +176,7 @@ def one_run(url: str, workdir: Path, run: int, n_workers: int, budget: int, kill
     out = check_study(url, study, budget, logs,
                       logs[victim] if victim is not None else None)
     out.update(run=run, searcher=searcher, killed=victim is not None, crashes=crashes,
+               victim_pid=str(procs[victim].pid) if victim is not None else None,
                wall_s=round(time.perf_counter() - t0, 2), workers_s=round(t_workers, 2),
                resumed_measured=len(logs[-1].read_text().splitlines()) if logs[-1].exists()
                else 0)

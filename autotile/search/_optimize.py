@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import socket
 import threading
 import time
 import warnings
@@ -56,12 +57,14 @@ from autotile.space import Config
 if TYPE_CHECKING:
     from autotile.search._study import Study
 
-__all__ = ["optimize", "quiet_optuna", "FINISHED", "counted_trials"]
+__all__ = ["optimize", "quiet_optuna", "FINISHED", "counted_trials", "WORKER_ATTR"]
 
 #: Trial states that count towards ``n_trials``.
 FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
 #: Distinct errors quoted when every trial of a run failed.
 _N_ERRORS_SHOWN = 3
+#: System attribute naming the worker (``host:pid``) that runs a trial.
+WORKER_ATTR = "autotile:worker"
 #: System attribute of trials run by autotile before heartbeats (``host:pid``).
 _LEGACY_OWNER = "autotile:owner"
 #: Longest pause (seconds) while waiting for other workers' trials.
@@ -79,6 +82,10 @@ def quiet_optuna() -> Iterator[None]:
             yield
     finally:
         optuna.logging.set_verbosity(old)
+
+
+def _worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def counted_trials(trials: list[FrozenTrial]) -> list[FrozenTrial]:
@@ -313,6 +320,8 @@ def _pop(study: Study, trial_id: int, hb: _Heartbeat) -> bool:
         won = False
     if won:
         hb.add(trial_id)
+        # who runs it, for people reading the study (abandonment is the heartbeat's call)
+        storage.set_trial_system_attr(trial_id, WORKER_ATTR, _worker_id())
     else:
         study._in_flight.discard(trial_id)
     return bool(won)

@@ -18,10 +18,10 @@ def _sha(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture
-def study_db(tmp_path):
-    """A real study file with a few trials (several pages)."""
-    path = tmp_path / "studies.db"
+@pytest.fixture(scope="module")
+def _pristine_db(tmp_path_factory):
+    """A real study file with a few trials (several pages), made once."""
+    path = tmp_path_factory.mktemp("pristine") / "studies.db"
     space = _small_constrained()
     tune(space, ToyMeasurer(space), "random", budget=30, seed=0, storage=str(path),
          progress=False, study_name="s")
@@ -30,7 +30,14 @@ def study_db(tmp_path):
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     con.execute("PRAGMA journal_mode=DELETE")
     con.close()
-    assert not (tmp_path / "studies.db-wal").exists()
+    assert not path.with_name("studies.db-wal").exists()
+    return path.read_bytes()
+
+
+@pytest.fixture
+def study_db(tmp_path, _pristine_db):
+    path = tmp_path / "studies.db"
+    path.write_bytes(_pristine_db)
     return path
 
 
