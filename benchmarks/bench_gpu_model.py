@@ -17,13 +17,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the working tree
 
 from autotile.measure.gpu._hardware import H100_SXM  # noqa: E402
 from autotile.measure.gpu._l2sim import simulate_l2  # noqa: E402
-from autotile.measure.gpu._model_measurer import (  # noqa: E402
+from autotile.measure.gpu._matmul_schedule import (  # noqa: E402
     _PROBE_BLOCK,
-    KernelModelMeasurer,
     _matmul_probe,
     clear_schedule_cache,
-    flash_attention_pareto,
     matmul_tile_schedule,
+)
+from autotile.measure.gpu._model_measurer import (  # noqa: E402
+    KernelModelMeasurer,
+    flash_attention_pareto,
 )
 
 SHAPE = {"M": 8192, "N": 8192, "K": 8192}

@@ -202,10 +202,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--budget", type=int, default=80)
     ap.add_argument("--storages", default="sqlite,journal,postgresql")
-    ap.add_argument("--sleep", type=float, default=0.02, help="seconds per measurement")
+    ap.add_argument("--sleep", type=float, default=0.1, help="seconds per measurement")
     ap.add_argument("--json", default=None, help="write every run's figures here")
     args = ap.parse_args()
-    sys.path.insert(0, str(REPO / "benchmarks"))
+    sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]  # this checkout's autotile
     import _postgres
 
     workdir = Path(tempfile.mkdtemp(prefix="autotile-workers-"))
@@ -213,7 +213,7 @@ def main() -> None:
     pg_dir = None
     kinds = args.storages.split(",")
     if "postgresql" in kinds and not pg_url:
-        pg_dir = workdir / "pg"
+        pg_dir = Path(tempfile.mkdtemp(prefix="autotile-pg-"))  # not under workdir (0700)
         pg_url = _postgres.start(pg_dir)
     rows = []
     try:
@@ -231,6 +231,7 @@ def main() -> None:
     finally:
         if pg_dir is not None:
             _postgres.stop(pg_dir)
+            shutil.rmtree(pg_dir, ignore_errors=True)
     print(f"\nmachine: {platform.platform()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}")
     print(f"{'storage':<11} {'runs':>4} {'killed':>6} {'crashes':>7} {'repeats':>7} "

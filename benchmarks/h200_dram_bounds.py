@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autotile.measure import H200, KernelModelMeasurer  # noqa: E402
 from autotile.measure.gpu._calibrate import traffic_accuracy  # noqa: E402
 from autotile.measure.gpu._l2sim import DRIFT, LOCKSTEP, _sim_timed, simulate_l2  # noqa: E402
-from autotile.measure.gpu._model_measurer import matmul_tile_schedule  # noqa: E402
+from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")

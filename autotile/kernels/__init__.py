@@ -1,9 +1,12 @@
-"""The kernel library: Triton-valid kernels with NumPy references, launchers and knobs.
+"""The kernel library: Triton-valid kernels, each declared as one :class:`KernelSpec`.
 
 Every kernel is written against ``autotile.lang`` with Triton's API (``import
 autotile.lang as tl``), so the same source runs under ``triton.jit``. Each
-comes with a host-side launcher, a NumPy reference and a :class:`KernelKnobs`
-declaring its tunable knobs; :data:`KERNELS` lists them all by name.
+kernel module declares one :class:`KernelSpec`: the source, its knobs and
+``space(shape, dtype)``, an argument builder, the NumPy reference, FLOPs and
+compulsory bytes, and the GPU model that scores it. :data:`KERNELS` is the
+registry (name -> spec); :func:`register_kernel` adds a user's kernel. The
+kernel spaces (:func:`matmul_space`, ...) live here too.
 """
 
 from autotile.kernels._flash_attention import (
@@ -15,7 +18,7 @@ from autotile.kernels._flash_attention import (
     io_flash,
     onchip_flash_bytes,
 )
-from autotile.kernels._knobs import Constraint, KernelInfo, KernelKnobs
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
 from autotile.kernels._l2_norm import L2_NORM_KNOBS, l2_norm, l2_norm_kernel, l2_norm_reference
 from autotile.kernels._layer_norm import (
     LAYER_NORM_KNOBS,
@@ -38,7 +41,13 @@ from autotile.kernels._persistent_matmul import (
     matmul_persistent,
     matmul_persistent_kernel,
 )
-from autotile.kernels._registry import KERNELS
+from autotile.kernels._registry import (
+    KERNELS,
+    KernelRegistry,
+    get_kernel_spec,
+    register_kernel,
+    spec_for_kernel,
+)
 from autotile.kernels._softmax import (
     SOFTMAX_FUSED_KNOBS,
     SOFTMAX_NAIVE_KNOBS,
@@ -54,14 +63,49 @@ from autotile.kernels._softmax import (
     softmax_reference,
     sub_row_kernel,
 )
+from autotile.kernels._spaces import (
+    DTYPE_ITEMSIZE,
+    PADDING_CONSTRAINTS,
+    flash_attention_space,
+    matmul_space,
+    persistent_matmul_space,
+    softmax_space,
+    space_from_knobs,
+)
+from autotile.kernels._spec import (
+    KernelLaunch,
+    KernelSpec,
+    as_float_array,
+    dtype_name,
+    empty_array,
+    new_array,
+    relative_l2_error,
+)
 from autotile.kernels._vector_add import ADD_KNOBS, add, add_kernel, add_reference
 
 __all__ = [
-    # knobs and registry
-    "Constraint",
+    # specs, knobs, registry and spaces
+    "KernelSpec",
+    "KernelLaunch",
     "KernelKnobs",
-    "KernelInfo",
+    "ShapeConstraint",
     "KERNELS",
+    "KernelRegistry",
+    "register_kernel",
+    "get_kernel_spec",
+    "spec_for_kernel",
+    "new_array",
+    "empty_array",
+    "as_float_array",
+    "dtype_name",
+    "relative_l2_error",
+    "space_from_knobs",
+    "matmul_space",
+    "persistent_matmul_space",
+    "softmax_space",
+    "flash_attention_space",
+    "DTYPE_ITEMSIZE",
+    "PADDING_CONSTRAINTS",
     # vector add
     "add_kernel",
     "add",
@@ -111,3 +155,9 @@ __all__ = [
     "l2_norm_reference",
     "L2_NORM_KNOBS",
 ]
+
+#: Old names, importable for one release: ``Constraint`` is now
+#: :class:`ShapeConstraint` (a rule over a config *and* a shape, unlike
+#: :class:`autotile.space.Constraint`), ``KernelInfo`` is now :class:`KernelSpec`.
+Constraint = ShapeConstraint
+KernelInfo = KernelSpec

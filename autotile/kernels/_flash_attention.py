@@ -19,12 +19,23 @@ accumulator ``BLOCK_M x d`` plus the float32 score block ``BLOCK_M x BLOCK_N``.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.kernels._host import cdiv, check_power_of_2, is_power_of_2
-from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
+from autotile.kernels._spec import (
+    DTYPE_ITEMSIZE_BYTES,
+    KernelSpec,
+    as_float_array,
+    dtype_name,
+    empty_array,
+    new_array,
+)
 from autotile.lang import jit
 
 __all__ = [
@@ -286,13 +297,60 @@ FLASH_KNOBS = KernelKnobs(
         "num_stages": (1, 2, 3, 4),
     },
     constraints=(
-        Constraint("block_n_divides_block_m", lambda c, s: c["BLOCK_M"] % c["BLOCK_N"] == 0,
+        ShapeConstraint("block_n_divides_block_m", lambda c, s: c["BLOCK_M"] % c["BLOCK_N"] == 0,
                    "BLOCK_N divides BLOCK_M (causal block skipping stops on the diagonal)"),
-        Constraint("onchip_fits",
+        ShapeConstraint("onchip_fits",
                    lambda c, s: onchip_flash_bytes(c["BLOCK_M"], s["d"], c["BLOCK_N"])
                    <= 228 * 1024,
                    "4 * BLOCK_M * (d + BLOCK_N) bytes <= 228 KiB (a proxy budget: H100 "
                    "shared memory per SM)"),
     ),
     shape_names=("N", "d"),
+)
+
+
+# ------------------------------------------------------------------ kernel spec
+def _flash_args(s: Any, dtype: str, rng: Any) -> dict[str, Any]:
+    h, n, d = s.get("heads", 1), s["N"], s["d"]
+    st = {f"stride_{x}{a}": v for x in "qkvo" for a, v in zip("bnd", (n * d, d, 1))}
+    return {"Q": new_array((h, n, d), dtype, rng), "K": new_array((h, n, d), dtype, rng),
+            "V": new_array((h, n, d), dtype, rng), "O": empty_array((h, n, d), dtype),
+            "L": empty_array((h, n), "float32"), "sm_scale": 1.0 / math.sqrt(d), "N_CTX": n,
+            **st, "stride_lb": n}
+
+
+def _flash_ref(a: Any) -> dict[str, Any]:
+    o, lse = attention_reference(as_float_array(a["Q"]), as_float_array(a["K"]),
+                                 as_float_array(a["V"]), sm_scale=float(a["sm_scale"]))
+    return {"O": o, "L": lse}
+
+
+def _flash_shape_of(a: Any) -> tuple[dict[str, int], str]:
+    q = a["Q"]
+    shape = {"N": int(a["N_CTX"]), "d": int(q.shape[-1])}
+    if q.ndim == 3:
+        shape["heads"] = int(q.shape[0])
+    return shape, dtype_name(q)
+
+
+def _flash_space(s: dict[str, int], dtype: str, hardware: Any) -> Any:
+    from autotile.kernels._spaces import flash_attention_space
+
+    return flash_attention_space(s["N"], s["d"], dtype)
+
+
+FLASH_ATTENTION_SPEC = KernelSpec(
+    name="flash_attention", kernel=attn_fwd_kernel, knobs=FLASH_KNOBS, shape_names=("N", "d"),
+    optional_shape_names=("heads",), make_args=_flash_args,
+    grid=lambda s, meta: (cdiv(s["N"], meta["BLOCK_M"]), s.get("heads", 1)),
+    reference=_flash_ref,
+    flops=lambda s: 4.0 * s["N"] * s["N"] * s["d"] * s.get("heads", 1),
+    compulsory_bytes=lambda s, d: 4.0 * s.get("heads", 1) * s["N"] * s["d"]
+    * DTYPE_ITEMSIZE_BYTES[d] + 4.0 * s.get("heads", 1) * s["N"],
+    shape_of=_flash_shape_of,
+    constexprs=lambda s, d: {"HEAD_DIM": s["d"], "CAUSAL": False},
+    space_fn=_flash_space, model="flash_attention_io", dtypes=("float16", "bfloat16"),
+    small_shape=lambda s: {"N": min(s["N"], 64), "d": s["d"], "heads": 1},
+    launcher=flash_attention, host_reference=attention_reference,
+    doc="attention forward with online softmax, causal or not (tutorial 06)",
 )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Constraint", "KernelKnobs", "KernelInfo"]
+__all__ = ["ShapeConstraint", "KernelKnobs"]
 
 #: ``predicate(config, shape) -> bool``; ``config`` maps knob names to values,
 #: ``shape`` maps problem-size names (``"M"``, ``"N"``, ...) to ints.
@@ -21,7 +21,7 @@ Predicate = Callable[[Mapping[str, Any], Mapping[str, int]], bool]
 
 
 @dataclass(frozen=True)
-class Constraint:
+class ShapeConstraint:
     """A named rule that a config must satisfy for a given problem shape.
 
     Parameters
@@ -42,10 +42,10 @@ class Constraint:
 
     def __post_init__(self) -> None:
         if not self.name:
-            raise ValueError("a Constraint needs a non-empty name, got name=''")
+            raise ValueError("a ShapeConstraint needs a non-empty name, got name=''")
         if not callable(self.predicate):
             raise TypeError(
-                f"Constraint.predicate must be callable, got {type(self.predicate).__name__}"
+                f"ShapeConstraint.predicate must be callable, got {type(self.predicate).__name__}"
             )
 
     def __call__(self, config: Mapping[str, Any], shape: Mapping[str, int]) -> bool:
@@ -66,7 +66,7 @@ class KernelKnobs:
         e.g. ``{"BLOCK_M": (16, 32, 64), "num_warps": (2, 4, 8)}``. Knobs that
         are kernel meta-parameters are spelled as in the kernel signature;
         ``num_warps`` and ``num_stages`` are launch options as in Triton.
-    constraints : tuple of Constraint, default=()
+    constraints : tuple of ShapeConstraint, default=()
         Rules over a config and a problem shape.
     shape_names : tuple of str, default=()
         The problem-size names the constraints read, e.g. ``("M", "N", "K")``.
@@ -79,14 +79,14 @@ class KernelKnobs:
     Examples
     --------
     >>> knobs = KernelKnobs(kernel=None, knobs={"BLOCK": (64, 128)},
-    ...                     constraints=(Constraint("fits", lambda c, s: c["BLOCK"] <= 128),))
+    ...                     constraints=(ShapeConstraint("fits", lambda c, s: c["BLOCK"] <= 128),))
     >>> knobs.is_valid({"BLOCK": 64}, {})
     True
     """
 
     kernel: Any
     knobs: Mapping[str, tuple[Any, ...]]
-    constraints: tuple[Constraint, ...] = ()
+    constraints: tuple[ShapeConstraint, ...] = ()
     shape_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -157,31 +157,3 @@ class KernelKnobs:
     def is_valid(self, config: Mapping[str, Any], shape: Mapping[str, int]) -> bool:
         """Return True when ``config`` uses listed values and breaks no constraint."""
         return not self.violated(config, shape)
-
-
-@dataclass(frozen=True, eq=False)
-class KernelInfo:
-    """One entry of :data:`autotile.kernels.KERNELS`.
-
-    Parameters
-    ----------
-    name : str
-        Registry key, e.g. ``"matmul"``.
-    kernel : object
-        The ``@jit`` kernel (the first of several for the naive softmax).
-    launcher : callable
-        Host-side function that allocates outputs and launches the kernel.
-    reference : callable
-        NumPy reference with the launcher's input signature.
-    knobs : KernelKnobs
-        The tunable knobs.
-    doc : str, default=""
-        One line on what the kernel computes.
-    """
-
-    name: str
-    kernel: Any
-    launcher: Callable[..., Any]
-    reference: Callable[..., Any]
-    knobs: KernelKnobs
-    doc: str = ""

@@ -5,12 +5,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.kernels._host import check_int, is_power_of_2, next_power_of_2
-from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
+from autotile.kernels._spec import (
+    DTYPE_ITEMSIZE_BYTES,
+    KernelSpec,
+    as_float_array,
+    dtype_name,
+    empty_array,
+    new_array,
+)
 from autotile.lang import jit
 
 __all__ = ["l2_norm_kernel", "l2_norm", "l2_norm_reference", "L2_NORM_KNOBS"]
@@ -71,7 +81,27 @@ L2_NORM_KNOBS = KernelKnobs(
     kernel=l2_norm_kernel,
     knobs={"BLOCK": tuple(2**i for i in range(4, 17)), "num_warps": (1, 2, 4, 8)},
     constraints=(
-        Constraint("block_covers_row", lambda c, s: c["BLOCK"] >= s["N"], "BLOCK >= N"),
+        ShapeConstraint("block_covers_row", lambda c, s: c["BLOCK"] >= s["N"], "BLOCK >= N"),
     ),
     shape_names=("M", "N"),
+)
+
+
+# ------------------------------------------------------------------ kernel spec
+def _l2_args(s: Any, dtype: str, rng: Any) -> dict[str, Any]:
+    m, n = s["M"], s["N"]
+    return {"ptr": new_array((m, n), dtype, rng), "out": empty_array((m,), dtype),
+            "stride": n, "N": n}
+
+
+L2_NORM_SPEC = KernelSpec(
+    name="l2_norm", kernel=l2_norm_kernel, knobs=L2_NORM_KNOBS, shape_names=("M", "N"),
+    make_args=_l2_args, grid=lambda s, meta: (s["M"],),
+    reference=lambda a: {"out": l2_norm_reference(as_float_array(a["ptr"]))},
+    flops=lambda s: 2.0 * s["M"] * s["N"],
+    compulsory_bytes=lambda s, d: float(s["M"] * s["N"] + s["M"]) * DTYPE_ITEMSIZE_BYTES[d],
+    shape_of=lambda a: ({"M": int(a["ptr"].shape[0]), "N": int(a["N"])}, dtype_name(a["ptr"])),
+    default_dtype="float32", small_shape=lambda s: {"M": min(s["M"], 4), "N": s["N"]},
+    launcher=l2_norm, host_reference=l2_norm_reference,
+    doc="row-wise L2 norm (seed exercise 1)",
 )

@@ -11,12 +11,22 @@ row) are stored for a backward pass.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.kernels._host import check_power_of_2
-from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
+from autotile.kernels._spec import (
+    DTYPE_ITEMSIZE_BYTES,
+    KernelSpec,
+    as_float_array,
+    dtype_name,
+    empty_array,
+    new_array,
+)
 from autotile.lang import jit
 
 __all__ = ["layer_norm_fwd_kernel", "layer_norm", "layer_norm_reference", "LAYER_NORM_KNOBS"]
@@ -136,10 +146,38 @@ LAYER_NORM_KNOBS = KernelKnobs(
     kernel=layer_norm_fwd_kernel,
     knobs={"BLOCK_SIZE": (128, 256, 512, 1024, 2048, 4096, 8192), "num_warps": (1, 2, 4, 8)},
     constraints=(
-        Constraint("threads_le_block", lambda c, s: 32 * c["num_warps"] <= c["BLOCK_SIZE"],
+        ShapeConstraint("threads_le_block", lambda c, s: 32 * c["num_warps"] <= c["BLOCK_SIZE"],
                    "32 * num_warps <= BLOCK_SIZE"),
-        Constraint("block_le_64kb_row", lambda c, s: c["BLOCK_SIZE"] * 4 <= 65536,
+        ShapeConstraint("block_le_64kb_row", lambda c, s: c["BLOCK_SIZE"] * 4 <= 65536,
                    "BLOCK_SIZE * 4 B <= 64 KB (tutorial: larger rows are not supported)"),
     ),
     shape_names=("M", "N"),
+)
+
+
+# ------------------------------------------------------------------ kernel spec
+def _ln_args(s: Any, dtype: str, rng: Any) -> dict[str, Any]:
+    m, n = s["M"], s["N"]
+    return {"X": new_array((m, n), dtype, rng), "Y": empty_array((m, n), dtype),
+            "W": new_array((n,), dtype, rng), "B": new_array((n,), dtype, rng),
+            "Mean": empty_array((m,), "float32"), "Rstd": empty_array((m,), "float32"),
+            "stride": n, "N": n, "eps": 1e-5}
+
+
+def _ln_ref(a: Any) -> dict[str, Any]:
+    y, mean, rstd = layer_norm_reference(as_float_array(a["X"]), as_float_array(a["W"]),
+                                         as_float_array(a["B"]), eps=float(a["eps"]))
+    return {"Y": y, "Mean": mean, "Rstd": rstd}
+
+
+LAYER_NORM_SPEC = KernelSpec(
+    name="layer_norm", kernel=layer_norm_fwd_kernel, knobs=LAYER_NORM_KNOBS,
+    shape_names=("M", "N"), make_args=_ln_args, grid=lambda s, meta: (s["M"],),
+    reference=_ln_ref, flops=lambda s: 8.0 * s["M"] * s["N"],
+    compulsory_bytes=lambda s, d: float(2 * s["M"] * s["N"] + 2 * s["N"])
+    * DTYPE_ITEMSIZE_BYTES[d] + 8.0 * s["M"],
+    shape_of=lambda a: ({"M": int(a["X"].shape[0]), "N": int(a["N"])}, dtype_name(a["X"])),
+    small_shape=lambda s: {"M": min(s["M"], 4), "N": min(s["N"], 300)},
+    launcher=layer_norm, host_reference=layer_norm_reference,
+    doc="layer-norm forward (tutorial 05)",
 )

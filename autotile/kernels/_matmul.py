@@ -30,7 +30,15 @@ import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.kernels._host import cdiv, check_int, check_power_of_2, next_power_of_2
-from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
+from autotile.kernels._spec import (
+    DTYPE_ITEMSIZE_BYTES,
+    KernelSpec,
+    as_float_array,
+    dtype_name,
+    empty_array,
+    new_array,
+)
 from autotile.lang import jit
 
 __all__ = [
@@ -227,23 +235,69 @@ MATMUL_KNOBS = KernelKnobs(
         "num_stages": (2, 3, 4, 5),
     },
     constraints=(
-        Constraint("smem_fits", _fits_smem,
+        ShapeConstraint("smem_fits", _fits_smem,
                    "(BLOCK_M + BLOCK_N) * BLOCK_K * 2 B * num_stages <= 228 KiB"),
-        Constraint("block_m_le_padded_m",
+        ShapeConstraint("block_m_le_padded_m",
                    lambda c, s: c["BLOCK_M"] <= max(16, next_power_of_2(s["M"])),
                    "BLOCK_M <= max(16, next_power_of_2(M)) (no tile entirely out of bounds)"),
-        Constraint("block_n_le_padded_n",
+        ShapeConstraint("block_n_le_padded_n",
                    lambda c, s: c["BLOCK_N"] <= max(16, next_power_of_2(s["N"])),
                    "BLOCK_N <= max(16, next_power_of_2(N))"),
-        Constraint("group_m_le_tile_rows",
+        ShapeConstraint("group_m_le_tile_rows",
                    lambda c, s: c["GROUP_M"] <= next_power_of_2(max(1, cdiv(s["M"], c["BLOCK_M"]))),
                    "GROUP_M <= next_power_of_2(cdiv(M, BLOCK_M)): every GROUP_M >= cdiv(M, "
                    "BLOCK_M) gives the same column-major order (the kernel clamps the group "
                    "to the tile rows left), so the space keeps only the smallest such power "
                    "of two"),
-        Constraint("warps_fit_tile",
+        ShapeConstraint("warps_fit_tile",
                    lambda c, s: c["num_warps"] * 32 * 4 <= c["BLOCK_M"] * c["BLOCK_N"],
                    "num_warps * 128 <= BLOCK_M * BLOCK_N (>= 4 outputs per thread)"),
     ),
     shape_names=("M", "N", "K"),
+)
+
+
+# ------------------------------------------------------------------ kernel spec
+def matmul_args(s: Any, dtype: str, rng: Any) -> dict[str, Any]:
+    """Arguments of :func:`matmul_kernel` (and the persistent kernels): A, B random or 0."""
+    m, n, k = s["M"], s["N"], s["K"]
+    return {"a_ptr": new_array((m, k), dtype, rng), "b_ptr": new_array((k, n), dtype, rng),
+            "c_ptr": empty_array((m, n), dtype), "M": m, "N": n, "K": k,
+            "stride_am": k, "stride_ak": 1, "stride_bk": n, "stride_bn": 1,
+            "stride_cm": n, "stride_cn": 1}
+
+
+def matmul_spec_reference(a: Any) -> dict[str, Any]:
+    """``{"c_ptr": A @ B}`` in float32."""
+    return {"c_ptr": as_float_array(a["a_ptr"]) @ as_float_array(a["b_ptr"])}
+
+
+def matmul_shape_of(a: Any) -> tuple[dict[str, int], str]:
+    """``({"M", "N", "K"}, dtype of A)`` of a matmul call."""
+    return ({"M": int(a["M"]), "N": int(a["N"]), "K": int(a["K"])}, dtype_name(a["a_ptr"]))
+
+
+def matmul_small_shape(s: Any) -> dict[str, int]:
+    """``M, N, K`` capped at 72, 40, 56: edge tiles and the masked K tail are exercised."""
+    return {"M": min(s["M"], 72), "N": min(s["N"], 40), "K": min(s["K"], 56)}
+
+
+def _matmul_space(s: dict[str, int], dtype: str, hardware: Any) -> Any:
+    from autotile.kernels._spaces import matmul_space
+
+    return matmul_space(s["M"], s["N"], s["K"], dtype)
+
+
+MATMUL_SPEC = KernelSpec(
+    name="matmul", kernel=matmul_kernel, knobs=MATMUL_KNOBS, shape_names=("M", "N", "K"),
+    make_args=matmul_args,
+    grid=lambda s, meta: (cdiv(s["M"], meta["BLOCK_M"]) * cdiv(s["N"], meta["BLOCK_N"]),),
+    reference=matmul_spec_reference,
+    flops=lambda s: 2.0 * s["M"] * s["N"] * s["K"],
+    compulsory_bytes=lambda s, d: float(s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"])
+    * DTYPE_ITEMSIZE_BYTES[d],
+    shape_of=matmul_shape_of, constexprs=lambda s, d: {"PID_ORDER": "grouped"},
+    space_fn=_matmul_space, model="tile_matmul", small_shape=matmul_small_shape,
+    launcher=matmul, host_reference=matmul_reference,
+    doc="C = A @ B, grouped or row-major tile order (tutorial 03)",
 )

@@ -18,13 +18,25 @@ stride a multiple of 16 bytes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.kernels._host import cdiv, check_int
-from autotile.kernels._knobs import Constraint, KernelKnobs
-from autotile.kernels._matmul import MATMUL_KNOBS, _check_matmul, _elem_strides
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
+from autotile.kernels._matmul import (
+    MATMUL_KNOBS,
+    _check_matmul,
+    _elem_strides,
+    matmul_args,
+    matmul_reference,
+    matmul_shape_of,
+    matmul_small_shape,
+    matmul_spec_reference,
+)
+from autotile.kernels._spec import DTYPE_ITEMSIZE_BYTES, KernelLaunch, KernelSpec
 from autotile.lang import jit
 
 __all__ = [
@@ -219,7 +231,47 @@ MATMUL_PERSISTENT_KNOBS = KernelKnobs(
     kernel=matmul_persistent_kernel,
     knobs={**MATMUL_KNOBS.knobs, "NUM_SMS": (132,)},
     constraints=MATMUL_KNOBS.constraints + (
-        Constraint("num_sms_positive", lambda c, s: c["NUM_SMS"] >= 1, "NUM_SMS >= 1"),
+        ShapeConstraint("num_sms_positive", lambda c, s: c["NUM_SMS"] >= 1, "NUM_SMS >= 1"),
     ),
     shape_names=("M", "N", "K"),
 )
+
+
+# ------------------------------------------------------------------ kernel specs
+def _persistent_launches(spec: Any, s: Any, dtype: str, config: Any, a: Any) -> list[Any]:
+    meta, nw, ns = spec.split_config(config)
+    n_tiles = cdiv(s["M"], meta["BLOCK_M"]) * cdiv(s["N"], meta["BLOCK_N"])
+    meta = {**meta, "NUM_SMS": min(int(meta["NUM_SMS"]), n_tiles)}
+    names = set(spec.kernel.arg_names)
+    return [KernelLaunch(spec.kernel, (meta["NUM_SMS"],),
+                         {k: v for k, v in a.items() if k in names}, meta, nw, ns)]
+
+
+def _persistent_space(s: dict[str, int], dtype: str, hardware: Any) -> Any:
+    from autotile.kernels._spaces import persistent_matmul_space
+
+    return persistent_matmul_space(s["M"], s["N"], s["K"], dtype, hardware)
+
+
+def _persistent_spec(name: str, kernel: Any, launcher: Any, doc: str) -> KernelSpec:
+    return KernelSpec(
+        name=name, kernel=kernel, knobs=MATMUL_PERSISTENT_KNOBS, shape_names=("M", "N", "K"),
+        make_args=matmul_args,
+        grid=lambda s, meta: (min(int(meta["NUM_SMS"]), cdiv(s["M"], meta["BLOCK_M"])
+                                  * cdiv(s["N"], meta["BLOCK_N"])),),
+        reference=matmul_spec_reference,
+        flops=lambda s: 2.0 * s["M"] * s["N"] * s["K"],
+        compulsory_bytes=lambda s, d: float(s["M"] * s["K"] + s["K"] * s["N"]
+                                            + s["M"] * s["N"]) * DTYPE_ITEMSIZE_BYTES[d],
+        shape_of=matmul_shape_of, space_fn=_persistent_space,
+        launches_fn=_persistent_launches, model="tile_matmul",
+        small_shape=matmul_small_shape, launcher=launcher, host_reference=matmul_reference,
+        doc=doc)
+
+
+MATMUL_PERSISTENT_SPEC = _persistent_spec(
+    "matmul_persistent", matmul_persistent_kernel, matmul_persistent,
+    "C = A @ B on NUM_SMS looping programs (seed §5)")
+MATMUL_DESCRIPTOR_PERSISTENT_SPEC = _persistent_spec(
+    "matmul_descriptor_persistent", matmul_descriptor_persistent_kernel,
+    matmul_descriptor_persistent, "persistent C = A @ B through tensor descriptors")

@@ -1,61 +1,119 @@
-"""The kernel registry: name -> :class:`KernelInfo`."""
+"""The kernel registry: name -> :class:`KernelSpec`.
+
+Every measurer and ``@autotune`` looks kernels up here; none branches on a
+kernel's name. A library kernel is one line below; a user's kernel is one
+:func:`register_kernel` call (or is passed as a :class:`KernelSpec` directly).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from types import MappingProxyType
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from autotile.kernels._flash_attention import FLASH_KNOBS, attention_reference, flash_attention
-from autotile.kernels._knobs import KernelInfo, KernelKnobs
-from autotile.kernels._l2_norm import L2_NORM_KNOBS, l2_norm, l2_norm_reference
-from autotile.kernels._layer_norm import LAYER_NORM_KNOBS, layer_norm, layer_norm_reference
-from autotile.kernels._matmul import MATMUL_KNOBS, matmul, matmul_reference
+from autotile.errors import InvalidConfigError
+from autotile.kernels._flash_attention import FLASH_ATTENTION_SPEC
+from autotile.kernels._l2_norm import L2_NORM_SPEC
+from autotile.kernels._layer_norm import LAYER_NORM_SPEC
+from autotile.kernels._matmul import MATMUL_SPEC
 from autotile.kernels._persistent_matmul import (
-    MATMUL_PERSISTENT_KNOBS,
-    matmul_descriptor_persistent,
-    matmul_descriptor_persistent_kernel,
-    matmul_persistent,
+    MATMUL_DESCRIPTOR_PERSISTENT_SPEC,
+    MATMUL_PERSISTENT_SPEC,
 )
-from autotile.kernels._softmax import (
-    SOFTMAX_FUSED_KNOBS,
-    SOFTMAX_NAIVE_KNOBS,
-    softmax_fused,
-    softmax_naive,
-    softmax_reference,
-)
-from autotile.kernels._vector_add import ADD_KNOBS, add, add_reference
+from autotile.kernels._softmax import SOFTMAX_FUSED_SPEC, SOFTMAX_NAIVE_SPEC
+from autotile.kernels._spec import KernelSpec
+from autotile.kernels._vector_add import ADD_SPEC
 
-__all__ = ["KERNELS"]
+__all__ = ["KERNELS", "KernelRegistry", "register_kernel", "get_kernel_spec", "spec_for_kernel"]
 
 
-def _info(name: str, launcher: Callable[..., Any], reference: Callable[..., Any],
-          knobs: KernelKnobs, doc: str, kernel: Any = None) -> KernelInfo:
-    return KernelInfo(name=name, kernel=knobs.kernel if kernel is None else kernel,
-                      launcher=launcher, reference=reference, knobs=knobs, doc=doc)
+class KernelRegistry(Mapping[str, KernelSpec]):
+    """Read-only view of the registered kernels (``name -> KernelSpec``).
+
+    Add a kernel with :func:`register_kernel`; the library's kernels are
+    registered on import. Iteration follows registration order.
+    """
+
+    def __init__(self) -> None:
+        self._specs: dict[str, KernelSpec] = {}
+
+    def __getitem__(self, name: str) -> KernelSpec:
+        return self._specs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __repr__(self) -> str:
+        return f"KernelRegistry({list(self._specs)})"
+
+    def _add(self, spec: KernelSpec, replace: bool) -> KernelSpec:
+        if not isinstance(spec, KernelSpec):
+            raise TypeError(f"register_kernel takes a KernelSpec, got {type(spec).__name__}")
+        old = self._specs.get(spec.name)
+        if old is not None and old is not spec and not replace:
+            raise InvalidConfigError(f"a kernel named {spec.name!r} is already registered; "
+                                     "pass replace=True to replace it")
+        self._specs[spec.name] = spec
+        return spec
 
 
-#: Read-only map from kernel name to its :class:`KernelInfo`.
-KERNELS: Mapping[str, KernelInfo] = MappingProxyType({
-    info.name: info
-    for info in (
-        _info("vector_add", add, add_reference, ADD_KNOBS, "out = x + y (tutorial 01)"),
-        _info("softmax_naive", softmax_naive, softmax_reference, SOFTMAX_NAIVE_KNOBS,
-              "row softmax as five kernels: max, subtract, exp, sum, divide"),
-        _info("softmax_fused", softmax_fused, softmax_reference, SOFTMAX_FUSED_KNOBS,
-              "row softmax, one program per row (tutorial 02)"),
-        _info("matmul", matmul, matmul_reference, MATMUL_KNOBS,
-              "C = A @ B, grouped or row-major tile order (tutorial 03)"),
-        _info("matmul_persistent", matmul_persistent, matmul_reference,
-              MATMUL_PERSISTENT_KNOBS, "C = A @ B on NUM_SMS looping programs (seed §5)"),
-        _info("matmul_descriptor_persistent", matmul_descriptor_persistent, matmul_reference,
-              MATMUL_PERSISTENT_KNOBS, "persistent C = A @ B through tensor descriptors",
-              kernel=matmul_descriptor_persistent_kernel),
-        _info("flash_attention", flash_attention, attention_reference, FLASH_KNOBS,
-              "attention forward with online softmax, causal or not (tutorial 06)"),
-        _info("layer_norm", layer_norm, layer_norm_reference, LAYER_NORM_KNOBS,
-              "layer-norm forward (tutorial 05)"),
-        _info("l2_norm", l2_norm, l2_norm_reference, L2_NORM_KNOBS,
-              "row-wise L2 norm (seed exercise 1)"),
-    )
-})
+#: Read-only map from kernel name to its :class:`KernelSpec` (the registry).
+KERNELS = KernelRegistry()
+
+
+def register_kernel(spec: KernelSpec, *, replace: bool = False) -> KernelSpec:
+    """Add ``spec`` to :data:`KERNELS` under ``spec.name`` and return it.
+
+    Raises
+    ------
+    TypeError
+        If ``spec`` is not a :class:`KernelSpec`.
+    InvalidConfigError
+        If another spec has that name and ``replace`` is False.
+    """
+    return KERNELS._add(spec, replace)
+
+
+def get_kernel_spec(kernel: str | KernelSpec, owner: str = "kernel") -> KernelSpec:
+    """Return ``kernel`` if it is a spec, else the registered spec of that name.
+
+    Raises
+    ------
+    InvalidConfigError
+        For a name that is not registered (the message lists the registered ones).
+    TypeError
+        For anything else.
+    """
+    if isinstance(kernel, KernelSpec):
+        return kernel
+    if isinstance(kernel, str):
+        if kernel not in KERNELS:
+            raise InvalidConfigError(f"{owner} must be a KernelSpec or one of the registered "
+                                     f"kernels {tuple(KERNELS)}, got {kernel!r}")
+        return KERNELS[kernel]
+    raise TypeError(f"{owner} must be a KernelSpec or a registered kernel name, got "
+                    f"{type(kernel).__name__} {kernel!r}")
+
+
+def spec_for_kernel(kernel: Any) -> KernelSpec | None:
+    """The registered spec whose ``kernel`` is this ``@jit`` function, or None."""
+    for spec in KERNELS.values():
+        if spec.kernel is kernel:
+            return spec
+    return None
+
+
+for _spec in (
+    ADD_SPEC,
+    SOFTMAX_NAIVE_SPEC,
+    SOFTMAX_FUSED_SPEC,
+    MATMUL_SPEC,
+    MATMUL_PERSISTENT_SPEC,
+    MATMUL_DESCRIPTOR_PERSISTENT_SPEC,
+    FLASH_ATTENTION_SPEC,
+    LAYER_NORM_SPEC,
+    L2_NORM_SPEC,
+):
+    register_kernel(_spec)

@@ -19,12 +19,23 @@ each (:func:`io_fused_softmax`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.kernels._host import check_int, check_power_of_2, is_power_of_2, next_power_of_2
-from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
+from autotile.kernels._spec import (
+    DTYPE_ITEMSIZE_BYTES,
+    KernelLaunch,
+    KernelSpec,
+    as_float_array,
+    dtype_name,
+    empty_array,
+    new_array,
+)
 from autotile.lang import jit
 
 __all__ = [
@@ -243,7 +254,7 @@ SOFTMAX_NAIVE_KNOBS = KernelKnobs(
     kernel=row_max_kernel,
     knobs={"BLOCK_SIZE": (128, 256, 512, 1024, 2048, 4096), "num_warps": (1, 2, 4, 8)},
     constraints=(
-        Constraint(
+        ShapeConstraint(
             "threads_le_block",
             lambda c, s: 32 * c["num_warps"] <= c["BLOCK_SIZE"],
             "32 * num_warps <= BLOCK_SIZE",
@@ -259,16 +270,100 @@ SOFTMAX_FUSED_KNOBS = KernelKnobs(
         "num_warps": (1, 2, 4, 8, 16, 32),
     },
     constraints=(
-        Constraint(
+        ShapeConstraint(
             "block_covers_row",
             lambda c, s: c["BLOCK_SIZE"] >= s["N"],
             "BLOCK_SIZE >= n_cols (one program holds a whole row)",
         ),
-        Constraint(
+        ShapeConstraint(
             "block_is_next_pow2",
             lambda c, s: c["BLOCK_SIZE"] == next_power_of_2(s["N"]),
             "BLOCK_SIZE == next_power_of_2(n_cols) (larger blocks only add masked lanes)",
         ),
     ),
     shape_names=("M", "N"),
+)
+
+
+# ------------------------------------------------------------------ kernel specs
+def _softmax_args(s: Any, dtype: str, rng: Any) -> dict[str, Any]:
+    m, n = s["M"], s["N"]
+    return {"output_ptr": empty_array((m, n), "float32"),
+            "input_ptr": new_array((m, n), dtype, rng),
+            "input_row_stride": n, "output_row_stride": n, "n_cols": n}
+
+
+def _softmax_ref(a: Any) -> dict[str, Any]:
+    x = as_float_array(a["input_ptr"]).astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return {"output_ptr": e / e.sum(axis=1, keepdims=True)}
+
+
+def _softmax_shape_of(a: Any) -> tuple[dict[str, int], str]:
+    x = a["input_ptr"]
+    return {"M": int(x.shape[0]), "N": int(a["n_cols"])}, dtype_name(x)
+
+
+def _softmax_space(s: dict[str, int], dtype: str, hardware: Any) -> Any:
+    from autotile.kernels._spaces import softmax_space
+
+    return softmax_space(s["M"], s["N"], dtype)
+
+
+SOFTMAX_FUSED_SPEC = KernelSpec(
+    name="softmax_fused", kernel=softmax_kernel, knobs=SOFTMAX_FUSED_KNOBS,
+    shape_names=("M", "N"), make_args=_softmax_args,
+    grid=lambda s, meta: (s["M"],),
+    reference=_softmax_ref,
+    flops=lambda s: 5.0 * s["M"] * s["N"],
+    compulsory_bytes=lambda s, d: s["M"] * s["N"] * (DTYPE_ITEMSIZE_BYTES[d] + 4.0),
+    shape_of=_softmax_shape_of,
+    constexprs=lambda s, d: {"BLOCK_SIZE": next_power_of_2(s["N"])},
+    space_fn=_softmax_space, model="row_softmax", model_knobs={"ROWS_PER_PROGRAM": 1},
+    default_dtype="float32", small_shape=lambda s: {"M": min(s["M"], 3), "N": s["N"]},
+    launcher=softmax_fused, host_reference=softmax_reference,
+    doc="row softmax, one program per row (tutorial 02)",
+)
+
+
+def _naive_args(s: Any, dtype: str, rng: Any) -> dict[str, Any]:
+    m, n = s["M"], s["N"]
+    return {"x_ptr": new_array((m, n), dtype, rng), "x_max": empty_array((m,), "float32"),
+            "z": empty_array((m, n), "float32"), "num": empty_array((m, n), "float32"),
+            "den": empty_array((m,), "float32"), "y_ptr": empty_array((m, n), "float32"),
+            "n_cols": n}
+
+
+def _naive_launches(spec: Any, s: Any, dtype: str, config: Any, a: Any) -> list[Any]:
+    meta, nw, ns = spec.split_config(config)
+    n, grid = s["N"], (s["M"],)
+    bs = {"BLOCK_SIZE": meta["BLOCK_SIZE"]}
+
+    def launch(kernel: Any, **args: Any) -> KernelLaunch:
+        return KernelLaunch(kernel, grid, args, bs, nw, ns)
+
+    return [
+        launch(row_max_kernel, x_ptr=a["x_ptr"], max_ptr=a["x_max"], stride_x=n, n_cols=n),
+        launch(sub_row_kernel, x_ptr=a["x_ptr"], m_ptr=a["x_max"], z_ptr=a["z"], stride_x=n,
+               stride_z=n, n_cols=n),
+        launch(exp_kernel, z_ptr=a["z"], e_ptr=a["num"], stride_z=n, stride_e=n, n_cols=n),
+        launch(row_sum_kernel, x_ptr=a["num"], sum_ptr=a["den"], stride_x=n, n_cols=n),
+        launch(div_row_kernel, x_ptr=a["num"], d_ptr=a["den"], y_ptr=a["y_ptr"], stride_x=n,
+               stride_y=n, n_cols=n),
+    ]
+
+
+SOFTMAX_NAIVE_SPEC = KernelSpec(
+    name="softmax_naive", kernel=row_max_kernel, knobs=SOFTMAX_NAIVE_KNOBS,
+    shape_names=("M", "N"), make_args=_naive_args,
+    grid=lambda s, meta: (s["M"],),
+    reference=lambda a: {"y_ptr": _softmax_ref({"input_ptr": a["x_ptr"]})["output_ptr"]},
+    flops=lambda s: 5.0 * s["M"] * s["N"],
+    compulsory_bytes=lambda s, d: s["M"] * s["N"] * (DTYPE_ITEMSIZE_BYTES[d] + 4.0),
+    shape_of=lambda a: ({"M": int(a["x_ptr"].shape[0]), "N": int(a["n_cols"])},
+                        dtype_name(a["x_ptr"])),
+    launches_fn=_naive_launches, default_dtype="float32",
+    small_shape=lambda s: {"M": min(s["M"], 3), "N": s["N"]},
+    launcher=softmax_naive, host_reference=softmax_reference,
+    doc="row softmax as five kernels: max, subtract, exp, sum, divide",
 )

@@ -5,12 +5,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.kernels._host import cdiv, check_power_of_2
-from autotile.kernels._knobs import Constraint, KernelKnobs
+from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
+from autotile.kernels._spec import (
+    DTYPE_ITEMSIZE_BYTES,
+    KernelSpec,
+    as_float_array,
+    dtype_name,
+    empty_array,
+    new_array,
+)
 from autotile.lang import jit
 
 __all__ = ["add_kernel", "add", "add_reference", "ADD_KNOBS"]
@@ -82,11 +92,32 @@ ADD_KNOBS = KernelKnobs(
     kernel=add_kernel,
     knobs={"BLOCK_SIZE": (128, 256, 512, 1024, 2048, 4096), "num_warps": (1, 2, 4, 8)},
     constraints=(
-        Constraint(
+        ShapeConstraint(
             "threads_le_block",
             lambda c, s: 32 * c["num_warps"] <= c["BLOCK_SIZE"],
             "32 * num_warps <= BLOCK_SIZE (every thread owns at least one element)",
         ),
     ),
     shape_names=("n",),
+)
+
+
+# ------------------------------------------------------------------ kernel spec
+def _add_args(s: Any, dtype: str, rng: Any) -> dict[str, Any]:
+    n = s["n"]
+    return {"x_ptr": new_array((n,), dtype, rng), "y_ptr": new_array((n,), dtype, rng),
+            "out_ptr": empty_array((n,), dtype), "n_elements": n}
+
+
+ADD_SPEC = KernelSpec(
+    name="vector_add", kernel=add_kernel, knobs=ADD_KNOBS, shape_names=("n",),
+    make_args=_add_args,
+    grid=lambda s, meta: (cdiv(s["n"], meta["BLOCK_SIZE"]),),
+    reference=lambda a: {"out_ptr": as_float_array(a["x_ptr"]) + as_float_array(a["y_ptr"])},
+    flops=lambda s: float(s["n"]),
+    compulsory_bytes=lambda s, d: 3.0 * s["n"] * DTYPE_ITEMSIZE_BYTES[d],
+    shape_of=lambda a: ({"n": int(a["n_elements"])}, dtype_name(a["x_ptr"])),
+    small_shape=lambda s: {"n": min(s["n"], 1000)},
+    default_dtype="float32", launcher=add, host_reference=add_reference,
+    doc="out = x + y (tutorial 01)",
 )

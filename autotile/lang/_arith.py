@@ -17,6 +17,7 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
+from autotile.lang import _opcount
 from autotile.lang._semantic import computation_type, short_value
 from autotile.lang._state import CURRENT, shape_str
 from autotile.lang._tensor import BatchedTensor, align_pair, constexpr, describe, tensor, wrap
@@ -128,7 +129,7 @@ def _scalar_fast(a: Any, b: Any, op: str) -> tensor | None:
     st = CURRENT.get()
     if st is not None and st.ir is not None:
         st.emit(f"{spec[2]} : {shape_str(np.shape(r))}", True)
-    return tensor(r, spec[1])
+    return _opcount.binary(op, tensor(r, spec[1]))
 
 
 def _shape_of(v: Any) -> tuple[int, ...]:
@@ -156,7 +157,7 @@ def binary(a: Any, b: Any, op: str) -> tensor:
                     st = CURRENT.get()
                     if st is not None and st.ir is not None:
                         st.emit(f"{spec[2]} : {shape_str(np.shape(r))}", True)
-                    return tensor(r, spec[1])
+                    return _opcount.binary(op, tensor(r, spec[1]))
     else:
         r = _scalar_fast(a, b, op)
         if r is not None:
@@ -201,11 +202,11 @@ def binary(a: Any, b: Any, op: str) -> tensor:
             if r.ndim == 0:
                 r = r[()]
     if batched:
-        return BatchedTensor(r, rt)
+        return _opcount.binary(op, BatchedTensor(r, rt))
     st = CURRENT.get()
     if st is not None and st.ir is not None:
         st.emit(f"{fname if ct.kind == 3 else iname} : {shape_str(np.shape(r))}", True)
-    return tensor(r, rt)
+    return _opcount.binary(op, tensor(r, rt))
 
 
 def _pointer_binary(a: Any, b: Any, av: Any, ta: Any, bv: Any, tb: Any, op: str,

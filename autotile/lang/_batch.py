@@ -10,8 +10,10 @@ arguments) is done once per batch instead of once per program, which is what
 makes a batch of tiny programs fast.
 
 The result equals the sequential interpreter's (one program after another,
-axis 0 fastest): memory, the :class:`~autotile.lang.LaunchRecord` counts and
-the :class:`~autotile.lang.AccessTrace` rows, in the same order.  A batch
+axis 0 fastest): memory, the :class:`~autotile.lang.LaunchRecord` counts
+(memory and op counts: every op is counted once per batch with one
+program's block shape, the same in every program of the batch) and the
+:class:`~autotile.lang.AccessTrace` rows, in the same order.  A batch
 falls back to fewer programs at a time whenever it cannot be exact:
 
 * a Python-level decision (``if``, ``while``, ``range``, ``int()`` ...) on
@@ -55,7 +57,8 @@ from autotile.lang import _dtypes as D
 from autotile.lang._state import Divergence, Launch, NeedsSequential
 from autotile.lang._tensor import BatchedTensor, tensor
 
-__all__ = ["BatchRun", "BatchChunk", "run_batched", "MIN_BATCH", "DEFAULT_BATCH_PROGRAMS"]
+__all__ = ["BatchRun", "BatchChunk", "run_batched", "consecutive_runs", "MIN_BATCH",
+           "DEFAULT_BATCH_PROGRAMS"]
 
 #: Programs per batch for ``batch_programs=True``.
 DEFAULT_BATCH_PROGRAMS = 1024
@@ -274,10 +277,32 @@ def _segments(key: Any) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
+def consecutive_runs(lin: Any) -> list[tuple[int, int]]:
+    """Rows ``[a, b)`` of ``lin`` whose linear program ids are consecutive.
+
+    Parameters
+    ----------
+    lin : ndarray of int64 of shape (n,)
+        Strictly increasing linear program ids (all of a grid, or the subset
+        of a launch with ``programs=``).
+
+    Returns
+    -------
+    list of (int, int)
+        ``lin[a:b]`` is ``lin[a] + arange(b - a)`` for each run; one run for
+        a whole grid, none for ``n = 0``.
+    """
+    if lin.size == 0:
+        return []
+    cut = (np.flatnonzero(np.diff(lin) != 1) + 1).tolist()
+    bounds = [0, *cut, int(lin.size)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
 def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog: int,
-                max_batch: int, counts: Any, masked: Any, lanes: Any,
-                run_sequential: Callable[[int, int], None]) -> int:
-    """Run programs ``0 .. n_prog - 1`` in batches of up to ``max_batch``.
+                max_batch: int, counts: Any, masked: Any, lanes: Any, ops: Any,
+                run_sequential: Callable[[int, int], None], start: int = 0) -> int:
+    """Run programs ``start .. start + n_prog - 1`` in batches of up to ``max_batch``.
 
     Parameters
     ----------
@@ -293,11 +318,17 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
         Most programs per batch. Runs shorter than ``min(MIN_BATCH,
         max_batch)`` (at least 2) go one program at a time, so
         ``max_batch=1`` runs every program alone.
-    counts, masked, lanes : ndarray
-        Per-program counters of the launch, filled for every program.
+    counts, masked, lanes, ops : ndarray
+        Per-program counters, filled for every program: program ``i`` (a
+        linear id) fills row ``i - start``.  ``ops`` holds the op counters
+        (:data:`~autotile.lang._state.OP_COUNTS` columns); every program of
+        a batch gets the batch's counts, which are per program.
     run_sequential : callable
-        ``run_sequential(lo, hi)`` runs programs ``lo .. hi - 1`` one at a
-        time and fills the counters.
+        ``run_sequential(lo, hi)`` runs programs ``lo .. hi - 1`` (linear
+        ids) one at a time and fills the counters.
+    start : int, default=0
+        Linear id of the first program (a launch with ``programs=`` runs
+        each run of consecutive ids through here).
 
     Returns
     -------
@@ -307,7 +338,8 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
     regions = _regions(st.buffers)
     nb = len(st.buffers)
     g0, g1 = st.grid[0], st.grid[1]
-    todo = [(lo, min(lo + max_batch, n_prog)) for lo in range(0, n_prog, max_batch)][::-1]
+    end = start + n_prog
+    todo = [(lo, min(lo + max_batch, end)) for lo in range(start, end, max_batch)][::-1]
     n_batched = 0
     min_batch = max(2, min(MIN_BATCH, max_batch))
     while todo:
@@ -324,6 +356,7 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
         st.pid_tensors = [_pid_tensor(x), _pid_tensor(y), _pid_tensor(z)]
         st.linear = lo
         st.op = 0
+        st.ops.clear()
         st.batch = run
         split: list[tuple[int, int]] | None = None
         try:
@@ -333,13 +366,16 @@ def run_batched(st: Launch, fn: Callable[..., Any], call_args: list[Any], n_prog
         except (NeedsSequential, Exception):
             pass
         else:
-            counts[lo:hi] = run.counts
-            masked[lo:hi] = run.masked
-            lanes[lo:hi] = run.lanes
+            r0, r1 = lo - start, hi - start
+            counts[r0:r1] = run.counts
+            masked[r0:r1] = run.masked
+            lanes[r0:r1] = run.lanes
+            ops[r0:r1] = st.ops.take()
             n_batched += hi - lo
             continue
         finally:
             st.batch = None
+        st.ops.clear()
         run.undo()
         del st.chunks[mark:]
         if split is None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
+from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._operands import as_dtype, emit
 from autotile.lang._state import CURRENT, current, shape_str, type_str
@@ -137,10 +138,14 @@ def cast(input: Any, dtype: Any, fp_downcast_rounding: str | None = None,
         r = np.clip(np.nan_to_num(np.trunc(f), nan=0.0), info.min, info.max).astype(dt.np)
     else:
         r = dt.cast(v)
+    out: tensor
     if batched:
-        return BatchedTensor(r, dt)
-    if np.ndim(r) == 0:
-        r = np.asarray(r)[()]
-    emit(f"tt.cast {src}->{dt} : {shape_str(np.shape(r))}")
-    return tensor(r, dt)
+        out = BatchedTensor(r, dt)
+    else:
+        if np.ndim(r) == 0:
+            r = np.asarray(r)[()]
+        emit(f"tt.cast {src}->{dt} : {shape_str(np.shape(r))}")
+        out = tensor(r, dt)
+    # a conversion is one ALU lane per element; a bitcast only renames registers
+    return out if unwrap(bitcast) else _opcount.alu(out)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
+from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._operands import any_batched, as_dtype, emit
 from autotile.lang._state import shape_str
@@ -60,6 +61,7 @@ def dot(input: Any, other: Any, acc: Any = None, input_precision: Any = None,
         rt = at.dtype
         r = np.asarray(values(at), dtype=np.float64 if rt is D.float64 else cdt) + r
     r = rt.cast(r)
+    _opcount.dot(a, b)
     if batched:
         return BatchedTensor(r, rt)
     emit(f"tt.dot : {shape_str(a.shape)} * {shape_str(b.shape)} -> {shape_str(r.shape)}")

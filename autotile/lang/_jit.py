@@ -5,11 +5,13 @@ as plain Python calling NumPy, then stores a :class:`LaunchRecord` on
 ``kernel.last_record`` (and in the active :func:`recording` block).  With the
 interpreter-only launch option ``batch_programs=True`` (or an int) it runs
 batches of programs in one pass instead, with the same result
-(:mod:`autotile.lang._batch`).
+(:mod:`autotile.lang._batch`); with ``programs=`` (interpreter only too) it
+runs a subset of the grid, e.g. a sample for a cost model.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -19,16 +21,16 @@ import numpy as np
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _semantic as S
-from autotile.lang._batch import DEFAULT_BATCH_PROGRAMS, run_batched
+from autotile.lang._batch import DEFAULT_BATCH_PROGRAMS, consecutive_runs, run_batched
 from autotile.lang._record import RECORDER, LaunchRecord, build_trace
-from autotile.lang._state import CURRENT, Buffer, Launch, np_errstate
+from autotile.lang._state import CURRENT, OP_COUNTS, Buffer, Launch, np_errstate
 from autotile.lang._tensor import constexpr, tensor
 
 __all__ = ["JITFunction", "jit", "IRListing"]
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                    "launch_cooperative_grid", "debug", "warmup", "stream", "device",
-                   "batch_programs")
+                   "batch_programs", "programs")
 
 
 class IRListing:
@@ -243,21 +245,45 @@ class JITFunction:
             through stores or use builtins without batched support fall back
             to fewer programs at a time.  Not a Triton option: pass it only
             to the interpreter.
+
+        programs : sequence or ndarray of int, optional
+            Run only these programs: distinct linear indices ``pid0 + grid0 *
+            (pid1 + grid1 * pid2)`` of the grid, in increasing order, each in
+            ``[0, n_programs)`` (a list, tuple, range or integer array; a
+            :class:`~autotile.errors.LangError` names a bad one).  They run in
+            that order and ``tl.program_id``/``tl.num_programs`` are those of
+            the full grid.  The :class:`LaunchRecord` has one row per program
+            that ran (``n_programs_total`` is the grid's count) and the trace
+            only their rows, with their real ``program`` index: the rows of
+            the full launch for those programs, as long as programs do not
+            read what others wrote.  The grid may exceed
+            :data:`~autotile.lang._semantic.MAX_PROGRAMS` (the subset may
+            not).  With ``batch_programs``, each run of consecutive indices is
+            batched as a launch of just those programs would be.  Not a Triton
+            option: pass it only to the interpreter.
         """
         self._launch(args, kwargs, grid, ir=False)
 
     def _launch(self, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
                 ir: bool, only_first: bool = False) -> Launch:
         vals, options = self._bind(args, kwargs)
-        # ``trace`` runs program 0 only, so any grid size is fine there
-        g = self._grid(grid, vals, options, None if only_first else S.MAX_PROGRAMS)
+        subset = options.get("programs")
+        if only_first and subset is not None:
+            raise LangError("trace() runs program 0; it does not take the launch option "
+                            "programs=")
+        # ``trace`` runs program 0 only and a subset is checked below, so any grid size
+        # is fine there
+        g = self._grid(grid, vals, options,
+                       None if only_first or subset is not None else S.MAX_PROGRAMS)
+        lin = None if subset is None else S.check_programs(subset, g)
         call_args, buffers = self._convert(vals)
         rec = RECORDER.get()
         trace = rec.trace if rec is not None else None
         st = Launch(self.__name__, g, buffers, trace, ir)
-        n_prog = g[0] * g[1] * g[2]
-        if only_first:
-            n_prog = min(n_prog, 1)
+        if lin is None:
+            n_prog = g[0] * g[1] * g[2]
+            lin = np.arange(min(n_prog, 1) if only_first else n_prog, dtype=np.int64)
+        n_prog = lin.size
         batch = S.check_batch_programs(options.get("batch_programs", False))
         if batch is True:
             batch = DEFAULT_BATCH_PROGRAMS
@@ -265,23 +291,24 @@ class JITFunction:
         counts = np.zeros((n_prog, 2 * nb), dtype=np.int64)
         masked = np.zeros(n_prog, dtype=np.int64)
         lanes = np.zeros(n_prog, dtype=np.int64)
+        ops = np.zeros((n_prog, len(OP_COUNTS)), dtype=np.int64)
         fn = self.fn
         token = CURRENT.set(st)
         n_batched = 0
-
-        def sequential(lo: int, hi: int) -> None:
-            _run_programs(st, fn, call_args, lo, hi, counts, masked, lanes)
-
         try:
             with np_errstate():
-                if batch and not ir and n_prog > 1:
-                    n_batched = run_batched(st, fn, call_args, n_prog, int(batch), counts,
-                                            masked, lanes, sequential)
-                else:
-                    sequential(0, n_prog)
+                for a, b in consecutive_runs(lin):  # one run for a full launch
+                    start = int(lin[a])
+                    c, m, la, o = counts[a:b], masked[a:b], lanes[a:b], ops[a:b]
+                    sequential = functools.partial(_run_programs, st, fn, call_args, counts=c,
+                                                   masked=m, lanes=la, ops=o, start=start)
+                    if batch and not ir and b - a > 1:
+                        n_batched += run_batched(st, fn, call_args, b - a, int(batch), c, m, la,
+                                                 o, sequential, start=start)
+                    else:
+                        sequential(start, start + b - a)
         finally:
             CURRENT.reset(token)
-        lin = np.arange(n_prog, dtype=np.int64)
         pids = np.stack([lin % g[0], lin // g[0] % g[1], lin // (g[0] * g[1])], axis=1)
         names = tuple(b.name for b in buffers)
         itemsizes = [b.itemsize for b in buffers]
@@ -295,6 +322,7 @@ class JITFunction:
             itemsize_bytes=tuple(itemsizes), program_ids=pids,
             elems_read=counts[:, 0::2], elems_written=counts[:, 1::2],
             masked_lanes=masked, total_lanes=lanes,
+            **{name: ops[:, j].copy() for j, name in enumerate(OP_COUNTS)},
             num_warps=int(options.get("num_warps", 4)),
             num_stages=int(options.get("num_stages", 3)), meta=meta, trace=tr,
             n_programs_batched=n_batched)
@@ -327,11 +355,16 @@ class JITFunction:
 
 
 def _run_programs(st: Launch, fn: Callable[..., Any], call_args: list[Any], lo: int, hi: int,
-                  counts: Any, masked: Any, lanes: Any) -> None:
-    """Run programs ``lo .. hi - 1`` one after another, filling their counters."""
+                  counts: Any, masked: Any, lanes: Any, ops: Any, start: int = 0) -> None:
+    """Run programs ``lo .. hi - 1`` one after another, filling their counters.
+
+    Program ``i`` (a linear id) fills row ``i - start`` of ``counts``,
+    ``masked``, ``lanes`` and ``ops`` (op counters, :data:`OP_COUNTS` columns).
+    """
     g0, g1 = st.grid[0], st.grid[1]
     nb = len(st.buffers)
     i32 = D.int32
+    taken = []
     ty = tz = None
     last_yz = (-1, -1)
     for i in range(lo, hi):
@@ -344,13 +377,18 @@ def _run_programs(st: Launch, fn: Callable[..., Any], call_args: list[Any], lo: 
         st.pid_tensors = [tensor(np.int32(x), i32), ty, tz]
         st.linear = i
         st.op = 0
+        st.ops.clear()
         fn(*call_args)
+        r = i - start
+        taken.append(st.ops.take())
         if nb:
-            counts[i] = st.counts
+            counts[r] = st.counts
             st.counts = [0] * (2 * nb)
-        masked[i] = st.masked
-        lanes[i] = st.lanes
+        masked[r] = st.masked
+        lanes[r] = st.lanes
         st.masked = st.lanes = 0
+    if taken:
+        ops[lo - start:hi - start] = taken
 
 
 def jit(fn: Callable[..., Any] | None = None, **kwargs: Any) -> Any:

@@ -15,6 +15,7 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
+from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._arith import binary
 from autotile.lang._operands import any_batched, common, common_batched, emit, realign
@@ -43,7 +44,7 @@ def where(condition: Any, x: Any, y: Any) -> tensor:
         (cv, xv, yv), ct, _ = common_batched(c, x, y)
         if c.dtype is not D.int1:
             cv = cv != 0
-        return BatchedTensor(np.where(cv, xv, yv), ct, buf)
+        return _opcount.alu(BatchedTensor(np.where(cv, xv, yv), ct, buf))
     c = to_tensor(condition)
     cv = c.v if c.dtype is D.int1 else (c.v != 0)
     xv, yv, ct = common(x, y)
@@ -55,14 +56,14 @@ def where(condition: Any, x: Any, y: Any) -> tensor:
     if r.ndim == 0:
         r = r[()]
     emit(f"arith.select : {shape_str(np.shape(r))}")
-    return tensor(r, ct, buf)
+    return _opcount.alu(tensor(r, ct, buf))
 
 
 def _minmax(x: Any, y: Any, nan_fn: Any, num_fn: Any, propagate_nan: Any, name: str) -> tensor:
     if any_batched(x, y):
         (xv, yv), ct, _ = common_batched(x, y)
         fn = num_fn if ct.kind != 3 or propagate_nan != PropagateNan.ALL else nan_fn
-        return BatchedTensor(fn(xv, yv), ct)
+        return _opcount.alu(BatchedTensor(fn(xv, yv), ct))
     xv, yv, ct = common(x, y)
     fn = num_fn if ct.kind != 3 or propagate_nan != PropagateNan.ALL else nan_fn
     try:
@@ -71,7 +72,7 @@ def _minmax(x: Any, y: Any, nan_fn: Any, num_fn: Any, propagate_nan: Any, name: 
         raise LangError(f"{name}: shapes {np.shape(xv)} and {np.shape(yv)} do not "
                         "broadcast") from None
     emit(f"arith.{name}{'f' if ct.kind == 3 else 'i'} : {shape_str(np.shape(r))}")
-    return tensor(r, ct)
+    return _opcount.alu(tensor(r, ct))
 
 
 def maximum(x: Any, y: Any, propagate_nan: PropagateNan = PropagateNan.NONE) -> tensor:
@@ -102,11 +103,11 @@ def _math1(x: Any, fn: Any, name: str, allow_int: bool = False) -> tensor:
     else:
         r = fn(v)
     if type(t) is BatchedTensor:
-        return BatchedTensor(r, dt)
+        return _opcount.math(name, BatchedTensor(r, dt))
     if np.ndim(r) == 0:
         r = np.asarray(r)[()]
     emit(f"math.{name} : {shape_str(np.shape(r))}")
-    return tensor(r, dt)
+    return _opcount.math(name, tensor(r, dt))
 
 
 def exp(x: Any) -> tensor:
@@ -200,11 +201,11 @@ def fma(x: Any, y: Any, z: Any) -> tensor:
     else:
         r = ct.cast(np.asarray(xv) * np.asarray(yv) + np.asarray(zv))
     if batched:
-        return BatchedTensor(r, ct)
+        return _opcount.alu(BatchedTensor(r, ct))
     if np.ndim(r) == 0:
         r = np.asarray(r)[()]
     emit(f"math.fma : {shape_str(np.shape(r))}")
-    return tensor(r, ct)
+    return _opcount.alu(tensor(r, ct))
 
 
 def fdiv(x: Any, y: Any, ieee_rounding: bool = False) -> tensor:

@@ -1,9 +1,11 @@
 """What a launch did to memory: :class:`LaunchRecord` and :class:`AccessTrace`.
 
 Every launch produces a :class:`LaunchRecord` (per-program, per-buffer
-element counts; always on, a few integer additions per ``load``/``store``),
-available as ``kernel.last_record``.  A compact :class:`AccessTrace` is built
-only when asked for, with :func:`recording`::
+element counts and per-program op counts -- tensor-core FLOPs, ALU and SFU
+lanes, tile and scratch sizes, :mod:`autotile.lang._opcount`; always on, a
+few integer additions per op), available as ``kernel.last_record``.  A
+compact :class:`AccessTrace` is built only when asked for, with
+:func:`recording`::
 
     with tl.recording(trace="line") as rec:
         add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024)
@@ -106,7 +108,9 @@ class LaunchRecord:
     itemsize_bytes : tuple of int
         Element size of each buffer.
     program_ids : ndarray of int64, shape (n_programs, 3)
-        Program id of each row, in execution (linear) order.
+        Program id of each row, in execution (linear) order.  With the
+        launch option ``programs=`` (a subset of the grid) only the programs
+        that ran have a row.
     elems_read, elems_written : ndarray of int64, shape (n_programs, n_buffers)
         Elements loaded / stored by each program in each buffer (active
         lanes only; a lane accessed twice counts twice).
@@ -114,6 +118,31 @@ class LaunchRecord:
         Masked-off load/store lanes of each program.
     total_lanes : ndarray of int64, shape (n_programs,)
         All load/store lanes of each program.
+    dot_flops : ndarray of int64, shape (n_programs,)
+        Floating-point (or integer) operations of each program's ``tl.dot``
+        calls: ``2 * M * N * K`` per dot of an ``(M, K)`` by a ``(K, N)``
+        block (times the batch of a 3-D dot), summed.
+    dot_operand_bytes : ndarray of int64, shape (n_programs,)
+        Largest ``M * K * itemsize(a) + K * N * itemsize(b)`` (bytes; times
+        the batch of a 3-D dot) over each program's dots -- the shared
+        memory of one pipeline stage; 0 without a dot.
+    alu_ops : ndarray of int64, shape (n_programs,)
+        Lanes of element-wise arithmetic, comparisons, casts, ``where``,
+        ``minimum``/``maximum``, ``fma`` on non-pointer values, plus one per
+        input element of each reduction or scan (a 0-d value counts 1;
+        pointer arithmetic counts 0).  Summed over the program.
+    sfu_ops : ndarray of int64, shape (n_programs,)
+        Lanes of special-function-unit ops: ``exp``, ``exp2``, ``log``,
+        ``log2``, ``sqrt``, ``rsqrt``, ``sin``, ``cos``, ``erf`` and float
+        division (its reciprocal).  Summed over the program.
+    max_tile_elems : ndarray of int64, shape (n_programs,)
+        Largest element count of any block the program created (a
+        register-pressure proxy).
+    scratch_bytes : ndarray of int64, shape (n_programs,)
+        Largest block (bytes) that went through a layout change needing
+        shared memory: ``trans``/``permute`` inputs, reduction and scan
+        inputs, inputs of a ``reshape`` that moves more than size-1 axes;
+        0 if none.
     num_warps, num_stages : int
         Launch options (recorded, not used for execution).
     meta : dict
@@ -124,6 +153,12 @@ class LaunchRecord:
         Programs that ran in batches (launch option ``batch_programs``); the
         others ran one at a time.  Everything else in the record is the same
         either way.
+
+    Notes
+    -----
+    The op counters follow the rules of :mod:`autotile.lang._opcount`; they
+    count lanes (elements of one program's block), whether or not a load
+    mask is active.
     """
 
     kernel_name: str
@@ -135,6 +170,12 @@ class LaunchRecord:
     elems_written: npt.NDArray[np.int64]
     masked_lanes: npt.NDArray[np.int64]
     total_lanes: npt.NDArray[np.int64]
+    dot_flops: npt.NDArray[np.int64]
+    dot_operand_bytes: npt.NDArray[np.int64]
+    alu_ops: npt.NDArray[np.int64]
+    sfu_ops: npt.NDArray[np.int64]
+    max_tile_elems: npt.NDArray[np.int64]
+    scratch_bytes: npt.NDArray[np.int64]
     num_warps: int = 4
     num_stages: int = 3
     meta: dict[str, Any] = field(default_factory=dict)
@@ -143,8 +184,26 @@ class LaunchRecord:
 
     @property
     def n_programs(self) -> int:
-        """Number of programs launched."""
+        """Number of programs that ran (rows of the record)."""
         return int(self.program_ids.shape[0])
+
+    @property
+    def n_programs_total(self) -> int:
+        """Number of programs of the grid (``n_programs`` unless a subset ran)."""
+        g = self.grid
+        return g[0] * g[1] * g[2]
+
+    @property
+    def linear_ids(self) -> npt.NDArray[np.int64]:
+        """Linear index ``pid0 + grid0 * (pid1 + grid1 * pid2)`` of each row.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_programs,)
+            Increasing; ``arange(n_programs)`` unless a subset ran.
+        """
+        p, g = self.program_ids, self.grid
+        return p[:, 0] + g[0] * (p[:, 1] + g[1] * p[:, 2])
 
     @property
     def bytes_read(self) -> npt.NDArray[np.int64]:
@@ -165,11 +224,25 @@ class LaunchRecord:
             raise KeyError(f"no buffer named {buffer!r}; buffers are {self.buffer_names}") from None
 
     def program_index(self, pid: tuple[int, ...] | int) -> int:
-        """Row of program ``pid`` (a tuple of 1-3 ints, or an int for axis 0)."""
+        """Row of program ``pid`` (a tuple of 1-3 ints, or an int for axis 0).
+
+        Raises
+        ------
+        KeyError
+            If ``pid`` did not run (a launch with ``programs=``).
+        """
         p = (pid,) if isinstance(pid, int) else tuple(pid)
         p = p + (0,) * (3 - len(p))
         g = self.grid
-        return p[0] + g[0] * (p[1] + g[1] * p[2])
+        lin = p[0] + g[0] * (p[1] + g[1] * p[2])
+        if self.n_programs == self.n_programs_total:
+            return lin
+        ids = self.linear_ids
+        row = int(np.searchsorted(ids, lin))
+        if row == ids.size or ids[row] != lin:
+            raise KeyError(f"program {pid} (linear index {lin}) did not run in this launch "
+                           f"of {self.n_programs} of {self.n_programs_total} programs")
+        return row
 
     def program(self, pid: tuple[int, ...] | int) -> dict[str, dict[str, int]]:
         """Counts of one program by buffer name.
@@ -210,14 +283,39 @@ class LaunchRecord:
         b = self.bytes_written
         return int(b.sum() if buffer is None else b[:, self._col(buffer)].sum())
 
+    def op_totals(self) -> dict[str, int]:
+        """Op counts over the programs that ran.
+
+        Returns
+        -------
+        dict
+            ``dot_flops``, ``alu_ops`` and ``sfu_ops`` summed;
+            ``dot_operand_bytes``, ``max_tile_elems`` and ``scratch_bytes``
+            as the maximum over programs (0 for no rows).
+        """
+        def top(a: npt.NDArray[np.int64]) -> int:
+            return int(a.max()) if a.size else 0
+
+        return {"dot_flops": int(self.dot_flops.sum()), "alu_ops": int(self.alu_ops.sum()),
+                "sfu_ops": int(self.sfu_ops.sum()),
+                "dot_operand_bytes": top(self.dot_operand_bytes),
+                "max_tile_elems": top(self.max_tile_elems),
+                "scratch_bytes": top(self.scratch_bytes)}
+
     def summary(self) -> dict[str, Any]:
-        """Kernel-level totals: per buffer elements/bytes, programs, masked lanes."""
+        """Kernel-level totals: per buffer elements/bytes, programs, masked lanes, op counts.
+
+        ``"ops"`` is :meth:`op_totals`.  Totals are over the programs that
+        ran (``n_programs`` of ``n_programs_total``).
+        """
         return {
             "kernel": self.kernel_name,
             "grid": self.grid,
             "n_programs": self.n_programs,
+            "n_programs_total": self.n_programs_total,
             "masked_lanes": int(self.masked_lanes.sum()),
             "total_lanes": int(self.total_lanes.sum()),
+            "ops": self.op_totals(),
             "buffers": {
                 nm: {"elems_read": self.total_elems_read(j),
                      "elems_written": self.total_elems_written(j),

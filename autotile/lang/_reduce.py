@@ -14,6 +14,7 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
+from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._math import exp
 from autotile.lang._operands import as_dtype, emit
@@ -55,6 +56,7 @@ def _red_in(t: tensor, v: Any, ax: Any, contiguous: bool = False) -> tuple[Any, 
 
 
 def _red_finish(r: Any, t: tensor, axis: Any, keep_dims: bool, dt: Any, name: str) -> tensor:
+    _opcount.reduction(t)
     if type(t) is BatchedTensor:
         if keep_dims:
             r = np.reshape(r, r.shape[:1] + (1,) * len(t.shape)) if axis is None else \
@@ -168,6 +170,7 @@ def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> t
         v = v.reshape(-1)
     a = 0 if ax is None else ax
     x = tensor(np.moveaxis(v, a, -1), t.dtype)
+    snap = _opcount.snapshot()  # one combine per input element, counted by _red_finish
     while x.shape[-1] > 1:
         n = x.shape[-1]
         h = n // 2
@@ -177,6 +180,7 @@ def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> t
         if n % 2:
             c = tensor(np.concatenate([c.v, x.v[..., 2 * h:]], axis=-1), c.dtype)
         x = c
+    _opcount.restore(snap)
     return _red_finish(x.v[..., 0], t, ax, keep_dims, x.dtype, "combine")
 
 
@@ -189,9 +193,12 @@ def associative_scan(input: Any, axis: int, combine_fn: Any, reverse: bool = Fal
         v = v[::-1]
     outs = [v[0]]
     acc = tensor(v[0], t.dtype)
+    snap = _opcount.snapshot()  # one combine per input element, counted below
     for i in builtins.range(1, v.shape[0]):
         acc = to_tensor(_call(combine_fn, acc, tensor(v[i], t.dtype)))
         outs.append(acc.v)
+    _opcount.restore(snap)
+    _opcount.reduction(t)
     r = np.stack(outs)
     if reverse:
         r = r[::-1]
@@ -207,6 +214,7 @@ def _scan(input: Any, axis: int, reverse: bool, fn: Any, name: str) -> tensor:
     if reverse:
         v = np.flip(v, ax)
     r = fn(v, axis=ax)
+    _opcount.reduction(t)
     if reverse:
         r = np.flip(r, ax)
     emit(f"tt.scan({name}) axis={ax} : {shape_str(t.shape)}")

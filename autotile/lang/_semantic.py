@@ -17,6 +17,7 @@ import reprlib
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
@@ -30,6 +31,7 @@ __all__ = [
     "check_axis",
     "check_grid",
     "check_batch_programs",
+    "check_programs",
     "check_writable",
     "MAX_PROGRAMS",
 ]
@@ -283,6 +285,80 @@ def check_batch_programs(value: Any) -> bool | int:
         return int(value)
     raise LangError(f"batch_programs must be a bool or an int >= 1 (programs per batch), "
                     f"got batch_programs={value!r}")
+
+
+def check_programs(value: Any, grid: tuple[int, int, int],
+                   max_programs: int = MAX_PROGRAMS) -> npt.NDArray[np.int64]:
+    """Check the ``programs`` launch option: a subset of the grid to run.
+
+    Parameters
+    ----------
+    value : sequence or ndarray of int
+        Linear program indices ``pid0 + grid0 * (pid1 + grid1 * pid2)``:
+        1-D, at least one, strictly increasing, each in ``[0, n_programs)``.
+        A list, tuple, range or integer ndarray.
+    grid : tuple of (int, int, int)
+        The launch grid.
+    max_programs : int, default=MAX_PROGRAMS
+        Most indices allowed.
+
+    Returns
+    -------
+    ndarray of int64 of shape (n,)
+        The indices.
+
+    Raises
+    ------
+    LangError
+        If ``value`` is not a 1-D sequence of ints (a bool mask, floats,
+        strings, a scalar, a set), is empty or too long, is not strictly
+        increasing, or holds an index outside the grid.
+    """
+    n_total = grid[0] * grid[1] * grid[2]
+    what = (f"programs must be a sequence or 1-D ndarray of ints (linear program indices "
+            f"in [0, {n_total}) of grid={grid})")
+
+    def out_of_range(i: int, x: int) -> LangError:
+        return LangError(f"programs must be linear program indices in [0, {n_total}) of "
+                         f"grid={grid}, got programs[{i}]={x}")
+
+    if isinstance(value, (list, tuple)):
+        arr = np.empty(len(value), dtype=np.int64)
+        for i, x in enumerate(value):
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+                raise LangError(f"{what}, got programs[{i}]={x!r} ({type(x).__name__})")
+            if not 0 <= x < n_total:
+                raise out_of_range(i, int(x))
+            arr[i] = x
+    elif isinstance(value, (range, np.ndarray)):
+        arr = np.asarray(value)
+        if arr.ndim != 1:
+            raise LangError(f"{what}, got programs={short_value(value)} with shape {arr.shape}")
+        if arr.dtype.kind == "b":
+            raise LangError(f"{what}, got a bool array {short_value(value)}; pass "
+                            f"np.flatnonzero(mask) to select programs with a mask")
+        if arr.dtype.kind not in "iu":
+            x = arr[0] if arr.size else None
+            raise LangError(f"{what}, got {short_value(value)} (programs[0]={x!r})")
+        bad = np.flatnonzero((arr < 0) | (arr >= n_total))
+        if bad.size:
+            raise out_of_range(int(bad[0]), int(arr[bad[0]]))
+        arr = arr.astype(np.int64)
+    else:
+        raise LangError(f"{what}, got programs={short_value(value)}")
+    if arr.size == 0:
+        raise LangError(f"programs must name at least one program, got programs="
+                        f"{short_value(value)}")
+    down = np.flatnonzero(arr[1:] <= arr[:-1])
+    if down.size:
+        i = int(down[0])
+        raise LangError(f"programs must be strictly increasing (sorted, no duplicates), got "
+                        f"programs[{i}]={int(arr[i])} followed by programs[{i + 1}]="
+                        f"{int(arr[i + 1])}")
+    if arr.size > max_programs:
+        raise LangError(f"programs must name at most {max_programs} programs (the "
+                        f"interpreter runs them one by one), got {arr.size}")
+    return arr
 
 
 def check_writable(buf: Any, op: str, where: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from autotile.errors import LangError
+from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._operands import common, emit
 from autotile.lang._state import NeedsSequential, shape_str
@@ -42,6 +43,7 @@ def reshape(input: Any, *shape: Any, can_reorder: bool = False) -> tensor:
     shp = _shape_args(shape, "reshape")
     if int(np.prod(shp)) != t.numel:
         raise LangError(f"reshape cannot change the number of elements: {t.shape} -> {shp}")
+    _opcount.reshape(t, shp)
     if type(t) is BatchedTensor:
         return BatchedTensor(t.pv.reshape(t.pv.shape[:1] + shp), t.dtype, t.buf)
     emit(f"tt.reshape : {shape_str(t.shape)} -> {shape_str(shp)}")
@@ -67,6 +69,8 @@ def permute(input: Any, *dims: Any) -> tensor:
     dims = tuple(int(unwrap(d)) for d in dims)
     if sorted(dims) != list(builtins.range(len(t.shape))):
         raise LangError(f"permute dims must be a permutation of range({len(t.shape)}), got {dims}")
+    if dims != tuple(builtins.range(len(dims))):
+        _opcount.layout(t)
     if type(t) is BatchedTensor:
         return BatchedTensor(np.transpose(t.pv, (0,) + tuple(d + 1 for d in dims)), t.dtype,
                              t.buf)

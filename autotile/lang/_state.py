@@ -17,7 +17,12 @@ import numpy as np
 from autotile.errors import LangError
 
 __all__ = ["Buffer", "Launch", "CURRENT", "current", "shape_str", "Divergence",
-           "NeedsSequential"]
+           "NeedsSequential", "OpCounter", "OP_COUNTS"]
+
+#: Names of the per-program op counters, in :class:`OpCounter` order (see
+#: :mod:`autotile.lang._opcount` for what each counts).
+OP_COUNTS = ("dot_flops", "dot_operand_bytes", "alu_ops", "sfu_ops", "max_tile_elems",
+             "scratch_bytes")
 
 
 class Buffer:
@@ -54,12 +59,40 @@ class Buffer:
         self.key = key
 
 
+class OpCounter:
+    """Op counters of the running program (or of every program of a running batch).
+
+    The builtins add to them through :mod:`autotile.lang._opcount`; the
+    launch copies them into its per-program rows (:meth:`take`) after each
+    program or batch.  Attributes are those named in :data:`OP_COUNTS`:
+    ``dot_flops``, ``alu_ops`` and ``sfu_ops`` are sums, ``dot_operand_bytes``,
+    ``max_tile_elems`` and ``scratch_bytes`` maxima.
+    """
+
+    __slots__ = OP_COUNTS
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        """Set every counter to 0."""
+        self.dot_flops = self.dot_operand_bytes = self.alu_ops = self.sfu_ops = 0
+        self.max_tile_elems = self.scratch_bytes = 0
+
+    def take(self) -> tuple[int, int, int, int, int, int]:
+        """Return the counters in :data:`OP_COUNTS` order and clear them."""
+        r = (self.dot_flops, self.dot_operand_bytes, self.alu_ops, self.sfu_ops,
+             self.max_tile_elems, self.scratch_bytes)
+        self.clear()
+        return r
+
+
 class Launch:
     """Mutable state of one kernel launch (one per ``kernel[grid](...)`` call)."""
 
     __slots__ = (
         "kernel_name", "grid", "pid", "pid_tensors", "buffers", "counts", "masked",
-        "lanes", "op", "trace", "chunks", "ir", "arange_cache", "linear", "batch",
+        "lanes", "op", "trace", "chunks", "ir", "arange_cache", "linear", "batch", "ops",
     )
 
     def __init__(self, kernel_name: str, grid: tuple[int, int, int], buffers: list[Buffer],
@@ -72,6 +105,7 @@ class Launch:
         self.counts = [0] * (2 * len(buffers))
         self.masked = 0
         self.lanes = 0
+        self.ops = OpCounter()
         self.op = 0
         self.trace = trace
         # trace chunks: (buf, elem_offsets, is_write, program, op) or _batch.BatchChunk

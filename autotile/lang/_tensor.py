@@ -123,6 +123,11 @@ class tensor:  # noqa: N801 - Triton's name
         self.dtype = dtype
         self.buf = buf
         self.name = name
+        st = CURRENT.get()
+        if st is not None:  # max_tile_elems (autotile.lang._opcount), inline: hot path
+            n = v.size if type(v) is np.ndarray else 1
+            if n > st.ops.max_tile_elems:
+                st.ops.max_tile_elems = n
 
     # -- shape ---------------------------------------------------------------
     @property
@@ -143,6 +148,7 @@ class tensor:  # noqa: N801 - Triton's name
     @property
     def T(self) -> tensor:  # noqa: N802 - Triton's name
         """Transpose of a 2-D tensor."""
+        _opcount.layout(self)
         return tensor(np.swapaxes(self.v, -1, -2), self.dtype, self.buf)
 
     def __repr__(self) -> str:
@@ -274,7 +280,7 @@ class tensor:  # noqa: N801 - Triton's name
             raise LangError("cannot negate a pointer")
         if self.dtype.kind == 0:
             raise LangError("cannot negate an int1 tensor")
-        return tensor(np.negative(self.v), self.dtype)
+        return _opcount.alu(tensor(np.negative(self.v), self.dtype))
 
     def __pos__(self) -> tensor:
         return self
@@ -282,10 +288,10 @@ class tensor:  # noqa: N801 - Triton's name
     def __invert__(self) -> tensor:
         if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 3:
             raise LangError(f"~ requires an integer or int1 tensor, got {self.dtype}")
-        return tensor(np.invert(self.v), self.dtype)
+        return _opcount.alu(tensor(np.invert(self.v), self.dtype))
 
     def __abs__(self) -> tensor:
-        return tensor(np.abs(self.v), self.dtype)
+        return _opcount.alu(tensor(np.abs(self.v), self.dtype))
 
 
 # -- batched values --------------------------------------------------------------------
@@ -310,6 +316,11 @@ class BatchedTensor(tensor):
         self.dtype = dtype
         self.buf = buf
         self.name = name
+        st = CURRENT.get()
+        if st is not None:  # max_tile_elems of one program's block
+            n = pv.size // pv.shape[0]
+            if n > st.ops.max_tile_elems:
+                st.ops.max_tile_elems = n
 
     @property
     def v(self) -> Any:
@@ -331,6 +342,7 @@ class BatchedTensor(tensor):
         """Transpose of a 2-D tensor."""
         if self.pv.ndim != 3:
             raise NeedsSequential("T of a batched value that is not 2-D")
+        _opcount.layout(self)
         return BatchedTensor(np.swapaxes(self.pv, -1, -2), self.dtype, self.buf)
 
     def __repr__(self) -> str:
@@ -372,15 +384,15 @@ class BatchedTensor(tensor):
     def __neg__(self) -> tensor:
         if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 0:
             raise NeedsSequential("negation of a pointer or int1")
-        return BatchedTensor(np.negative(self.pv), self.dtype)
+        return _opcount.alu(BatchedTensor(np.negative(self.pv), self.dtype))
 
     def __invert__(self) -> tensor:
         if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 3:
             raise NeedsSequential("~ of a pointer or float")
-        return BatchedTensor(np.invert(self.pv), self.dtype)
+        return _opcount.alu(BatchedTensor(np.invert(self.pv), self.dtype))
 
     def __abs__(self) -> tensor:
-        return BatchedTensor(np.abs(self.pv), self.dtype)
+        return _opcount.alu(BatchedTensor(np.abs(self.pv), self.dtype))
 
 
 def values(t: tensor) -> Any:
@@ -426,4 +438,4 @@ def aligned(*ts: tensor) -> tuple[list[Any], bool]:
 
 # ``tensor``'s operators call ``_arith.binary``, and ``_arith`` builds tensors: import
 # it last and as a module, so that either module may be imported first.
-from autotile.lang import _arith  # noqa: E402
+from autotile.lang import _arith, _opcount  # noqa: E402

@@ -17,7 +17,13 @@ from autotile.tuner._autotuner import PRINT_ENV, Autotuner
 from autotile.tuner._config import LAUNCH_KNOBS, Config
 from autotile.tuner._decorator import autotune
 from autotile.tuner._disk_cache import CACHE_DIR_ENV, DiskCache, default_cache_dir
-from autotile.tuner._library import MODEL_KERNELS, KernelModelScorer, library_small_args
+from autotile.tuner._library import (
+    MODEL_KERNELS,
+    KernelModelScorer,
+    RecordsScorer,
+    default_scorer,
+    library_small_args,
+)
 from autotile.tuner._record import RECORD_STATUSES, TuningRecord
 
 __all__ = [
@@ -28,6 +34,8 @@ __all__ = [
     "TuningRecord",
     "RECORD_STATUSES",
     "KernelModelScorer",
+    "RecordsScorer",
+    "default_scorer",
     "MODEL_KERNELS",
     "library_small_args",
     "DiskCache",

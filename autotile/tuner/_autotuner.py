@@ -30,7 +30,7 @@ from autotile.tuner._disk_cache import (
     source_hash,
 )
 from autotile.tuner._evaluate import CandidateMeasurer, Evaluator, Scorer, score_candidate
-from autotile.tuner._library import KernelModelScorer, library_kernel_name, library_small_args
+from autotile.tuner._library import KernelModelScorer, default_scorer, library_small_args
 from autotile.tuner._record import TuningRecord
 
 __all__ = ["Autotuner", "PRINT_ENV"]
@@ -198,14 +198,8 @@ class Autotuner:
                 f"@autotune of {fn.__name__!r}: hardware must be a HardwareProfile (e.g. "
                 f"autotile.measure.H100_SXM), got {type(hardware).__name__} "
                 f"hardware={hardware!r}")
-        lib = library_kernel_name(fn)
-        if scorer is None and lib is not None:
-            scorer = KernelModelScorer(lib, hardware)
-        if scorer is None and (space is not None or len(self.configs) > 1):
-            raise InvalidConfigError(
-                f"kernel {fn.__name__!r} is not a library kernel with a GPU model "
-                f"(matmul, softmax, flash attention): pass scorer=callable(config, "
-                f"args_by_name) -> MeasureResult or time_s")
+        if scorer is None:
+            scorer = default_scorer(fn, hardware)
         self.scorer = scorer
         self.hardware = getattr(scorer, "hardware", hardware)
         self.small_args = small_args if small_args is not None else library_small_args(fn)
@@ -493,7 +487,7 @@ class Autotuner:
             if self.scheduler is not None and len(candidates) > 1:
                 # score every candidate on the cluster; checks stay here, in order
                 ev.scores = dict(zip(candidates, parallel_map(
-                    score_candidate, candidates, shared=(self.scorer, named),
+                    score_candidate, candidates, shared=(self.scorer, named, grid),
                     n_jobs=len(candidates), scheduler=self.scheduler)))
             for c in candidates:
                 rec = ev.evaluate(c)

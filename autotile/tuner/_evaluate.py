@@ -35,10 +35,16 @@ def _shapes(named: Mapping[str, Any]) -> str:
                      if isinstance(v, np.ndarray))
 
 
-def score_candidate(scorer: Scorer, real_args: Mapping[str, Any],
+def score_candidate(scorer: Scorer, real_args: Mapping[str, Any], grid: Any,
                     config: Config) -> tuple[str, Any]:
-    """Run ``scorer(config, real_args)`` (on any worker): ``("ok", out)`` or ``("raised", why)``."""
+    """Score one candidate (on any worker): ``("ok", out)`` or ``("raised", why)``.
+
+    ``scorer(config, real_args)``, or ``scorer(config, real_args, grid=grid)`` for a
+    scorer with a true ``wants_grid`` attribute.
+    """
     try:
+        if getattr(scorer, "wants_grid", False):
+            return "ok", scorer(config, real_args, grid=grid)
         return "ok", scorer(config, real_args)
     except Exception as exc:  # noqa: BLE001 - a failed config is data
         return "raised", _err(exc)
@@ -102,7 +108,8 @@ class Evaluator:
     check_args : mapping of str to value or None
         The instance the interpreter runs; None: no correctness check.
     scorer : callable
-        ``scorer(config, args_by_name) -> MeasureResult | float``.
+        ``scorer(config, args_by_name) -> MeasureResult | float``; a scorer
+        with a true ``wants_grid`` attribute is called with ``grid=`` too.
     pre_hook, post_hook : callable
         The autotuner's hooks.
     reference : callable, optional
@@ -138,7 +145,7 @@ class Evaluator:
 
     def _evaluate(self, config: Config) -> TuningRecord:
         kind, out = self.scores.get(config) or score_candidate(self.scorer, self.real_args,
-                                                               config)
+                                                               self.grid, config)
         if kind == "raised":
             return TuningRecord(config, "failed", reason=f"scorer raised {out}")
         try:

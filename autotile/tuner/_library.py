@@ -1,48 +1,48 @@
-"""Scorers and small check instances for the library's kernels (matmul, softmax, attention)."""
+"""The default scorers of ``@autotune`` and the small check instances of registered kernels.
+
+A kernel with a registered :class:`~autotile.kernels.KernelSpec` is scored by
+the GPU model its spec names (:class:`KernelModelScorer`); any other ``@jit``
+kernel by the records model on the call's own arguments and grid
+(:class:`RecordsScorer`). Nothing here branches on a kernel's name.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 import autotile.lang as tl
 from autotile.errors import InvalidConfigError
-from autotile.kernels import (
-    attn_fwd_kernel,
-    matmul_kernel,
-    matmul_persistent_kernel,
-    softmax_kernel,
-)
+from autotile.kernels import KERNELS, KernelLaunch, KernelSpec, get_kernel_spec, spec_for_kernel
 from autotile.kernels._spaces import PADDING_CONSTRAINTS
+from autotile.kernels._spec import dtype_name, kernel_arg_names
 from autotile.measure import H100_SXM, HardwareProfile, KernelModelMeasurer, MeasureResult
 from autotile.measure._fingerprint import canonical, jsonable
 from autotile.space import Space
 from autotile.space._knob import format_value
 from autotile.tuner._config import Config
 
-__all__ = ["KernelModelScorer", "library_kernel_name", "library_small_args", "MODEL_KERNELS"]
+__all__ = ["KernelModelScorer", "RecordsScorer", "default_scorer", "library_kernel_name",
+           "library_small_args", "MODEL_KERNELS"]
 
-#: Kernel names :class:`KernelModelScorer` understands.
-MODEL_KERNELS = ("matmul", "matmul_persistent", "softmax_fused", "flash_attention")
 
-#: Values used for model knobs that the kernel does not have as a meta-parameter.
-_KNOB_DEFAULTS = {"ROWS_PER_PROGRAM": 1}
+#: Kernel names :class:`KernelModelScorer` understands: every registered kernel at
+#: import time (each has a GPU model; use :data:`autotile.kernels.KERNELS` for later
+#: registrations).
+MODEL_KERNELS: tuple[str, ...] = tuple(KERNELS)
 
 
 def library_kernel_name(kernel: Any) -> str | None:
-    """Return the :class:`KernelModelMeasurer` name of a library ``@jit`` kernel, or None."""
-    table = {id(matmul_kernel): "matmul", id(matmul_persistent_kernel): "matmul_persistent",
-             id(softmax_kernel): "softmax_fused", id(attn_fwd_kernel): "flash_attention"}
-    return table.get(id(kernel))
+    """Return the registered spec name of a ``@jit`` kernel, or None."""
+    spec = spec_for_kernel(kernel)
+    return None if spec is None else spec.name
 
 
 def _dtype_name(a: Any) -> str:
-    if isinstance(a, tl.BFloat16Array):
-        return "bfloat16"
-    return str(np.asarray(a).dtype)
+    return dtype_name(a)
 
 
 def _int(v: Any) -> int:
@@ -137,11 +137,10 @@ class KernelModelScorer:
         If ``hardware`` is not a :class:`HardwareProfile`.
     """
 
-    def __init__(self, kernel_name: str, hardware: HardwareProfile = H100_SXM,
+    def __init__(self, kernel_name: str | KernelSpec, hardware: HardwareProfile = H100_SXM,
                  **measurer_kwargs: Any) -> None:
-        if kernel_name not in MODEL_KERNELS:
-            raise InvalidConfigError(f"kernel_name must be one of {MODEL_KERNELS}, got "
-                                     f"kernel_name={kernel_name!r}")
+        self.spec = get_kernel_spec(kernel_name, "KernelModelScorer: kernel_name")
+        kernel_name = self.spec.name
         if not isinstance(hardware, HardwareProfile):
             raise TypeError(
                 "KernelModelScorer: hardware must be a HardwareProfile (e.g. "
@@ -175,17 +174,7 @@ class KernelModelScorer:
         KeyError
             If an argument the shape is read from is missing.
         """
-        if self.kernel_name.startswith("matmul"):
-            return ({"M": _int(args["M"]), "N": _int(args["N"]), "K": _int(args["K"])},
-                    _dtype_name(args["a_ptr"]))
-        if self.kernel_name == "softmax_fused":
-            x = args["input_ptr"]
-            return {"M": int(x.shape[0]), "N": _int(args["n_cols"])}, _dtype_name(x)
-        q = args["Q"]
-        shape = {"N": _int(args["N_CTX"]), "d": _int(args["HEAD_DIM"])}
-        if q.ndim == 3:
-            shape["heads"] = int(q.shape[0])
-        return shape, _dtype_name(q)
+        return self.spec.shape_of(args)
 
     def measurer(self, args: Mapping[str, Any]) -> KernelModelMeasurer:
         """Return the (cached) measurer for the call's shape and dtype."""
@@ -193,7 +182,7 @@ class KernelModelScorer:
         k = (tuple(sorted(shape.items())), dtype)
         m = self._measurers.get(k)
         if m is None:
-            m = _LaunchModelMeasurer(self.kernel_name, shape, self.hardware, dtype=dtype,
+            m = _LaunchModelMeasurer(self.spec, shape, self.hardware, dtype=dtype,
                                      **self.measurer_kwargs)
             self._measurers[k] = m
         return m
@@ -214,14 +203,14 @@ class KernelModelScorer:
         for name in m.space.names:
             if name in values:
                 knobs[name] = values[name]
-            elif name in _KNOB_DEFAULTS:
-                knobs[name] = _KNOB_DEFAULTS[name]
+            elif name in self.spec.model_knobs:
+                knobs[name] = self.spec.model_knobs[name]
             else:
                 return MeasureResult(str(config), "infeasible", {}, 0.0,
                                      f"the {self.kernel_name} model needs knob {name}, "
                                      f"which the config does not set")
         written = dict(knobs)
-        if self.kernel_name.startswith("matmul"):
+        if "GROUP_M" in knobs and "M" in args:
             _canonical_group_m(knobs, _int(args["M"]))
         res = m.measure(knobs)
         if res.ok or knobs == written or res.error is None:
@@ -238,42 +227,108 @@ class KernelModelScorer:
 
 
 # -- small check instances ------------------------------------------------------------
-def _like(template: Any, values: npt.NDArray[np.float64]) -> Any:
-    if isinstance(template, tl.BFloat16Array):
-        return tl.bf16_array(values.astype(np.float32))
-    return values.astype(np.asarray(template).dtype)
-
-
-def _matmul_small(args: Mapping[str, Any]) -> dict[str, Any]:
-    rng = np.random.default_rng(0)
-    m, n, k = (min(_int(args[d]), s) for d, s in (("M", 72), ("N", 40), ("K", 56)))
-    a = _like(args["a_ptr"], rng.standard_normal((m, k)))
-    b = _like(args["b_ptr"], rng.standard_normal((k, n)))
-    c = _like(args["c_ptr"], np.zeros((m, n)))
-    return {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": m, "N": n, "K": k,
-            "stride_am": k, "stride_ak": 1, "stride_bk": n, "stride_bn": 1,
-            "stride_cm": n, "stride_cn": 1}
-
-
-def _softmax_small(args: Mapping[str, Any]) -> dict[str, Any]:
-    rng = np.random.default_rng(0)
-    n = _int(args["n_cols"])
-    x = _like(args["input_ptr"], rng.standard_normal((3, n)))
-    out = _like(args["output_ptr"], np.zeros((3, n)))
-    return {"output_ptr": out, "input_ptr": x, "input_row_stride": n,
-            "output_row_stride": n}
-
-
 def library_small_args(kernel: Any) -> Callable[[Mapping[str, Any]], dict[str, Any]] | None:
-    """Return a ``small_args`` builder for a library kernel, or None.
+    """Return a ``small_args`` builder for a registered kernel, or None.
 
-    ``matmul_kernel``: random contiguous A, B of the call's dtypes with
-    ``M, N, K = min(M, 72), min(N, 40), min(K, 56)`` (edge tiles and the
-    masked K tail are exercised). ``softmax_kernel``: 3 random rows of the
-    call's ``n_cols``. Other kernels: None (pass ``small_args=``).
+    The builder reads the call's shape and dtype (``spec.shape_of``) and
+    returns the spec's random arguments at ``spec.small_shape(shape)``:
+    ``matmul_kernel`` gets ``M, N, K = min(M, 72), min(N, 40), min(K, 56)``
+    (edge tiles and the masked K tail are exercised), the row kernels 3-4
+    rows. Kernels without a spec: None (pass ``small_args=``).
     """
-    if kernel is matmul_kernel:
-        return _matmul_small
-    if kernel is softmax_kernel:
-        return _softmax_small
-    return None
+    spec = spec_for_kernel(kernel)
+    if spec is None:
+        return None
+
+    def small(args: Mapping[str, Any]) -> dict[str, Any]:
+        shape, dtype = spec.shape_of(args)
+        out = spec.small_args(shape, dtype if dtype in spec.dtypes else None)
+        names = set(kernel_arg_names(spec.kernel))
+        return {k: v for k, v in out.items() if k in names}
+
+    return small
+
+
+# -- the records model on a call's own arguments -------------------------------------
+class RecordsScorer:
+    """Score a config of any ``@jit`` kernel with the records GPU model, no GPU needed.
+
+    The model (:func:`autotile.measure.gpu.estimate_launch`) runs a window of
+    the launch's programs in the interpreter at the real shape, on zero-filled
+    copies of the call's array arguments (the call's own buffers are never
+    written), and turns the records into traffic and time
+    (docs/gpu_model.md, "The records model"). A config whose shared memory or
+    registers cannot launch is ``"infeasible"`` with the reason, as
+    ``triton.autotune`` scores it ``inf``.
+
+    Parameters
+    ----------
+    kernel : JITFunction
+        The kernel.
+    hardware : HardwareProfile, default=H100_SXM
+    params : GpuModelParams, optional
+        Model parameters (default ``GpuModelParams()``).
+    """
+
+    wants_grid = True
+
+    def __init__(self, kernel: Any, hardware: HardwareProfile = H100_SXM,
+                 params: Any = None) -> None:
+        from autotile.measure import GpuModelParams
+
+        if not isinstance(hardware, HardwareProfile):
+            raise TypeError(
+                "RecordsScorer: hardware must be a HardwareProfile (e.g. "
+                f"autotile.measure.H100_SXM), got {type(hardware).__name__} "
+                f"hardware={hardware!r}")
+        self.kernel = kernel
+        self.hardware = hardware
+        self.params = GpuModelParams() if params is None else params
+
+    def __repr__(self) -> str:
+        return f"RecordsScorer({getattr(self.kernel, '__name__', self.kernel)!r}, " \
+               f"hardware={self.hardware.name!r})"
+
+    @property
+    def cache_tag(self) -> str:
+        """Identity of this scorer in the autotune disk-cache key."""
+        return (f"RecordsScorer:{canonical(jsonable(self.params))}:"
+                f"{canonical(jsonable(self.hardware))}")
+
+    def __call__(self, config: Config, args: Mapping[str, Any], grid: Any = None
+                 ) -> MeasureResult:
+        """Model ``config`` on the call ``args`` (by name) launched on ``grid``."""
+        from autotile.measure.gpu._records_model import estimate_launch
+
+        if grid is None:
+            raise InvalidConfigError("RecordsScorer needs the launch grid (grid=)")
+        meta = dict(config.kwargs)
+        named = {**args, **meta}
+        g = grid(named) if callable(grid) else grid
+        g = tuple(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
+        if math.prod(g) < 1:
+            return MeasureResult(str(config), "infeasible", {}, 0.0,
+                                 f"empty grid {g}: nothing to model")
+        params = set(kernel_arg_names(self.kernel))
+        copies = {k: (np.zeros_like(v) if isinstance(v, np.ndarray) else v)
+                  for k, v in args.items() if k in params and k not in meta}
+        floats = [v for v in copies.values() if isinstance(v, np.ndarray)
+                  and (v.dtype.kind == "f" or isinstance(v, tl.BFloat16Array))]
+        dtype = dtype_name(floats[0]) if floats else "float32"
+        if dtype not in ("float16", "bfloat16", "float32"):
+            dtype = "float32"
+        launch = KernelLaunch(self.kernel, g, copies, {k: v for k, v in meta.items()
+                                                       if k in params},
+                              int(config.num_warps), int(config.num_stages))
+        reason, m = estimate_launch(launch, self.hardware, self.params, dtype)
+        if reason is not None:
+            return MeasureResult(str(config), "infeasible", {}, 0.0, reason)
+        return MeasureResult(str(config), "ok", {k: float(v) for k, v in m.items()})
+
+
+def default_scorer(kernel: Any, hardware: HardwareProfile = H100_SXM) -> Any:
+    """The scorer ``@autotune`` uses when none is given: the spec's model, else records."""
+    spec = spec_for_kernel(kernel)
+    if spec is not None and spec.model != "records":
+        return KernelModelScorer(spec, hardware)
+    return RecordsScorer(kernel, hardware)

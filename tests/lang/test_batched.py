@@ -26,7 +26,9 @@ GRANULARITIES = ("element", "sector", "line", "tile")
 TRACE_COLS = ("buffer", "offset_bytes", "size_bytes", "is_write", "program", "op")
 RECORD_FIELDS = ("kernel_name", "grid", "buffer_names", "itemsize_bytes", "num_warps",
                  "num_stages", "meta")
-RECORD_ARRAYS = ("program_ids", "elems_read", "elems_written", "masked_lanes", "total_lanes")
+RECORD_ARRAYS = ("program_ids", "elems_read", "elems_written", "masked_lanes", "total_lanes",
+                 "dot_flops", "dot_operand_bytes", "alu_ops", "sfu_ops", "max_tile_elems",
+                 "scratch_bytes")
 
 
 def _same_array(x, y):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from autotile.measure.gpu._model_measurer import (
+from autotile.measure.gpu._matmul_schedule import (
     _PROBE_BLOCK,
     _matmul_probe,
     _probe_schedule,

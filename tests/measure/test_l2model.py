@@ -27,7 +27,7 @@ from autotile.measure.gpu._l2sim import (
     _stagger_starts,
     simulate_l2,
 )
-from autotile.measure.gpu._model_measurer import matmul_tile_schedule
+from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 STATS = ("hbm_read_bytes", "hbm_write_bytes", "compulsory_read_bytes", "n_reads",

@@ -13,7 +13,7 @@ from autotile.measure.gpu._l2sim import (
     simulate_l2,
     simulate_l2_stream,
 )
-from autotile.measure.gpu._model_measurer import matmul_tile_schedule
+from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule
 
 GB = 1e9
 

@@ -224,8 +224,11 @@ def test_space_callable_and_random_searcher_budget():
 def test_argument_errors():
     with pytest.raises(InvalidConfigError, match="key must name kernel parameters"):
         autotune([Config({"BLOCK": 16})], key=["m"], scorer=time_by_block)(double_kernel)
-    with pytest.raises(InvalidConfigError, match="pass scorer="):
-        autotune([Config({"BLOCK": 16}), Config({"BLOCK": 32})], key=["n"])(double_kernel)
+    # a kernel outside the library now gets the records GPU model, not an error
+    from autotile.tuner import RecordsScorer
+
+    tuned = autotune([Config({"BLOCK": 16}), Config({"BLOCK": 32})], key=["n"])(double_kernel)
+    assert isinstance(tuned.scorer, RecordsScorer)
     with pytest.raises(InvalidConfigError, match="above @jit"):
         autotune([Config({"BLOCK": 16})], key=["n"])(lambda x: x)
     k = _double([Config({"BLOCK": 16, "TAIL": "mask"}), Config({"BLOCK": 32, "TAIL": "mask"})])

@@ -16,7 +16,6 @@ constructing a :class:`TritonMeasurer` there raises :class:`MeasureError`.
 from __future__ import annotations
 
 import ast
-import functools
 import importlib.util
 import inspect
 import math
@@ -29,13 +28,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from autotile.errors import MeasureError
+from autotile.errors import InvalidConfigError, MeasureError
+from autotile.kernels import KERNELS, KernelSpec, get_kernel_spec
 from autotile.kernels._spaces import (
-    DTYPE_ITEMSIZE,
     check_shape_mapping,
-    flash_attention_space,
-    matmul_space,
-    softmax_space,
 )
 from autotile.measure._result import Measurer, MeasureResult
 
@@ -55,12 +51,9 @@ __all__ = [
 TRITON_METRICS = ("time_s", "tflops", "time_p20_s", "time_p80_s", "rel_error",
                   "first_call_s")
 
-#: Kernels :class:`TritonMeasurer` runs: name -> (module of autotile.kernels, function).
-TRITON_KERNELS: Mapping[str, tuple[str, str]] = {
-    "matmul": ("autotile.kernels._matmul", "matmul_kernel"),
-    "softmax_fused": ("autotile.kernels._softmax", "softmax_kernel"),
-    "flash_attention": ("autotile.kernels._flash_attention", "attn_fwd_kernel"),
-}
+#: Kernels :class:`TritonMeasurer` runs: every registered spec
+#: (:data:`autotile.kernels.KERNELS`), by name.
+TRITON_KERNELS: Mapping[str, KernelSpec] = KERNELS
 
 #: Header of a ported module: Triton's names where autotile's were.
 TRITON_HEADER = "import triton\nimport triton.language as tl\nfrom triton import jit\n\n\n"
@@ -203,26 +196,22 @@ def default_rtol(dtype: str) -> float:
     return 1e-2 if dtype in ("float16", "bfloat16") else 5e-3
 
 
-def kernel_flops(kernel_name: str, shape: Mapping[str, int]) -> float:
-    """Useful FLOPs of one launch, as :class:`KernelModelMeasurer` counts them.
+def kernel_flops(kernel: str | KernelSpec, shape: Mapping[str, int]) -> float:
+    """Useful FLOPs of one launch: the spec's ``flops(shape)``.
 
     ``2 M N K`` (matmul), ``5 M N`` (fused softmax), ``4 N^2 d heads``
-    (flash attention, not causal).
+    (flash attention, not causal), ...
 
     Raises
     ------
     MeasureError
-        For an unknown kernel name.
+        For a name that is not registered.
     """
-    s = shape
-    if kernel_name == "matmul":
-        return 2.0 * s["M"] * s["N"] * s["K"]
-    if kernel_name == "softmax_fused":
-        return 5.0 * s["M"] * s["N"]
-    if kernel_name == "flash_attention":
-        return 4.0 * s["N"] * s["N"] * s["d"] * s.get("heads", 1)
-    raise MeasureError(f"kernel_name must be one of {tuple(TRITON_KERNELS)}, "
-                       f"got {kernel_name!r}")
+    try:
+        spec = get_kernel_spec(kernel, "kernel_flops: kernel")
+    except InvalidConfigError as exc:
+        raise MeasureError(str(exc)) from None
+    return float(spec.flops(shape))
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -298,15 +287,13 @@ class TritonMeasurer(Measurer):
 
     Parameters
     ----------
-    kernel_name : {"matmul", "softmax_fused", "flash_attention"}
-        Which kernel (and space, as in :class:`KernelModelMeasurer`).
+    kernel : str or KernelSpec
+        A spec or the name of a registered one (every library kernel, and any
+        kernel added with :func:`autotile.kernels.register_kernel`).
     shape : mapping of str to int
-        ``{"M", "N", "K"}`` (matmul), ``{"M", "N"}`` (softmax: rows and
-        columns), ``{"N", "d"}`` and optionally ``"heads"`` (flash attention,
-        not causal).
+        The spec's problem sizes (``{"M", "N", "K"}`` for matmul, ...).
     dtype : str, optional
-        Operand dtype; default ``"float16"``, ``"float32"`` for softmax (the
-        space's default). Softmax writes float32 (as the model assumes).
+        Operand dtype; default the spec's ``default_dtype``.
     warmup_ms, rep_ms : float, default=25.0, 100.0
         ``do_bench``'s warm-up and timed budgets, milliseconds.
     check : bool, default=True
@@ -352,12 +339,17 @@ class TritonMeasurer(Measurer):
     metrics = TRITON_METRICS
     objective = "time_s"
 
-    def __init__(self, kernel_name: str, shape: Mapping[str, int], *,
+    def __init__(self, kernel: str | KernelSpec, shape: Mapping[str, int], *,
                  dtype: str | None = None, warmup_ms: float = 25.0, rep_ms: float = 100.0,
                  check: bool = True, rtol: float | None = None, seed: int = 0,
                  device: str = "cuda") -> None:
-        self.kernel_name = kernel_name
-        self.shape = check_shape_mapping("TritonMeasurer", shape)
+        try:
+            self.spec = get_kernel_spec(kernel, "TritonMeasurer: kernel")
+        except InvalidConfigError as exc:
+            raise MeasureError(str(exc)) from None
+        self.kernel_name = self.spec.name
+        check_shape_mapping("TritonMeasurer", shape)
+        self.shape = self.spec.check_shape(shape, "TritonMeasurer", MeasureError)
         self.dtype = dtype
         self.warmup_ms = warmup_ms
         self.rep_ms = rep_ms
@@ -365,32 +357,18 @@ class TritonMeasurer(Measurer):
         self.rtol = rtol
         self.seed = seed
         self.device = device
-        if kernel_name not in TRITON_KERNELS:
-            raise MeasureError(f"kernel_name must be one of {tuple(TRITON_KERNELS)}, "
-                               f"got {kernel_name!r}")
-        self._dtype = dtype or ("float32" if kernel_name == "softmax_fused" else "float16")
-        if self._dtype not in DTYPE_ITEMSIZE:
-            raise MeasureError(f"dtype must be one of {sorted(DTYPE_ITEMSIZE)}, "
-                               f"got dtype={self._dtype!r}")
-        s = self.shape
         try:
-            if kernel_name == "matmul":
-                self.space = matmul_space(s["M"], s["N"], s["K"], self._dtype)
-            elif kernel_name == "softmax_fused":
-                self.space = softmax_space(s["M"], s["N"], self._dtype)
-            else:
-                self.space = flash_attention_space(s["N"], s["d"], self._dtype)
-        except KeyError as exc:
-            raise MeasureError(f"shape misses {exc} for {kernel_name!r}, got {s}") from None
-        self._rtol = default_rtol(self._dtype) if rtol is None else float(rtol)
-        self._flops = kernel_flops(kernel_name, s)
+            self._dtype = self.spec.check_dtype(dtype)
+        except InvalidConfigError as exc:
+            raise MeasureError(str(exc)) from None
+        self.space = self.spec.space(self.shape, self._dtype)
+        self._rtol = self.spec.tolerance(self._dtype) if rtol is None else float(rtol)
+        self._flops = float(self.spec.flops(self.shape))
         self._triton, self._torch = _require_triton()
-        import autotile.kernels as K
-
-        self._mod = port_to_triton([getattr(K, TRITON_KERNELS[kernel_name][1])])
-        self._kernel = getattr(self._mod, TRITON_KERNELS[kernel_name][1])
+        self._ported: dict[int, Any] = {}
+        self._np_args: dict[str, Any] | None = None
         self._data: dict[str, Any] | None = None
-        self._ref: Any = None
+        self._ref: dict[str, Any] | None = None
 
     def settings(self) -> dict[str, Any]:
         """Everything besides the space that changes the numbers, JSON-able.
@@ -406,111 +384,74 @@ class TritonMeasurer(Measurer):
                 "seed": self.seed, "shape": self.shape, "warmup_ms": self.warmup_ms}
 
     # -- data and launch ---------------------------------------------------------------
-    def _tdtype(self, name: str | None = None) -> Any:
-        return getattr(self._torch, name or self._dtype)
+    def _port(self, kernel: Any) -> Any:
+        """The ``triton.jit`` twin of an autotile ``@jit`` kernel (ported once)."""
+        got = self._ported.get(id(kernel))
+        if got is None:
+            name = getattr(getattr(kernel, "fn", kernel), "__name__", "kernel")
+            got = getattr(port_to_triton([kernel]), name)
+            self._ported[id(kernel)] = got
+        return got
 
-    def _make_data(self, tiny: bool = False) -> dict[str, Any]:
-        """Inputs and output on the GPU; ``tiny`` gives 1-element stand-ins (compile only)."""
-        torch, s = self._torch, self.shape
-        g = torch.Generator(device=self.device)
-        g.manual_seed(self.seed)
-        dt = self._tdtype()
-
-        def rnd(*shp: int, dtype: Any = dt) -> Any:
-            if tiny:
-                return torch.empty(16, dtype=dtype, device=self.device)
-            return torch.randn(*shp, generator=g, device=self.device,
-                               dtype=torch.float32).to(dtype)
-
-        def empty(*shp: int, dtype: Any = dt) -> Any:
-            return torch.empty(16 if tiny else math.prod(shp), dtype=dtype,
-                               device=self.device).view(*((16,) if tiny else shp))
-
-        if self.kernel_name == "matmul":
-            return {"a": rnd(s["M"], s["K"]), "b": rnd(s["K"], s["N"]),
-                    "c": empty(s["M"], s["N"])}
-        if self.kernel_name == "softmax_fused":
-            return {"x": rnd(s["M"], s["N"]), "y": empty(s["M"], s["N"], dtype=torch.float32)}
-        h, n, d = s.get("heads", 1), s["N"], s["d"]
-        return {"q": rnd(h, n, d), "k": rnd(h, n, d), "v": rnd(h, n, d),
-                "o": empty(h, n, d), "lse": empty(h, n, dtype=torch.float32)}
-
-    def _launch_args(self, cfg: Mapping[str, Any], data: Mapping[str, Any]
-                     ) -> tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]]:
-        """``(grid, positional args, keyword args)`` of one launch; strides from the shape."""
-        s, opts = self.shape, {"num_warps": int(cfg["num_warps"])}
-        if self.kernel_name == "matmul":
-            M, N, K = s["M"], s["N"], s["K"]
-            grid: tuple[int, ...] = (_cdiv(M, cfg["BLOCK_M"]) * _cdiv(N, cfg["BLOCK_N"]),)
-            args: tuple[Any, ...] = (data["a"], data["b"], data["c"], M, N, K, K, 1, N, 1, N, 1)
-            kw = dict(BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], BLOCK_K=cfg["BLOCK_K"],
-                      GROUP_M=cfg["GROUP_M"], PID_ORDER="grouped",
-                      num_stages=int(cfg["num_stages"]), **opts)
-            return grid, args, kw
-        if self.kernel_name == "softmax_fused":
-            M, N = s["M"], s["N"]
-            block = 1 << max(0, (N - 1).bit_length())
-            return (M,), (data["y"], data["x"], N, N, N), dict(BLOCK_SIZE=block, **opts)
-        h, n, d = s.get("heads", 1), s["N"], s["d"]
-        grid = (_cdiv(n, cfg["BLOCK_M"]), h)
-        st = (n * d, d, 1)
-        args = (data["q"], data["k"], data["v"], data["o"], data["lse"], 1.0 / math.sqrt(d), n,
-                *st, *st, *st, *st, n)
-        kw = dict(HEAD_DIM=d, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=False,
-                  num_stages=int(cfg["num_stages"]), **opts)
-        return grid, args, kw
-
-    def _output(self, data: Mapping[str, Any]) -> Any:
-        return data[{"matmul": "c", "softmax_fused": "y", "flash_attention": "o"}[
-            self.kernel_name]]
-
-    def _reference(self, data: Mapping[str, Any]) -> Any:
+    def _to_torch(self, value: Any) -> Any:
+        """A NumPy (or bfloat16 interpreter) array as a GPU tensor; scalars unchanged."""
         torch = self._torch
-        if self.kernel_name == "matmul":
-            return data["a"].float() @ data["b"].float()
-        if self.kernel_name == "softmax_fused":
-            return torch.softmax(data["x"].float(), dim=1)
-        q, k, v = (data[n].float() for n in "qkv")
-        out = torch.empty_like(q)
-        scale = 1.0 / math.sqrt(q.shape[-1])
-        for i in range(q.shape[0]):  # one head at a time: N x N scores in float32
-            p = torch.softmax((q[i] @ k[i].T) * scale, dim=-1)
-            out[i] = p @ v[i]
-        return out
+        from autotile.lang import BFloat16Array, bf16_to_float32
 
-    def _rel_error(self, out: Any, ref: Any) -> float:
-        torch = self._torch
-        o = out.float()
-        if bool(torch.isnan(o).any()):
-            return math.nan
-        return float(torch.linalg.vector_norm(o - ref) / torch.linalg.vector_norm(ref))
+        if isinstance(value, BFloat16Array):
+            return torch.from_numpy(bf16_to_float32(value)).to(self.device).to(torch.bfloat16)
+        if isinstance(value, np.ndarray):
+            return torch.from_numpy(np.ascontiguousarray(value)).to(self.device)
+        return value
+
+    def host_args(self) -> dict[str, Any]:
+        """The spec's NumPy arguments at ``shape`` (seeded by ``seed``; made once)."""
+        if self._np_args is None:
+            self._np_args = self.spec.args(self.shape, self._dtype, seed=self.seed)
+        return self._np_args
 
     def data(self) -> dict[str, Any]:
-        """The measurer's GPU tensors (made on first use, seeded by ``seed``)."""
+        """The measurer's GPU tensors by argument name (made on first use)."""
         if self._data is None:
-            self._data = self._make_data()
+            self._data = {k: self._to_torch(v) for k, v in self.host_args().items()}
         return self._data
 
+    def _launches(self, config: Mapping[str, Any], data: Mapping[str, Any]) -> list[Any]:
+        return self.spec.launches(self.shape, self._dtype, dict(config), data)
+
     def launcher(self, config: Mapping[str, Any]) -> Any:
-        """A no-argument callable that launches ``config`` once on :meth:`data`."""
-        cfg = dict(config)
-        grid, args, kw = self._launch_args(cfg, self.data())
-        kernel = self._kernel
+        """A no-argument callable that runs ``config``'s launches once on :meth:`data`."""
+        calls = []
+        for la in self._launches(config, self.data()):
+            kern = self._port(la.kernel)
+            calls.append((kern, la.grid, la.positional(), dict(la.meta), la.num_warps,
+                          la.num_stages))
 
         def fn() -> None:
-            kernel[grid](*args, **kw)
+            for kern, grid, args, meta, nw, ns in calls:
+                kern[grid](*args, **meta, num_warps=nw, num_stages=ns)
 
         return fn
 
     def compile(self, config: Mapping[str, Any]) -> None:
-        """Compile ``config`` without launching it (fills Triton's on-disk cache).
+        """Compile ``config`` without launching it (fills Triton's on-disk cache)."""
+        for la in self._launches(config, self.data()):
+            self._port(la.kernel).warmup(*la.positional(), grid=la.grid, **dict(la.meta),
+                                         num_warps=la.num_warps, num_stages=la.num_stages)
 
-        Uses 16-element stand-in tensors: the compiled binary depends only on
-        dtypes, pointer alignment, the integer arguments and the constexprs.
-        """
-        cfg = dict(config)
-        grid, args, kw = self._launch_args(cfg, self._make_data(tiny=True))
-        self._kernel.warmup(*args, grid=grid, **kw)
+    def _outputs(self) -> tuple[str, ...]:
+        return tuple(self._reference())
+
+    def _reference(self) -> dict[str, Any]:
+        """The spec's NumPy reference on the host arguments (computed once)."""
+        if self._ref is None:
+            self._ref = {k: np.asarray(v, np.float64)
+                         for k, v in self.spec.reference(self.host_args()).items()}
+        return self._ref
+
+    def _rel_error(self, out: Any, ref: Any) -> float:
+        o = out.float().cpu().numpy()
+        return relative_error(o, ref) if not np.isnan(o).any() else math.nan
 
     # -- measuring -------------------------------------------------------------------
     def _fail(self, config: Any, exc: BaseException) -> MeasureResult:
@@ -525,17 +466,17 @@ class TritonMeasurer(Measurer):
         if bad:
             return MeasureResult(text, "infeasible", {}, 0.0, "; ".join(bad))
         cfg = dict(config)
-        if self.kernel_name == "softmax_fused" and cfg.get("ROWS_PER_PROGRAM", 1) != 1:
-            return MeasureResult(text, "infeasible", {}, 0.0,
-                                 f"ROWS_PER_PROGRAM={cfg['ROWS_PER_PROGRAM']}: the library "
-                                 "softmax_kernel handles one row per program (the knob exists "
-                                 "in the model only)")
+        try:
+            self.spec.split_config(cfg)
+        except InvalidConfigError as exc:
+            return MeasureResult(text, "infeasible", {}, 0.0, str(exc))
         torch, triton = self._torch, self._triton
         data = self.data()
-        out = self._output(data)
+        outs = self._outputs() if self.check else ()
         try:
             fn = self.launcher(cfg)
-            out.fill_(math.nan)
+            for name in outs:
+                data[name].fill_(math.nan)
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             fn()
@@ -545,9 +486,8 @@ class TritonMeasurer(Measurer):
             return self._fail(config, exc)
         err = math.nan
         if self.check:
-            if self._ref is None:
-                self._ref = self._reference(data)
-            err = self._rel_error(out, self._ref)
+            ref = self._reference()
+            err = max(self._rel_error(data[name], ref[name]) for name in outs)
             if not err <= self._rtol:
                 return MeasureResult(text, "failed", {}, 0.0,
                                      f"wrong result: relative error {err:.3g} > rtol="
@@ -588,7 +528,8 @@ class TritonMeasurer(Measurer):
         out: list[str | None] = [None] * len(cfgs)
         if not todo:
             return out
-        init = (self.kernel_name, self.shape, self._dtype)
+        registered = KERNELS.get(self.spec.name) is self.spec
+        init = (self.spec.name if registered else self.spec, self.shape, self._dtype)
         with cf.ProcessPoolExecutor(max_workers=max(1, int(n_jobs)),
                                     mp_context=mp.get_context("spawn")) as ex:
             futs = {ex.submit(_compile_one, init, cfgs[i]): i for i in todo}
@@ -600,17 +541,20 @@ class TritonMeasurer(Measurer):
         return out
 
 
-@functools.lru_cache(maxsize=4)
-def _worker_measurer(kernel_name: str, shape: tuple[tuple[str, int], ...], dtype: str
-                     ) -> TritonMeasurer:
-    """One measurer per worker process and kernel (a clearable cache)."""
-    return TritonMeasurer(kernel_name, dict(shape), dtype=dtype, check=False)
+_WORKERS: dict[tuple[Any, ...], TritonMeasurer] = {}
 
 
-def _compile_one(init: tuple[str, dict[str, int], str], cfg: dict[str, Any]) -> str | None:
+def _compile_one(init: tuple[str | KernelSpec, dict[str, int], str], cfg: dict[str, Any]
+                 ) -> str | None:
     """Worker of :meth:`TritonMeasurer.precompile`: compile one config."""
     try:
-        _worker_measurer(init[0], tuple(sorted(init[1].items())), init[2]).compile(cfg)
+        spec = get_kernel_spec(init[0])
+        key = (spec.name, tuple(sorted(init[1].items())), init[2])
+        m = _WORKERS.get(key)
+        if m is None:
+            m = _WORKERS[key] = TritonMeasurer(spec, dict(init[1]), dtype=init[2],
+                                               check=False)
+        m.compile(cfg)
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         return f"{type(exc).__name__}: {exc}"[:500]
     return None

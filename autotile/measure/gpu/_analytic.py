@@ -1,0 +1,159 @@
+"""The library's analytic GPU models, registered by name in :data:`GPU_MODELS`.
+
+A GPU model is ``model(measurer, config, cfg) -> MeasureResult``: it reads
+the problem shape, dtype, hardware and parameters from the
+:class:`~autotile.measure.KernelModelMeasurer` and one config (``cfg`` as a
+dict). A :class:`~autotile.kernels.KernelSpec` names its model; the measurer
+looks it up here and never branches on a kernel's name.
+
+* ``"tile_matmul"``: L2 traffic of the probed program order
+  (:func:`matmul_tile_schedule`) and eqs. 1-9 of docs/gpu_model.md;
+* ``"row_softmax"``: a row-wise kernel that keeps its rows in registers;
+* ``"flash_attention_io"``: flash attention's IO formula;
+* ``"records"`` (:mod:`._records_model`): any kernel, from a reduced
+  interpreter run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from autotile.kernels import io_flash
+from autotile.measure._result import MeasureResult
+from autotile.measure.gpu._l2sim import L2Stats, simulate_l2
+from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule
+from autotile.measure.gpu._time_model import (
+    estimate_time,
+    matmul_efficiency,
+    matmul_regs_per_thread,
+    matmul_smem_bytes,
+    matmul_smem_step_bytes,
+    occupancy,
+)
+
+__all__ = ["tile_matmul", "row_softmax", "flash_attention_io"]
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def tile_matmul(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
+    """Eqs. 1-9 for a tiled matmul: L2 traffic of the probed program order (``"tile_matmul"``).
+
+    Reads ``M, N, K`` from the shape and ``BLOCK_M, BLOCK_N, BLOCK_K,
+    GROUP_M, num_warps, num_stages`` (and ``NUM_SMS`` for a persistent kernel)
+    from the config; see docs/gpu_model.md.
+    """
+    hw, p, isz = self.hardware, self.params, self._itemsize
+    M, N, K = self.shape["M"], self.shape["N"], self.shape["K"]
+    bm, bn, bk = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]
+    nw, ns = c["num_warps"], c["num_stages"]
+    smem = matmul_smem_bytes(bm, bn, bk, ns, isz)
+    regs = matmul_regs_per_thread(bm, bn, nw, p)
+    occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
+    if occ.reason is not None:
+        return self._infeasible(config, occ.reason)
+    n_conc = hw.n_sms * occ.blocks_per_sm
+    npm, npn, nk = _cdiv(M, bm), _cdiv(N, bn), _cdiv(K, bk)
+    persistent = c.get("NUM_SMS")
+    n_tiles = npm * npn
+    n_probe = n_tiles if persistent else min(n_tiles, self.max_probe_programs)
+    k_merge = max(1, min(nk, math.ceil(2 * n_probe * nk / self.max_simulated_loads)))
+    sched, n_prog = matmul_tile_schedule(
+        M, N, K, bm, bn, bk, c["GROUP_M"], itemsize=isz, NUM_SMS=persistent,
+        k_merge=k_merge, max_probe_programs=self.max_probe_programs)
+    if persistent and n_prog > n_conc:
+        return self._infeasible(
+            config, f"NUM_SMS={persistent} programs exceed the {n_conc} resident "
+            f"programs (a persistent kernel needs all of its programs resident)")
+    st: L2Stats = simulate_l2(sched, l2_bytes=hw.l2_bytes, n_concurrent=n_conc,
+                              total_programs=None if persistent else n_prog,
+                              model=self.l2_model, n_sms=hw.n_sms)
+    hbm = st.hbm_read_bytes + (st.hbm_write_bytes if p.count_writes else 0.0)
+    eff = matmul_efficiency(bm, bn, bk, nw, p)
+    flops_tile = 2.0 * bm * bn * nk * bk
+    if persistent:  # a persistent program does ceil(n_tiles / n_prog) tiles
+        flops_prog, n_units = flops_tile * _cdiv(n_tiles, n_prog), n_prog
+        n_steps = nk * _cdiv(n_tiles, n_prog)
+    else:
+        flops_prog, n_units, n_steps = flops_tile, n_prog, nk
+    est = estimate_time(hw, p, flops_per_program=flops_prog, n_programs=n_units,
+                        hbm_bytes=hbm, efficiency=eff, blocks_per_sm=occ.blocks_per_sm,
+                        num_stages=ns, dtype=self.dtype, n_steps_per_program=n_steps,
+                        step_bytes=float((bm + bn) * bk * isz),
+                        smem_step_bytes=matmul_smem_step_bytes(bm, bn, bk, nw, isz))
+    return self._ok(config, {
+        "time_s": est.time_s, "tflops": 2.0 * M * N * K / est.time_s / 1e12,
+        "hbm_bytes": hbm, "hbm_read_bytes": st.hbm_read_bytes,
+        "l2_hit_rate": st.l2_hit_rate, "compute_s": est.compute_s,
+        "memory_s": est.memory_s, "occupancy": occ.occupancy,
+        "bound": 0.0 if est.bound == "compute" else 1.0,
+        "blocks_per_sm": float(occ.blocks_per_sm),
+        "n_waves": float(_cdiv(n_units, n_conc)), "k_merge": float(k_merge)})
+
+
+
+def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
+    """A row-wise kernel that holds its rows in registers (``"row_softmax"``).
+
+    Reads ``M, N`` from the shape and ``num_warps, ROWS_PER_PROGRAM`` from the
+    config: one read of the input, one float32 write, ``5 N`` FLOPs a row.
+    """
+    hw, p, isz = self.hardware, self.params, self._itemsize
+    M, N = self.shape["M"], self.shape["N"]
+    nw, rows = c["num_warps"], c["ROWS_PER_PROGRAM"]
+    block = 1 << max(0, (N - 1).bit_length())
+    regs = -(-(math.ceil(block * rows / (32 * nw)) + p.reg_base_per_thread) // 8) * 8
+    occ = occupancy(hw, num_warps=nw, smem_bytes=0, regs_per_thread=regs)
+    if occ.reason is not None:
+        return self._infeasible(config, occ.reason)
+    n_prog = _cdiv(M, rows)
+    read, write = M * N * isz, M * N * 4  # the fused kernel writes float32
+    hbm = read + (write if p.count_writes else 0)
+    est = estimate_time(hw, p, flops_per_program=5.0 * N * rows, n_programs=n_prog,
+                        hbm_bytes=hbm, efficiency=1.0, blocks_per_sm=occ.blocks_per_sm,
+                        num_stages=1, dtype="float32")
+    return self._ok(config, {
+        "time_s": est.time_s, "tflops": 5.0 * M * N / est.time_s / 1e12,
+        "hbm_bytes": float(hbm), "hbm_read_bytes": float(read), "l2_hit_rate": 0.0,
+        "compute_s": est.compute_s, "memory_s": est.memory_s,
+        "occupancy": occ.occupancy, "bound": 0.0 if est.bound == "compute" else 1.0,
+        "blocks_per_sm": float(occ.blocks_per_sm),
+        "n_waves": float(_cdiv(n_prog, hw.n_sms * occ.blocks_per_sm)), "k_merge": 1.0})
+
+
+
+def flash_attention_io(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
+    """Flash attention's IO formula (``"flash_attention_io"``; Dao et al. 2022, Thm. 2).
+
+    Reads ``N, d`` (and ``heads``) from the shape and ``BLOCK_M, BLOCK_N,
+    num_warps, num_stages`` from the config.
+    """
+    hw, p, isz = self.hardware, self.params, self._itemsize
+    n, d = self.shape["N"], self.shape["d"]
+    heads = self.shape.get("heads", 1)
+    bm, bn, nw, ns = c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]
+    smem = bm * d * isz + ns * 2 * bn * d * isz  # Q once, K and V per stage
+    regs = -(-(math.ceil((bm * d + bm * bn) / (32 * nw)) + p.reg_base_per_thread)
+             // 8) * 8
+    occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
+    if occ.reason is not None:
+        return self._infeasible(config, occ.reason)
+    n_prog = _cdiv(n, bm) * heads
+    hbm = float(io_flash(n, d, bm, isz, block_n=bn, n_heads=heads))
+    eff = matmul_efficiency(bm, bn, d, nw, p)
+    flops_prog = 4.0 * bm * _cdiv(n, bn) * bn * d
+    est = estimate_time(hw, p, flops_per_program=flops_prog, n_programs=n_prog,
+                        hbm_bytes=hbm, efficiency=eff, blocks_per_sm=occ.blocks_per_sm,
+                        num_stages=ns, dtype=self.dtype)
+    return self._ok(config, {
+        "time_s": est.time_s, "tflops": 4.0 * n * n * d * heads / est.time_s / 1e12,
+        "hbm_bytes": hbm, "hbm_read_bytes": hbm, "l2_hit_rate": 0.0,
+        "compute_s": est.compute_s, "memory_s": est.memory_s,
+        "occupancy": occ.occupancy, "bound": 0.0 if est.bound == "compute" else 1.0,
+        "blocks_per_sm": float(occ.blocks_per_sm),
+        "n_waves": float(_cdiv(n_prog, hw.n_sms * occ.blocks_per_sm)), "k_merge": 1.0})
+
+

@@ -1,0 +1,230 @@
+"""A GPU model for any kernel, from the interpreter's own records (``"records"``).
+
+The seed's central idea (§0.4, §4.2-4.3) generalised: the interpreter
+records every access and every block op each program makes, and the
+simulators turn those records into traffic and time. For one config the
+model runs a *window* of programs of each launch at the real shape (the first
+:data:`WINDOW_PROGRAMS` programs plus the last one; inputs are zero pages, so
+a real-size instance costs little memory) and reads, per program:
+
+* bytes read and written per buffer, and a 128-byte-line trace in program
+  order, which the L2 LRU simulator replays with the window's programs
+  interleaved op by op (lockstep, the seed's model) in the L2 share of the
+  window: ``l2_bytes * W / n_resident`` when the window holds fewer programs
+  than are resident at once;
+* ``tl.dot`` FLOPs (tensor cores), element-wise lane-ops (CUDA cores) and
+  transcendental lane-ops (SFU);
+* the largest block (registers) and the shared memory that dot operands
+  (times ``num_stages``) and layout changes need;
+* the number of programs, hence occupancy and waves.
+
+Per-program quantities of the window are averaged and multiplied by the
+launch's program count; HBM bytes likewise (``window misses * n_programs /
+W``). Every assumption and constant is listed in docs/gpu_model.md, section
+"The records model".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import autotile.lang as tl
+from autotile.measure._result import MeasureResult
+from autotile.measure.gpu._hardware import HardwareProfile
+from autotile.measure.gpu._l2sim import simulate_l2_stream
+from autotile.measure.gpu._time_model import GpuModelParams, occupancy
+
+__all__ = ["records_model", "RecordsEstimate", "estimate_launch", "WINDOW_PROGRAMS",
+           "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S",
+           "LIVE_TILES_PER_THREAD"]
+
+#: Programs of a launch that the model runs (plus the last one).
+WINDOW_PROGRAMS = 256
+#: FP32 lanes per SM per clock on Hopper (4 SM sub-partitions x 32; NVIDIA H100
+#: whitepaper, "H100 SM Architecture": 128 FP32 cores per SM).
+CUDA_CORE_LANES_PER_SM = 128
+#: Special-function (MUFU: ex2, lg2, rsqrt, sin, cos) results per SM per clock
+#: for compute capability 9.0 (CUDA C++ Programming Guide, "Arithmetic
+#: Instructions", throughput table: 16 per clock per multiprocessor).
+SFU_LANES_PER_SM = 16
+#: Latency of an HBM load that misses L2, seconds, used by Little's law when
+#: ``params.pipeline_latency_s`` is 0 (about 1,000 cycles at 1.7 GHz; Luo et al.,
+#: "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture", IPDPS 2024,
+#: measure global-memory latencies of several hundred ns on H800/H100).
+HBM_LATENCY_S = 6.0e-7
+#: Block-sized values a thread keeps live at once, in 32-bit registers per
+#: block element per thread (an input tile and the result being built).
+LIVE_TILES_PER_THREAD = 2
+_LINE_BYTES = 128
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class RecordsEstimate(dict[str, float]):
+    """Metrics of one launch or a sum of launches (a dict of floats)."""
+
+
+def _window(n_prog: int) -> np.ndarray:
+    w = list(range(min(n_prog, WINDOW_PROGRAMS)))
+    if n_prog > len(w):
+        w.append(n_prog - 1)
+    return np.asarray(w, dtype=np.int64)
+
+
+def _counts(rec: Any, name: str, n: int) -> np.ndarray:
+    v = getattr(rec, name, None)
+    if v is None:
+        return np.zeros(n, dtype=np.int64)
+    return np.asarray(v, dtype=np.int64)
+
+
+def _interleave(trace: Any, window: np.ndarray) -> np.ndarray:
+    """Row order of a lockstep replay: op 0 of every program, then op 1, ..."""
+    prog = np.asarray(trace.program, np.int64)
+    op = np.asarray(trace.op, np.int64)
+    return np.lexsort((prog, op))
+
+
+def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
+                    dtype: str) -> tuple[str | None, RecordsEstimate]:
+    """Model one launch from a window of its programs.
+
+    Parameters
+    ----------
+    launch : KernelLaunch
+        Kernel, grid, arguments (real size) and meta-parameters.
+    hw : HardwareProfile
+    params : GpuModelParams
+    dtype : str
+        Operand dtype, selects the tensor-core peak of ``tl.dot``.
+
+    Returns
+    -------
+    reason : str or None
+        Why the config cannot launch (shared memory, registers), or None.
+    metrics : RecordsEstimate
+        ``time_s``, ``compute_s``, ``memory_s``, ``latency_s``,
+        ``hbm_read_bytes``, ``hbm_write_bytes``, ``occupancy``,
+        ``blocks_per_sm``, ``n_waves``, ``smem_bytes``, ``regs_per_thread``,
+        ``dot_flops``, ``alu_ops``, ``sfu_ops``.
+    """
+    n_prog = launch.n_programs
+    win = _window(n_prog)
+    with tl.recording(trace="line") as rec:
+        launch.run(programs=win)
+    r = rec.last
+    tr = r.trace
+    nw, ns = int(launch.num_warps), int(launch.num_stages)
+    W = len(win)
+    dot = _counts(r, "dot_flops", W)
+    alu = _counts(r, "alu_ops", W)
+    sfu = _counts(r, "sfu_ops", W)
+    tile = int(_counts(r, "max_tile_elems", W).max(initial=0))
+    dot_smem = int(_counts(r, "dot_operand_bytes", W).max(initial=0))
+    scratch = int(_counts(r, "scratch_bytes", W).max(initial=0))
+    smem = dot_smem * max(ns, 1) + scratch
+    regs_need = params.reg_base_per_thread + _cdiv(LIVE_TILES_PER_THREAD * tile, 32 * nw)
+    regs = -(-min(regs_need, hw.max_regs_per_thread) // 8) * 8
+    occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
+    if occ.reason is not None:
+        return occ.reason, RecordsEstimate()
+    bps = occ.blocks_per_sm
+    n_res = hw.n_sms * bps
+    # -- HBM traffic: the window's line trace through the L2 share of the window ----
+    read_b = write_b = 0.0
+    hit_rate = 0.0
+    inflight = 0.0
+    n_steps = 1.0
+    if tr is not None and len(tr):
+        order = _interleave(tr, win)
+        key = (np.asarray(tr.buffer, np.int64)[order] << 40) + (
+            np.asarray(tr.offset_bytes, np.int64)[order] // _LINE_BYTES)
+        ids, inv = np.unique(key, return_inverse=True)
+        cap = int(hw.l2_bytes * min(1.0, W / max(1, min(n_prog, n_res))))
+        st = simulate_l2_stream(inv.astype(np.int64), np.asarray(tr.is_write)[order],
+                                np.full(ids.size, _LINE_BYTES, np.int64),
+                                l2_bytes=max(cap, _LINE_BYTES))
+        scale = n_prog / W
+        read_b, write_b = st.hbm_read_bytes * scale, st.hbm_write_bytes * scale
+        hit_rate = st.l2_hit_rate
+        # bytes one load op of a program keeps in flight, and dependent load steps
+        prog = np.asarray(tr.program, np.int64)
+        op = np.asarray(tr.op, np.int64)
+        reads = ~np.asarray(tr.is_write)
+        if reads.any():
+            pk = prog[reads] * (1 << 32) + op[reads]
+            _, per_op = np.unique(pk, return_counts=True)
+            inflight = float(per_op.max()) * _LINE_BYTES
+            n_ops = np.unique(pk).size
+            n_steps = max(1.0, n_ops / W)
+    hbm = read_b + (write_b if params.count_writes else 0.0)
+    # -- time: the busiest SM's programs, compute pipes in sequence --------------------
+    rounds = _cdiv(n_prog, hw.n_sms)
+    clock = hw.clock_hz
+    dot_s = rounds * float(dot.mean()) / (hw.tensor_flops_per_s(dtype) / hw.n_sms
+                                          * params.peak_efficiency)
+    alu_s = rounds * float(alu.mean()) / (CUDA_CORE_LANES_PER_SM * clock)
+    sfu_s = rounds * float(sfu.mean()) / (SFU_LANES_PER_SM * clock)
+    compute_s = dot_s + max(alu_s, sfu_s)
+    if regs_need > hw.max_regs_per_thread:  # spills: local memory round trips
+        compute_s *= regs_need / hw.max_regs_per_thread
+    lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
+    bw_peak = hw.hbm_bytes_per_s * params.bandwidth_efficiency
+    bw_little = hw.n_sms * bps * max(inflight, _LINE_BYTES) / lat
+    memory_s = hbm / min(bw_peak, bw_little)
+    waves = _cdiv(n_prog, n_res)
+    latency_s = waves * n_steps * lat
+    o = 1.0 - params.overlap_decay ** (ns * bps - 1) if bps * ns > 1 else 0.0
+    t = (max(compute_s, memory_s, latency_s) + (1.0 - o) * min(compute_s, memory_s)
+         + hw.launch_overhead_s)
+    return None, RecordsEstimate(
+        time_s=t, compute_s=compute_s, memory_s=memory_s, latency_s=latency_s,
+        hbm_read_bytes=read_b, hbm_write_bytes=write_b, hbm_bytes=hbm,
+        l2_hit_rate=hit_rate, occupancy=occ.occupancy, blocks_per_sm=float(bps),
+        n_waves=float(waves),
+        smem_bytes=float(smem), regs_per_thread=float(regs_need),
+        dot_flops=float(dot.mean()) * n_prog, alu_ops=float(alu.mean()) * n_prog,
+        sfu_ops=float(sfu.mean()) * n_prog)
+
+
+def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
+    """The ``"records"`` GPU model: every launch of the config, from interpreter records.
+
+    Launches run one after another, so times and bytes add up; occupancy
+    and the wave count are those of the longest launch.
+    """
+    spec, shape, dtype = self.spec, self.shape, self.dtype
+    args = self.model_args()
+    try:
+        launches = spec.launches(shape, dtype, c, args)
+    except Exception as exc:  # noqa: BLE001 - a config the kernel cannot run
+        return self._infeasible(config, f"{type(exc).__name__}: {exc}")
+    total: dict[str, float] = {}
+    longest = -1.0
+    for launch in launches:
+        reason, m = estimate_launch(launch, self.hardware, self.params, dtype)
+        if reason is not None:
+            return self._infeasible(config, reason)
+        for k in ("time_s", "compute_s", "memory_s", "latency_s", "hbm_read_bytes",
+                  "hbm_write_bytes", "hbm_bytes", "dot_flops", "alu_ops", "sfu_ops"):
+            total[k] = total.get(k, 0.0) + m[k]
+        if m["time_s"] > longest:
+            longest = m["time_s"]
+            for k in ("occupancy", "blocks_per_sm", "n_waves", "smem_bytes",
+                      "regs_per_thread", "l2_hit_rate"):
+                total[k] = m[k]
+    t = total["time_s"]
+    flops = float(spec.flops(shape))
+    reads = total["hbm_read_bytes"]
+    comp = total["compute_s"]
+    mem = max(total["memory_s"], total["latency_s"])
+    return self._ok(config, {
+        "time_s": t, "tflops": flops / t / 1e12, "hbm_bytes": total["hbm_bytes"],
+        "hbm_read_bytes": reads, "l2_hit_rate": total["l2_hit_rate"],
+        "compute_s": comp, "memory_s": total["memory_s"], "occupancy": total["occupancy"],
+        "bound": 0.0 if comp >= mem else 1.0, "blocks_per_sm": total["blocks_per_sm"],
+        "n_waves": total["n_waves"], "k_merge": 1.0})
