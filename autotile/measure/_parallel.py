@@ -58,9 +58,16 @@ def _call(fn: Callable[[Any], Any], item: Any) -> Any:
     return fn(item)
 
 
+def _distributed() -> Any:
+    import importlib
+
+    return importlib.import_module("distributed")  # untyped: used through Any
+
+
 @contextlib.contextmanager
 def _client(scheduler: Any, n_jobs: int) -> Iterator[Any]:
-    from distributed import Client, LocalCluster
+    dd = _distributed()
+    Client, LocalCluster = dd.Client, dd.LocalCluster
 
     if type(scheduler).__name__ == "Client":
         yield scheduler
@@ -125,8 +132,7 @@ def parallel_map(fn: Callable[..., Any], items: Sequence[Any] | Iterable[Any], *
         yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered" if unordered
                             else "generator")(delayed(fn)(*shared, item) for item in items)
         return
-    from distributed import as_completed
-
+    as_completed = _distributed().as_completed
     with _client(scheduler, n_jobs) as client:
         remote_fn = client.scatter(bound, broadcast=True, hash=False)
         futures = client.map(_call, [remote_fn] * len(items), items, pure=False)

@@ -129,6 +129,7 @@ def build(spec: dict[str, Any]) -> tuple[Any, Any]:
     from autotile.space import gemm_space
 
     kind, objective = spec["space"], spec.get("objective")
+    measurer: Any
     if kind == "kernel-tuner":
         from autotile.measure._kernel_tuner import load_kernel_tuner
 

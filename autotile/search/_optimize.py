@@ -357,7 +357,7 @@ def _claim(study: Study, n_trials: int, want: int, bar: Any, hb: _Heartbeat,
             else:  # the holder was abandoned (or failed to record): measure it here
                 pending.append(w.pending)
         waiting[:] = still
-        running = {}
+        running: dict[str, int] = {}
         for t in counted:
             if t.state == TrialState.RUNNING:
                 text = trial_config_text(t)

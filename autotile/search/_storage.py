@@ -62,7 +62,7 @@ _OPTUNA_TABLES = {"studies", "trials", "version_info", "alembic_version"}
 try:  # Optuna >= 4.9 renamed the callback
     from optuna.storages import RetryHeartbeatStaleTrialCallback as _RetryBase
 except ImportError:  # pragma: no cover - older Optuna
-    from optuna.storages import RetryFailedTrialCallback as _RetryBase  # type: ignore[assignment]
+    from optuna.storages import RetryFailedTrialCallback as _RetryBase
 
 
 def retried_numbers(trials: list[FrozenTrial]) -> set[int]:
@@ -89,7 +89,7 @@ def retried_numbers(trials: list[FrozenTrial]) -> set[int]:
     return out
 
 
-class RetryStaleTrial(_RetryBase):  # type: ignore[misc, valid-type]
+class RetryStaleTrial(_RetryBase):
     """Optuna's ``RetryFailedTrialCallback``, queueing each abandoned trial at most once.
 
     A heartbeat-stale trial is queued again as a WAITING trial with the same

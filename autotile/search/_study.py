@@ -139,18 +139,26 @@ class Study:
     ) -> Study:
         """Run trials until the study holds ``n_trials`` finished trials.
 
-        ``n_trials`` is the *total* budget: a resumed study only runs the
-        trials still missing. First, trials left RUNNING by a process that
-        died (same host, dead pid, or no owner recorded) are finished by
-        measuring exactly the config they hold, so a killed study loses no
-        trial and measures none twice. Then trials are asked in batches of
-        ``n_jobs``: each config is suggested (:func:`suggest_config`), a
-        config that violates the space's constraints is told FAIL with the
-        violations as ``"error"`` (no measurement), a config already
-        measured in this study reuses that measurement, and the rest are
-        measured in parallel with joblib (``Measurer.measure_batch``) and
-        told. Searchers without repeats stop early once every config of the
-        space is in the study.
+        ``n_trials`` is the *total* budget of the study, over every worker
+        running it: a resumed study only runs the trials still missing, and
+        several processes or machines calling this on the same storage and
+        study share the budget exactly (see :mod:`autotile.search._optimize`).
+        Under the study's lock, a worker first fails trials whose heartbeat
+        stopped (their worker died) and queues them again with the same
+        config (Optuna's ``RetryFailedTrialCallback``); then it takes a WAITING
+        trial, or creates one while the study holds fewer than ``n_trials``,
+        and suggests its config (:func:`suggest_config`) while every running
+        trial is visible to the searcher. A config that violates the space's
+        constraints is told FAIL with the violations as ``"error"`` (no
+        measurement), a config already measured in this study reuses that
+        measurement, one that another trial is measuring waits for its
+        result, and the rest are measured in parallel with joblib
+        (``Measurer.measure_batch``) and told. The call returns when the
+        study holds ``n_trials`` finished trials (it waits for other
+        workers' running trials, or for their heartbeat to stop), or at
+        ``timeout``. On ``KeyboardInterrupt`` this worker's unfinished trials
+        go back to WAITING. Searchers without repeats stop early once every
+        config of the space is in the study.
 
         When every trial this call finished failed or was infeasible (so
         nothing was measured), a ``RuntimeWarning`` quotes the first few
@@ -171,7 +179,8 @@ class Study:
         progress : bool, default=True
             Show a tqdm bar: trials, best so far, elapsed time.
         timeout : float, optional
-            Seconds after which no new batch is started, ``> 0``.
+            Seconds after which this worker takes no new trial and stops
+            waiting for other workers, ``> 0``; the study stays resumable.
 
         Returns
         -------

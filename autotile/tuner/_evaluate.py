@@ -44,7 +44,8 @@ def score_candidate(scorer: Scorer, real_args: Mapping[str, Any], grid: Any,
     """
     try:
         if getattr(scorer, "wants_grid", False):
-            return "ok", scorer(config, real_args, grid=grid)
+            with_grid: Any = scorer
+            return "ok", with_grid(config, real_args, grid=grid)
         return "ok", scorer(config, real_args)
     except Exception as exc:  # noqa: BLE001 - a failed config is data
         return "raised", _err(exc)
