@@ -28,6 +28,7 @@ is written to it.
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import sqlite3
 import time
@@ -128,7 +129,12 @@ class HeartbeatJournalStorage(JournalStorage, BaseHeartbeat):
     when this process has seen its heartbeat unchanged for more than
     ``grace_period`` seconds of its own monotonic clock, so hosts whose
     clocks differ agree; a process that has just started waits
-    ``grace_period`` before it fails anything.
+    ``grace_period`` before it fails anything. Time during which the log
+    took no writes does not count: a process that waited longer than
+    ``heartbeat_interval`` to append (the journal's lock held by a writer
+    that died, until the lock's own grace period breaks it) restarts its
+    clocks, and a process that saw nothing appended for two intervals
+    appends a ``"autotile:ping"`` study attribute first.
 
     Parameters
     ----------
@@ -152,6 +158,17 @@ class HeartbeatJournalStorage(JournalStorage, BaseHeartbeat):
         self.grace_period = grace_period
         self.heartbeat_stale_trial_callback = heartbeat_stale_trial_callback
         self._seen: dict[int, tuple[Any, float]] = {}
+        self._stall_end = -math.inf  # when this process last waited long to append
+        self._last_n = -1
+        self._last_growth = time.monotonic()
+
+    def _write_log(self, op_code: int, extra_fields: dict[str, Any]) -> None:
+        t0 = time.monotonic()
+        super()._write_log(op_code, extra_fields)
+        if time.monotonic() - t0 > self.heartbeat_interval:
+            # the log could not be appended to for a while (e.g. a writer died holding its
+            # lock, which is broken after 30 s): nobody's heartbeat got through either
+            self._stall_end = time.monotonic()
 
     def record_heartbeat(self, trial_id: int) -> None:
         """Write the trial's heartbeat (a finished trial is left alone)."""
@@ -162,14 +179,22 @@ class HeartbeatJournalStorage(JournalStorage, BaseHeartbeat):
 
     def _get_stale_trial_ids(self, study_id: int) -> list[int]:
         grace = self.grace_period or 4 * self.heartbeat_interval
+        running = self.get_all_trials(study_id, deepcopy=False, states=(TrialState.RUNNING,))
         now = time.monotonic()
+        n_read = self._replay_result.log_number_read
+        if n_read != self._last_n:
+            self._last_n, self._last_growth = n_read, now
+        elif running and now - self._last_growth > 2 * self.heartbeat_interval:
+            # nothing appended lately: check that the log takes writes before judging
+            self.set_study_system_attr(study_id, "autotile:ping", round(time.time(), 3))
+            now = self._last_growth = time.monotonic()
         stale = []
-        for t in self.get_all_trials(study_id, deepcopy=False, states=(TrialState.RUNNING,)):
+        for t in running:
             beat = t.system_attrs.get(HEARTBEAT_ATTR)
             seen = self._seen.get(t._trial_id)
             if seen is None or seen[0] != beat:
                 self._seen[t._trial_id] = (beat, now)
-            elif now - seen[1] > grace:
+            elif now - max(seen[1], self._stall_end) > grace:
                 stale.append(t._trial_id)
         return stale
 
