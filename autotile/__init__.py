@@ -1,7 +1,8 @@
 """autotile: auto-tuning and design-space exploration of tensor programs.
 
 Layers, in data-flow order: ``lang`` and ``te`` (kernels and compute
-definitions) -> ``space`` (knobs, spaces, templates) -> ``measure``
+definitions) -> ``space`` (knobs, spaces, templates) -> ``kernels`` (the
+library, one ``KernelSpec`` per kernel, and its registry) -> ``measure``
 (interpreter runs, simulators, hardware profiles) -> ``cost_model`` ->
 ``search`` (searchers, studies, reports) -> ``tuner`` (``@autotune``).
 """
@@ -12,14 +13,14 @@ from typing import Any
 
 from autotile import errors
 
-__all__ = ["errors", "__version__", "create_study", "tune", "autotune"]
+__all__ = ["errors", "__version__", "create_study", "tune", "autotune", "perf_model"]
 
 _LAZY = {"create_study": "autotile.search", "tune": "autotile.search",
-         "autotune": "autotile.tuner"}
+         "autotune": "autotile.tuner", "perf_model": "autotile.tuner"}
 
 
 def __getattr__(name: str) -> Any:
-    """Import ``create_study``, ``tune`` and ``autotune`` on first use."""
+    """Import ``create_study``, ``tune``, ``autotune`` and ``perf_model`` on first use."""
     if name in _LAZY:
         import importlib
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 __all__ = [
     "AutotileError",
     "InvalidConfigError",
+    "ConstraintError",
     "ScheduleError",
     "LangError",
     "OutOfBoundsError",
+    "IntegerOverflowError",
+    "NotSupportedError",
     "MeasureError",
     "NotFittedError",
     "CorruptFileError",
@@ -26,6 +29,16 @@ class InvalidConfigError(AutotileError, ValueError):
     """A config names an unknown knob, misses a knob, or has a value outside its knob."""
 
 
+class ConstraintError(AutotileError, TypeError):
+    """A constraint could not decide a config: it raised or did not return a bool.
+
+    The message names the constraint and the config; when the constraint
+    raised, the original exception is chained as ``__cause__``. Unlike
+    :class:`InvalidConfigError` (a config the space rejects) this is a bug in
+    the constraint, so studies stop on it instead of skipping the config.
+    """
+
+
 class ScheduleError(AutotileError, ValueError):
     """An illegal schedule: bad split factor, axis used twice, axis of another stage."""
 
@@ -36,6 +49,18 @@ class LangError(AutotileError, TypeError):
 
 class OutOfBoundsError(LangError, IndexError):
     """An unmasked ``load``/``store`` touched memory outside its buffer."""
+
+
+class IntegerOverflowError(LangError, OverflowError):
+    """Signed integer arithmetic in a kernel left its type's range (the GPU would wrap).
+
+    Raised by ``+ - * <<`` and unary ``-`` on signed integer blocks unless the
+    launch passes ``sanitize_overflow=False`` (see :mod:`autotile.lang`).
+    """
+
+
+class NotSupportedError(LangError, NotImplementedError):
+    """A Triton feature the interpreter does not implement (e.g. a reduction over a tuple)."""
 
 
 class MeasureError(AutotileError, RuntimeError):

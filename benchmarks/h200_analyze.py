@@ -641,7 +641,7 @@ def pipeline_section() -> dict[str, Any]:
     configs timed in the sim-to-real rounds, and writes the fit on all
     configs to ``h200_calibrated_params_v2.csv``.
     """
-    from autotile.measure.gpu._calibrate import DEFAULT_FIT, PIPELINE_FIT, PIPELINE_STARTS
+    from h200_fit_versions import DEFAULT_FIT, PIPELINE_FIT, PIPELINE_STARTS
 
     l2 = L2_SIZES[1]
     hw = dataclasses.replace(H200, l2_bytes=l2)
@@ -762,7 +762,7 @@ def smem_section() -> dict[str, Any]:
     timed in the sim-to-real rounds and writes the fit on all configs to
     ``h200_calibrated_params_v3.csv``.
     """
-    from autotile.measure.gpu._calibrate import PIPELINE_FIT, PIPELINE_STARTS, SMEM_FIT, SMEM_STARTS
+    from h200_fit_versions import PIPELINE_FIT, PIPELINE_STARTS, SMEM_FIT, SMEM_STARTS
 
     l2 = L2_SIZES[1]
     hw = dataclasses.replace(H200, l2_bytes=l2)
@@ -809,9 +809,8 @@ def drift_section() -> dict[str, Any]:
     members differ only in GROUP_M and orientation; writes the fit on all
     configs to ``h200_calibrated_params_v4.csv``.
     """
+    from h200_fit_versions import SMEM_FIT, SMEM_STARTS
     from scipy.stats import kendalltau, spearmanr
-
-    from autotile.measure.gpu._calibrate import SMEM_FIT, SMEM_STARTS
 
     l2 = L2_SIZES[1]
     hw = dataclasses.replace(H200, l2_bytes=l2)
@@ -987,7 +986,7 @@ def power_section() -> dict[str, Any]:
     # the main sweep: v3's held-out split fit with and without the term (b as fitted above)
     from types import SimpleNamespace
 
-    from autotile.measure.gpu._calibrate import POWER_FIT, POWER_STARTS, SMEM_FIT, SMEM_STARTS
+    from h200_fit_versions import POWER_FIT, POWER_STARTS, SMEM_FIT, SMEM_STARTS
 
     obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
                                        DATA / "h200_matmul_model.csv", l2_bytes=l2)
@@ -1023,7 +1022,9 @@ def power_section() -> dict[str, Any]:
     # eq. 5c': the port and the tensor cores as a smooth maximum of norm q, q chosen by
     # the training cost of POWER_FIT on the same split; scored held out and on the
     # probe's 256x128x64 / 128x256x64 pair (same bytes and clock; not used in any fit)
-    from autotile.measure.gpu._calibrate import SMEM_OVERLAP_NORM_H200, MatmulObservations
+    from h200_fit_versions import SMEM_OVERLAP_NORM_H200
+
+    from autotile.measure.gpu._calibrate import MatmulObservations
 
     pair = [(128, 256, 64, 8, 8, 4), (256, 128, 64, 4, 8, 4)]
     t_pair = [stats[k]["t"] for k in pair]

@@ -15,6 +15,8 @@ from autotile.kernels._flash_attention import (
     attn_fwd_kernel,
     default_block_n,
     flash_attention,
+    flash_attention_objectives,
+    flash_attention_pareto,
     io_flash,
     onchip_flash_bytes,
 )
@@ -145,6 +147,8 @@ __all__ = [
     "onchip_flash_bytes",
     "default_block_n",
     "FLASH_KNOBS",
+    "flash_attention_objectives",
+    "flash_attention_pareto",
     # normalisation
     "layer_norm_fwd_kernel",
     "layer_norm",

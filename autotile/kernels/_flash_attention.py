@@ -46,6 +46,9 @@ __all__ = [
     "onchip_flash_bytes",
     "default_block_n",
     "FLASH_KNOBS",
+    "FLASH_ATTENTION_SPEC",
+    "flash_attention_objectives",
+    "flash_attention_pareto",
 ]
 
 
@@ -354,3 +357,74 @@ FLASH_ATTENTION_SPEC = KernelSpec(
     launcher=flash_attention, host_reference=attention_reference,
     doc="attention forward with online softmax, causal or not (tutorial 06)",
 )
+
+
+# --------------------------------------------------------------------------------------
+# flash attention: three objectives (seed §4.4)
+def flash_attention_objectives(N: int, d: int, BLOCK_M: int, BLOCK_N: int,
+                               dtype: str = "float16") -> tuple[int, int, int]:
+    """The seed's three flash-attention objectives for one block shape.
+
+    Parameters
+    ----------
+    N, d : int
+        Sequence length and head dimension (one head, not causal).
+    BLOCK_M, BLOCK_N : int
+        Query rows per program and key rows per step.
+    dtype : str, default="float16"
+
+    Returns
+    -------
+    hbm_bytes : int
+        :func:`~autotile.kernels.io_flash` (minimise).
+    onchip_bytes : int
+        fp32 accumulator plus score block per program,
+        :func:`~autotile.kernels.onchip_flash_bytes` (minimise).
+    n_programs : int
+        ``cdiv(N, BLOCK_M)`` (parallelism, maximise).
+
+    References
+    ----------
+    Dao et al., "FlashAttention", NeurIPS 2022, Theorem 2 (IO complexity);
+    seed §4.4.
+    """
+    from autotile.kernels._spaces import DTYPE_ITEMSIZE
+
+    isz = DTYPE_ITEMSIZE[dtype]
+    return (io_flash(N, d, BLOCK_M, isz, block_n=BLOCK_N),
+            onchip_flash_bytes(BLOCK_M, d, BLOCK_N), cdiv(N, BLOCK_M))
+
+
+def flash_attention_pareto(N: int = 4096, d: int = 128, dtype: str = "float16"
+                           ) -> list[dict[str, int]]:
+    """Exact Pareto front of the three flash-attention objectives, by enumeration.
+
+    ``num_warps`` and ``num_stages`` do not change the objectives, so the
+    front is over the distinct ``(BLOCK_M, BLOCK_N)`` of
+    :func:`flash_attention_space`.
+
+    Returns
+    -------
+    list of dict
+        ``BLOCK_M``, ``BLOCK_N``, ``hbm_bytes``, ``onchip_bytes``,
+        ``n_programs`` of each non-dominated point, by increasing ``BLOCK_M``
+        then ``BLOCK_N``.
+    """
+    from autotile.kernels._spaces import flash_attention_space
+
+    space = flash_attention_space(N, d, dtype)
+    pts = sorted({(c["BLOCK_M"], c["BLOCK_N"]) for c in space})
+    objs = {bb: flash_attention_objectives(N, d, *bb, dtype) for bb in pts}
+
+    def key(o: tuple[int, int, int]) -> tuple[int, int, int]:
+        return (o[0], o[1], -o[2])  # all minimised
+
+    front = []
+    for bb, o in objs.items():
+        ko = key(o)
+        dominated = any(all(x <= y for x, y in zip(key(q), ko)) and key(q) != ko
+                        for q in objs.values())
+        if not dominated:
+            front.append({"BLOCK_M": bb[0], "BLOCK_N": bb[1], "hbm_bytes": o[0],
+                          "onchip_bytes": o[1], "n_programs": o[2]})
+    return front

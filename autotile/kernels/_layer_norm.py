@@ -144,7 +144,8 @@ def layer_norm_reference(
 
 LAYER_NORM_KNOBS = KernelKnobs(
     kernel=layer_norm_fwd_kernel,
-    knobs={"BLOCK_SIZE": (128, 256, 512, 1024, 2048, 4096, 8192), "num_warps": (1, 2, 4, 8)},
+    knobs={"BLOCK_SIZE": (128, 256, 512, 1024, 2048, 4096, 8192),
+           "num_warps": (1, 2, 4, 8, 16)},
     constraints=(
         ShapeConstraint("threads_le_block", lambda c, s: 32 * c["num_warps"] <= c["BLOCK_SIZE"],
                    "32 * num_warps <= BLOCK_SIZE"),

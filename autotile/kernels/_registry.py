@@ -21,6 +21,7 @@ from autotile.kernels._persistent_matmul import (
 )
 from autotile.kernels._softmax import SOFTMAX_FUSED_SPEC, SOFTMAX_NAIVE_SPEC
 from autotile.kernels._spec import KernelSpec
+from autotile.kernels._swiglu import SWIGLU_SPEC
 from autotile.kernels._vector_add import ADD_SPEC
 
 __all__ = ["KERNELS", "KernelRegistry", "register_kernel", "get_kernel_spec", "spec_for_kernel"]
@@ -115,5 +116,6 @@ for _spec in (
     FLASH_ATTENTION_SPEC,
     LAYER_NORM_SPEC,
     L2_NORM_SPEC,
+    SWIGLU_SPEC,
 ):
     register_kernel(_spec)

@@ -41,7 +41,19 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
   pass with the same memory, record and trace, falling back to one program
   at a time where programs branch differently (:mod:`autotile.lang._batch`);
 * index arithmetic keeps Triton's types (``program_id``/``arange`` are
-  int32, int32 products wrap like on the GPU); pointer offsets are int64;
+  int32); pointer offsets are int64;
+* signed integer overflow is an error: a ``+``, ``-``, ``*``, ``<<`` or unary
+  ``-`` on int8/16/32/64 values whose exact result does not fit the type
+  raises :class:`~autotile.errors.IntegerOverflowError` (kernel, program id,
+  operands, exact and wrapped value), where the GPU would wrap silently (an
+  int32 ``pid * stride`` past ``2**31`` reads the wrong element, Triton
+  #6748); this is Triton's ``sanitize_overflow`` check, which the GPU only
+  runs with ``debug=True``.  The launch option ``sanitize_overflow=False``
+  keeps the GPU's two's-complement wrapping, for kernels that wrap on
+  purpose (hashes, random number generators); batched launches and
+  ``programs=`` subsets follow the same option.  Unsigned integers, ``//``,
+  ``%``, casts, reductions and atomics always wrap; a Python int operand
+  outside the type an op computes in is an error, as in Triton;
 * ``//`` and ``%`` on integers truncate toward zero (C), ``%`` on floats is
   ``fmod``, ``//`` on floats is a :class:`~autotile.errors.LangError`;
 * masked-off lanes of ``load`` give ``other`` or 0, never touch memory and
@@ -50,8 +62,15 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
   first 5 offsets) before anything is read or written; a store or atomic to
   an argument whose array is read-only (``flags.writeable`` False) raises a
   :class:`~autotile.errors.LangError` naming the argument;
-* ``dot`` multiplies fp16/bf16/fp32 in float32 (no TF32 rounding);
-  ``max``/``min``/``maximum`` ignore a NaN operand like ``max.f32``;
+* ``dot`` multiplies fp16/bf16/fp32 in float32 (no TF32 rounding) and
+  checks ``input_precision`` against Triton's values;
+* NaN rule: ``max``/``min``/``maximum``/``minimum`` ignore a NaN operand
+  like ``max.f32`` (NaN only when every lane is NaN), and ``argmax``/
+  ``argmin`` point at that value (``[1, nan, 5, 2]``: max 5, argmax 2; an
+  all-NaN row gives index 0), where Triton's GPU argmax lets a NaN win
+  depending on the reduction tree;
+* ``tl.reduce`` and ``tl.associative_scan`` over a tuple of tensors raise
+  :class:`~autotile.errors.NotSupportedError`;
 * bfloat16 values are float32 arrays rounded to bfloat16 (nearest even)
   after every op, cast, load and store.
 """
@@ -164,6 +183,7 @@ from autotile.lang._dtypes import (
     uint32,
     uint64,
 )
+from autotile.lang._from_triton import from_triton, is_triton_kernel
 from autotile.lang._jit import IRListing, JITFunction, ir_listing, jit
 from autotile.lang._memory import (
     atomic_add,
@@ -186,6 +206,7 @@ block_type = tensor
 __all__ = [
     # kernels and launch
     "jit", "JITFunction", "constexpr", "tensor", "IRListing", "ir_listing",
+    "from_triton", "is_triton_kernel",
     # recording
     "LaunchRecord", "AccessTrace", "Recorder", "recording",
     # dtypes

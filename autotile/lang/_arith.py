@@ -2,8 +2,13 @@
 
 :func:`binary` implements ``+ - * / // % < <= > >= == != & | ^ << >>`` of
 :class:`~autotile.lang._tensor.tensor`.  Index arithmetic keeps Triton's
-types (``arange`` is int32 and int32 products wrap like on the GPU);
-pointer offsets themselves are kept in int64.  Same-dtype operands and an
+types (``program_id`` and ``arange`` are int32); a signed integer ``+ - * <<``
+(and unary ``-``, :func:`negate`) whose exact result does not fit its type
+raises :class:`~autotile.errors.IntegerOverflowError` unless the launch passes
+``sanitize_overflow=False``, which wraps like the GPU
+(:mod:`autotile.lang._overflow`).  Pointer offsets themselves are kept in
+int64.  A Python int operand must fit the type the op computes in (Triton's
+"Scalar ... is out of range" rule).  Same-dtype operands and an
 int32/int64/float32/float64 tensor with a Python scalar take table-driven
 fast paths; everything else goes through
 :func:`~autotile.lang._semantic.computation_type`.
@@ -18,21 +23,34 @@ import numpy as np
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _opcount
+from autotile.lang import _overflow as O
 from autotile.lang._semantic import computation_type, short_value
 from autotile.lang._state import CURRENT, shape_str
 from autotile.lang._tensor import BatchedTensor, align_pair, constexpr, describe, tensor, wrap
 
-__all__ = ["binary"]
+__all__ = ["binary", "negate"]
 
 
 def _scalar_value(b: Any, dt: D.dtype) -> Any:
-    """A Python scalar as a NumPy scalar of ``dt``'s compute type."""
+    """A Python scalar as a NumPy scalar of ``dt``'s compute type.
+
+    Raises
+    ------
+    LangError
+        If ``b`` is an int outside ``dt``'s range (Triton: "Scalar ... is out
+        of range for type ...").
+    """
     if dt is D.bfloat16:
         return D.round_to_bf16(np.float32(b))[()]
     try:
         return dt.np.type(b)
     except OverflowError:
-        return np.array(b).astype(dt.np)[()]
+        if dt.kind == 3:
+            return np.array(b).astype(dt.np)[()]
+        info = np.iinfo(dt.np)
+        raise LangError(f"scalar {b} is out of range for {dt} [{info.min}, {info.max}], the "
+                        f"type the op computes in; cast the tensor first (e.g. "
+                        f"x.to(tl.int64))") from None
 
 
 def _operand(b: Any) -> tuple[Any, D.dtype | D.pointer_type, bool] | None:
@@ -98,6 +116,8 @@ def _fast_table() -> dict[tuple[str, D.dtype], tuple[Any, D.dtype, str]]:
 
 
 _FAST = _fast_table()
+#: (op, dtype) pairs whose results are checked for overflow (see ``_overflow``).
+_CHECKED = frozenset((op, dt) for op in O.CHECKED_OPS for dt in O.SIGNED)
 
 
 _SCALAR_FAST_DTYPES = {D.int32: 0, D.int64: 0, D.float32: 1, D.float64: 1}
@@ -127,6 +147,11 @@ def _scalar_fast(a: Any, b: Any, op: str) -> tensor | None:
     except ValueError:
         return None
     st = CURRENT.get()
+    if (op, dt) in _CHECKED and (st is None or st.sanitize_overflow):
+        if t_first:
+            O.check_binary(op, t.v, sv, r, dt, a, b)
+        else:
+            O.check_binary(op, sv, t.v, r, dt, a, b)
     if st is not None and st.ir is not None:
         st.emit(f"{spec[2]} : {shape_str(np.shape(r))}", True)
     return _opcount.binary(op, tensor(r, spec[1]))
@@ -155,6 +180,8 @@ def binary(a: Any, b: Any, op: str) -> tensor:
                     pass
                 else:
                     st = CURRENT.get()
+                    if (op, ta) in _CHECKED and (st is None or st.sanitize_overflow):
+                        O.check_binary(op, a.v, b.v, r, ta, a, b)
                     if st is not None and st.ir is not None:
                         st.emit(f"{spec[2]} : {shape_str(np.shape(r))}", True)
                     return _opcount.binary(op, tensor(r, spec[1]))
@@ -193,6 +220,8 @@ def binary(a: Any, b: Any, op: str) -> tensor:
     except ValueError:
         raise LangError(
             f"incompatible shapes for {op}: {describe(a)} and {describe(b)}") from None
+    if (op, ct) in _CHECKED and O.sanitizing():
+        O.check_binary(op, av, bv, r, ct, a, b)
     if is_cmp:
         rt = D.int1
     else:
@@ -242,3 +271,22 @@ def _pointer_binary(a: Any, b: Any, av: Any, ta: Any, bv: Any, tb: Any, op: str,
     if st is not None and st.ir is not None:
         st.emit(f"tt.addptr : {shape_str(np.shape(r))}", True)
     return tensor(r, ta, a.buf)
+
+
+def negate(t: tensor) -> tensor:
+    """``-t`` for a tensor that is not a pointer or int1 (checked like :func:`binary`).
+
+    Counts one ALU lane per element (:func:`autotile.lang._opcount.alu`).
+
+    Raises
+    ------
+    IntegerOverflowError
+        If ``t`` is a signed integer holding its type's minimum (unless the
+        launch passes ``sanitize_overflow=False``).
+    """
+    batched = type(t) is BatchedTensor
+    v = t.pv if type(t) is BatchedTensor else t.v
+    r = np.negative(v)
+    if t.dtype in O.SIGNED and O.sanitizing():
+        O.check_negate(v, r, t.dtype, t)
+    return _opcount.alu(wrap(r, t.dtype, batched))

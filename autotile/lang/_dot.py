@@ -30,14 +30,19 @@ def dot(input: Any, other: Any, acc: Any = None, input_precision: Any = None,
     float16/bfloat16/float32 operands accumulate in float32 (float64 in
     float64, int8 in int32).  Products of fp16/bf16 values are exact in
     float32, so the result matches a float32 GEMM.  ``input_precision`` and
-    ``allow_tf32`` are ignored: float32 operands are multiplied in full
-    float32 (the GPU would use TF32 by default).  Shapes below 16 are allowed.
+    ``allow_tf32`` do not change the result: float32 operands are multiplied
+    in full float32 (the GPU would use TF32 by default), but
+    ``input_precision`` must be one that Triton accepts.  Shapes below 16
+    are allowed.
 
     Raises
     ------
     LangError
-        If ranks are not 2/3, inner dimensions differ or dtypes differ.
+        If ranks are not 2/3, inner dimensions differ, dtypes differ or
+        ``input_precision`` is not None or one of Triton's ``"tf32"``,
+        ``"tf32x3"``, ``"ieee"``, ``"bf16x3"``, ``"bf16x6"`` (any case).
     """
+    S.check_input_precision(input_precision)
     a, b = to_tensor(input), to_tensor(other)
     S.check_dot_shapes(a.shape, b.shape)
     if a.dtype is not b.dtype:

@@ -30,7 +30,7 @@ __all__ = ["JITFunction", "jit", "IRListing"]
 
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                    "launch_cooperative_grid", "debug", "warmup", "stream", "device",
-                   "batch_programs", "programs")
+                   "batch_programs", "programs", "sanitize_overflow")
 
 
 class IRListing:
@@ -231,7 +231,8 @@ class JITFunction:
         """Launch on ``grid`` (what ``kernel[grid](*args, **kwargs)`` calls).
 
         Besides the kernel's arguments and Triton's launch options (accepted,
-        recorded or ignored), the interpreter takes ``batch_programs``:
+        recorded or ignored), the interpreter takes ``batch_programs`` and
+        ``programs``:
 
         batch_programs : bool or int, default=False
             Run up to this many consecutive programs (``True``: 1024) in one
@@ -261,6 +262,25 @@ class JITFunction:
             not).  With ``batch_programs``, each run of consecutive indices is
             batched as a launch of just those programs would be.  Not a Triton
             option: pass it only to the interpreter.
+
+        and ``sanitize_overflow`` (Triton's option of the same name, which on
+        the GPU only acts with ``debug=True``):
+
+        sanitize_overflow : bool, default=True
+            Raise :class:`~autotile.errors.IntegerOverflowError` when a signed
+            integer ``+``, ``-``, ``*``, ``<<`` or unary ``-`` (int8 to int64)
+            leaves its type's range, naming the kernel, the program id, the
+            operands, the exact and the wrapped value.  ``False`` wraps like
+            the GPU (two's complement), for kernels that wrap on purpose
+            (hashes, random number generators); batched launches and subsets
+            (``programs=``) follow the same rule.  See :mod:`autotile.lang._overflow`.
+
+        Raises
+        ------
+        IntegerOverflowError
+            On signed integer overflow with ``sanitize_overflow=True``.
+        LangError
+            On a bad argument, grid or launch option, or a misused builtin.
         """
         self._launch(args, kwargs, grid, ir=False)
 
@@ -279,7 +299,8 @@ class JITFunction:
         call_args, buffers = self._convert(vals)
         rec = RECORDER.get()
         trace = rec.trace if rec is not None else None
-        st = Launch(self.__name__, g, buffers, trace, ir)
+        sanitize = S.check_sanitize_overflow(options.get("sanitize_overflow", True))
+        st = Launch(self.__name__, g, buffers, trace, ir, sanitize)
         if lin is None:
             n_prog = g[0] * g[1] * g[2]
             lin = np.arange(min(n_prog, 1) if only_first else n_prog, dtype=np.int64)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from autotile.errors import LangError
+from autotile.errors import LangError, NotSupportedError
 from autotile.lang import _dtypes as D
 from autotile.lang import _opcount
 from autotile.lang import _semantic as S
@@ -125,13 +125,20 @@ def _maxmin(input: Any, axis: Any, return_indices: bool, keep_dims: bool, is_max
 
 def max(input: Any, axis: Any = None, return_indices: bool = False,
         return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
-    """Maximum along ``axis`` (NaN loses unless all lanes are NaN, as ``max.f32``)."""
+    """Maximum along ``axis`` (NaN loses unless all lanes are NaN, as ``max.f32``).
+
+    With ``return_indices`` also the index of :func:`argmax` (same NaN rule,
+    so the index points at the returned value).
+    """
     return _maxmin(input, axis, return_indices, keep_dims, True)
 
 
 def min(input: Any, axis: Any = None, return_indices: bool = False,
         return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
-    """Minimum along ``axis`` (NaN loses unless all lanes are NaN, as ``min.f32``)."""
+    """Minimum along ``axis`` (NaN loses unless all lanes are NaN, as ``min.f32``).
+
+    With ``return_indices`` also the index of :func:`argmin` (same NaN rule).
+    """
     return _maxmin(input, axis, return_indices, keep_dims, False)
 
 
@@ -139,7 +146,17 @@ def _argext(input: Any, axis: Any, tie_break_left: bool, keep_dims: bool, is_max
     name = "argmax" if is_max else "argmin"
     t, ax = _red_prep(input, axis, name)
     v, a = _red_in(t, np.asarray(values(t)), ax)
-    if unwrap(tie_break_left):
+    left = unwrap(tie_break_left)
+    if t.dtype.kind == 3:
+        # the lanes equal to the NaN-ignoring extremum (as tl.max/tl.min); all of them
+        # when every lane is NaN
+        m = (np.fmax if is_max else np.fmin).reduce(v, axis=a, keepdims=True)
+        hit = (v == m) | np.isnan(m)
+        if left:
+            r = np.argmax(hit, axis=a)
+        else:
+            r = v.shape[a] - 1 - np.argmax(np.flip(hit, axis=a), axis=a)
+    elif left:
         r = (np.argmax if is_max else np.argmin)(v, axis=a)
     else:
         f = np.flip(v, axis=a)
@@ -148,12 +165,43 @@ def _argext(input: Any, axis: Any, tie_break_left: bool, keep_dims: bool, is_max
 
 
 def argmax(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> tensor:
-    """Index (int32) of the maximum along ``axis``; ties go to the lowest index."""
+    """Index (int32) of the maximum along ``axis``, with the NaN rule of :func:`max`.
+
+    Parameters
+    ----------
+    input : tensor
+        The block.
+    axis : int or None
+        Axis to reduce (None: the flattened block).
+    tie_break_left : bool, default=True
+        Ties go to the lowest index; with False, to the highest (Triton
+        leaves that order unspecified).
+    keep_dims : bool, default=False
+        Keep the reduced axis with length 1.
+
+    Returns
+    -------
+    tensor of int32
+        For floats, the index of a lane equal to ``tl.max(input, axis)``:
+        NaN lanes are ignored, as ``max`` (``max.f32``/``fmaxf``) ignores
+        them, so ``x[argmax(x)] == max(x)``; ``[1, nan, 5, 2]`` gives 2.  A
+        row whose lanes are all NaN (``max`` is NaN) gives index 0 (the last
+        index with ``tie_break_left=False``).  On the GPU, Triton's argmax
+        combine (``value1 > value2``) has no NaN rule: a NaN lane wins or
+        loses depending on its place in the reduction tree (Triton #10291,
+        #10697); the interpreter's rule is the one ``max`` already follows.
+    """
     return _argext(input, axis, tie_break_left, keep_dims, True)  # type: ignore[no-any-return]
 
 
 def argmin(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False) -> tensor:
-    """Index (int32) of the minimum along ``axis``; ties go to the lowest index."""
+    """Index (int32) of the minimum along ``axis``, with the NaN rule of :func:`min`.
+
+    NaN lanes are ignored as ``min`` ignores them (``[1, nan, 5, 2]`` gives
+    0); an all-NaN row gives index 0 (the last index with
+    ``tie_break_left=False``); ties go to the lowest index.  See
+    :func:`argmax`.
+    """
     return _argext(input, axis, tie_break_left, keep_dims, False)  # type: ignore[no-any-return]
 
 
@@ -162,8 +210,25 @@ def _call(fn: Any, *args: Any) -> Any:
     return f(*args)
 
 
+def _refuse_tuple(input: Any, name: str) -> None:
+    if isinstance(input, (tuple, list)):
+        raise NotSupportedError(
+            f"tl.{name} over a tuple of {len(input)} tensors (a multi-operand {name}, e.g. "
+            f"(values, indices) with a combine_fn of 2 * {len(input)} arguments) is not "
+            f"supported by the interpreter; {name} each tensor on its own, or for an index "
+            f"use tl.argmax/tl.argmin or tl.max/tl.min with return_indices=True")
+
+
 def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> tensor:
-    """Reduce along ``axis`` with ``combine_fn(a, b)`` applied as a pairwise tree."""
+    """Reduce along ``axis`` with ``combine_fn(a, b)`` applied as a pairwise tree.
+
+    Raises
+    ------
+    NotSupportedError
+        If ``input`` is a tuple of tensors (Triton's multi-operand
+        reduction); reduce each tensor on its own.
+    """
+    _refuse_tuple(input, "reduce")
     t, ax = _red_prep(input, axis, "reduce")
     v = np.asarray(t.v)
     if ax is None:
@@ -185,7 +250,14 @@ def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> t
 
 
 def associative_scan(input: Any, axis: int, combine_fn: Any, reverse: bool = False) -> tensor:
-    """Inclusive scan along ``axis`` with ``combine_fn`` (applied sequentially)."""
+    """Inclusive scan along ``axis`` with ``combine_fn`` (applied sequentially).
+
+    Raises
+    ------
+    NotSupportedError
+        If ``input`` is a tuple of tensors (Triton's multi-operand scan).
+    """
+    _refuse_tuple(input, "associative_scan")
     t = to_tensor(input)
     ax = S.check_axis(axis, len(t.shape))
     v = np.moveaxis(np.asarray(t.v), ax, 0)

@@ -28,10 +28,13 @@ __all__ = [
     "check_power_of_two_range",
     "check_constexpr_shape",
     "check_dot_shapes",
+    "check_input_precision",
+    "DOT_INPUT_PRECISIONS",
     "check_axis",
     "check_grid",
     "check_batch_programs",
     "check_programs",
+    "check_sanitize_overflow",
     "check_writable",
     "MAX_PROGRAMS",
 ]
@@ -171,6 +174,34 @@ def check_dot_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None
             f"and b.shape={b_shape} (K={b_shape[-2]})")
     if len(a_shape) == 3 and a_shape[0] != b_shape[0]:
         raise LangError(f"dot batch dimensions must match, got {a_shape} and {b_shape}")
+
+
+#: ``tl.dot``'s ``input_precision`` values (Triton's NVIDIA backend,
+#: ``allowed_dot_input_precisions``; matched case-insensitively as Triton does).
+DOT_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
+
+def check_input_precision(value: Any) -> str | None:
+    """Check ``tl.dot``'s ``input_precision``: None or one of :data:`DOT_INPUT_PRECISIONS`.
+
+    Returns
+    -------
+    str or None
+        The value in lower case.
+
+    Raises
+    ------
+    LangError
+        If ``value`` is not None and not one of the allowed strings.
+    """
+    if hasattr(value, "value") and not hasattr(value, "v"):
+        value = value.value
+    if value is None:
+        return None
+    if isinstance(value, str) and value.lower() in DOT_INPUT_PRECISIONS:
+        return value.lower()
+    raise LangError(f"input_precision must be one of {DOT_INPUT_PRECISIONS} or None, got "
+                    f"input_precision={short_value(value)}")
 
 
 def check_axis(axis: Any, ndim: int) -> int:
@@ -359,6 +390,20 @@ def check_programs(value: Any, grid: tuple[int, int, int],
         raise LangError(f"programs must name at most {max_programs} programs (the "
                         f"interpreter runs them one by one), got {arr.size}")
     return arr
+
+
+def check_sanitize_overflow(value: Any) -> bool:
+    """Check the ``sanitize_overflow`` launch option: a bool.
+
+    Raises
+    ------
+    LangError
+        If ``value`` is not a bool.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise LangError(f"sanitize_overflow must be a bool (True: raise on signed integer "
+                    f"overflow, False: wrap like the GPU), got sanitize_overflow={value!r}")
 
 
 def check_writable(buf: Any, op: str, where: str) -> None:

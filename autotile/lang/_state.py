@@ -93,10 +93,11 @@ class Launch:
     __slots__ = (
         "kernel_name", "grid", "pid", "pid_tensors", "buffers", "counts", "masked",
         "lanes", "op", "trace", "chunks", "ir", "arange_cache", "linear", "batch", "ops",
+        "sanitize_overflow",
     )
 
     def __init__(self, kernel_name: str, grid: tuple[int, int, int], buffers: list[Buffer],
-                 trace: str | None, ir: bool):
+                 trace: str | None, ir: bool, sanitize_overflow: bool = True):
         self.kernel_name = kernel_name
         self.grid = grid
         self.pid: tuple[int, ...] = (0, 0, 0)
@@ -115,6 +116,8 @@ class Launch:
         self.linear = 0
         # the running batch of programs (``_batch.BatchRun``), None for one program at a time
         self.batch: Any = None
+        # raise on signed integer overflow (``_overflow``) instead of wrapping
+        self.sanitize_overflow = sanitize_overflow
 
     def where(self) -> str:
         """Describe the current program for error messages."""

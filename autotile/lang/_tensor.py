@@ -280,7 +280,7 @@ class tensor:  # noqa: N801 - Triton's name
             raise LangError("cannot negate a pointer")
         if self.dtype.kind == 0:
             raise LangError("cannot negate an int1 tensor")
-        return _opcount.alu(tensor(np.negative(self.v), self.dtype))
+        return _arith.negate(self)
 
     def __pos__(self) -> tensor:
         return self
@@ -384,7 +384,7 @@ class BatchedTensor(tensor):
     def __neg__(self) -> tensor:
         if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 0:
             raise NeedsSequential("negation of a pointer or int1")
-        return _opcount.alu(BatchedTensor(np.negative(self.pv), self.dtype))
+        return _arith.negate(self)
 
     def __invert__(self) -> tensor:
         if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 3:

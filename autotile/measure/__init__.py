@@ -19,6 +19,8 @@ and stay importable from here for one release.
 
 from __future__ import annotations
 
+from typing import Any
+
 from autotile.kernels._spaces import (
     DTYPE_ITEMSIZE,
     flash_attention_space,
@@ -59,3 +61,16 @@ __all__ = [
     *_cpu_all,
     *_gpu_all,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import moved names lazily.
+
+    ``flash_attention_study`` moved to :mod:`autotile.search`; it stays importable
+    here for one release.
+    """
+    if name == "flash_attention_study":
+        from autotile.search._flash_study import flash_attention_study
+
+        return flash_attention_study
+    raise AttributeError(f"module 'autotile.measure' has no attribute {name!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import time
@@ -46,10 +47,27 @@ class GroundTruth:
         tables written by :func:`sweep` since the resume check also hold
         ``space`` (knobs and size) and ``fingerprint`` (older tables lack
         them and still load).
+
+    Raises
+    ------
+    MeasureError
+        If ``status`` is not 1-D or a column is not 1-D of the same length
+        (naming the column and the lengths).
     """
 
     def __init__(self, values: dict[str, npt.NDArray[np.float64]],
                  status: npt.NDArray[np.int8], meta: dict[str, Any]) -> None:
+        status = np.asarray(status)
+        if status.ndim != 1:
+            raise MeasureError(f"a ground-truth table needs a 1-D status column, got shape "
+                               f"{status.shape}")
+        n = status.shape[0]
+        for m, col in values.items():
+            shape = np.shape(col)
+            if shape != (n,):
+                got = f"with {shape[0]}" if len(shape) == 1 else f"of shape {shape}"
+                raise MeasureError(f"a ground-truth table needs one value per config in every "
+                                   f"column (status has {n} rows), got column {m!r} {got}")
         self.values = values
         self.status = status
         self.meta = meta
@@ -73,8 +91,10 @@ class GroundTruth:
         return self.values[metric]
 
     def optimum(self, metric: str) -> float:
-        """Minimum of ``metric`` over the ``"ok"`` configs."""
-        return float(np.nanmin(self.column(metric)))
+        """Minimum of ``metric`` over the ``"ok"`` configs with a finite value (NaN if none)."""
+        col = self.column(metric)
+        ok = col[(self.status == 0) & np.isfinite(col)]
+        return float(ok.min()) if ok.size else math.nan
 
     def result(self, index: int, config_text: str = "") -> MeasureResult:
         """The stored measurement of config ``index`` as a :class:`MeasureResult`."""
@@ -101,11 +121,13 @@ class GroundTruth:
             If the file is not a table (not an ``.npz`` archive, truncated,
             pickled, or missing ``status``/``meta``); the message names the
             file, which is left unchanged.
+        MeasureError
+            If its columns differ in length (the message names the file).
         """
         try:
             with np.load(path, allow_pickle=False) as z:
                 values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
-                truth = cls(values, z["status"].astype(np.int8), json.loads(str(z["meta"])))
+                status, meta = z["status"].astype(np.int8), json.loads(str(z["meta"]))
         except FileNotFoundError:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
@@ -113,6 +135,10 @@ class GroundTruth:
                 f"{os.fspath(path)!r} is not a readable ground-truth table "
                 f"({type(exc).__name__}: {str(exc)[:160]}); re-create it with autotile sweep"
             ) from None
+        try:
+            truth = cls(values, status, meta)
+        except MeasureError as exc:
+            raise MeasureError(f"{path}: {exc}") from None
         truth.path = os.fspath(path)
         return truth
 
@@ -124,10 +150,13 @@ def _measure_chunk(measurer: Measurer, space: Any, metrics: tuple[str, ...],
     c, indices = job
     vals = np.full((len(indices), len(metrics)), np.nan)
     status = np.zeros(len(indices), np.int8)
+    objective = getattr(measurer, "objective", "")
     for r, idx in enumerate(indices):
         res = measurer.measure(space.config_at(int(idx)))
         status[r] = _STATUS_CODE[res.status]
-        if res.ok:
+        if res.ok and objective in res.metrics and not math.isfinite(res.metrics[objective]):
+            status[r] = _STATUS_CODE["failed"]  # as a study: NaN/+-inf is never a value
+        elif res.ok:
             vals[r] = [res.metrics[m] for m in metrics]
     return c, vals, status
 
@@ -198,6 +227,8 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     Returns
     -------
     GroundTruth
+        An ``"ok"`` result whose objective (``measurer.objective``) is NaN or
+        ``+-inf`` is recorded as failed (NaN metrics), as a study records it.
         ``meta`` holds ``n_configs``, ``n_unique``, ``metrics``, ``measurer``,
         ``measurer_settings``, ``space`` (the space's signature),
         ``fingerprint``, ``wall_time_s`` and ``n_jobs``.

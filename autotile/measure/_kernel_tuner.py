@@ -67,6 +67,12 @@ class RecordedSpace:
     truth: GroundTruth
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if len(self.space) != len(self.truth):
+            raise MeasureError(
+                f"RecordedSpace needs one table row per config of its space: the space has "
+                f"{len(self.space)} configs, the table {len(self.truth)} rows")
+
     @property
     def objective(self) -> str:
         """The metric minimised by default (the file's ``objective``, usually ``"time"``)."""

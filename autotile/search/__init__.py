@@ -22,6 +22,7 @@ from autotile.search._comparison import ComparisonResult
 from autotile.search._create import DEFAULT_STORAGE, create_study, tune
 from autotile.search._evolutionary import EvolutionarySearcher
 from autotile.search._factory import SEARCHERS, encoding_for, make_searcher
+from autotile.search._flash_study import flash_attention_study
 from autotile.search._grid import GridSearcher
 from autotile.search._methodology import (
     expected_best_random,
@@ -44,6 +45,7 @@ from autotile.search._storage import open_storage
 from autotile.search._study import Study, TrialRecord
 
 __all__ = [
+    "flash_attention_study",
     "SpaceSearcher",
     "History",
     "GridSearcher",

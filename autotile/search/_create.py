@@ -117,7 +117,11 @@ def create_study(
         ``"model"``, ``"evolutionary"``, ``"tpe"``, ``"cmaes"``, ``"gp"``,
         ``"nsga2"``, ``"qmc"``) or any Optuna sampler.
     objective : str, optional
-        Metric to minimise; default ``measurer.objective``.
+        Metric to minimise; default ``measurer.objective``. An ``"ok"``
+        result whose objective is not a finite number (NaN, ``inf`` or
+        ``-inf``) or is missing becomes a failed trial naming the value, so
+        it can never be the best: a measurer reports a config that timed
+        out or cannot run as ``"failed"``/``"infeasible"``, not as ``inf``.
     storage : str, path-like or optuna.storages.BaseStorage, optional
         Where trials are kept. Default: the SQLite file
         ``autotile_studies.db`` in the current directory

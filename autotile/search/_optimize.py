@@ -474,12 +474,16 @@ def _tell(study: Study, trial: Trial, res: MeasureResult, bar: Any, hb: _Heartbe
         attrs["cached_from"] = int(cached_from)
     value = math.inf
     if attrs["status"] == "ok":
-        if study.objective in metrics and not math.isnan(metrics[study.objective]):
+        # NaN and +-inf are refused alike: an "ok" objective is a finite number (a config
+        # that timed out or cannot run is a "failed"/"infeasible" result, not inf)
+        if study.objective in metrics and math.isfinite(metrics[study.objective]):
             value = metrics[study.objective]
         else:
+            got = metrics.get(study.objective)
             attrs["status"] = "failed"
             attrs["error"] = (
-                f"the objective {study.objective!r} is NaN" if study.objective in metrics
+                f"the objective {study.objective!r} is {'NaN' if got != got else got}"
+                if study.objective in metrics
                 else f"the measurement has no value of the objective "
                      f"{study.objective!r}; metrics: {sorted(metrics)}")
     try:

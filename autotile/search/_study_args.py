@@ -18,7 +18,7 @@ import optuna
 from optuna.storages import BaseStorage
 
 from autotile.measure import Measurer
-from autotile.space import Space
+from autotile.space import MAX_LISTED_VALUES, IntRange, Space
 
 __all__ = ["DEFAULT_STORAGE", "SEED_LIMIT", "short_repr", "is_int", "check_count",
            "check_n_jobs", "check_timeout", "check_seed", "check_seeds", "resolve_storage",
@@ -286,8 +286,14 @@ def _label(space: Space) -> str:
     return repr(space.name) if space.name else repr(space)
 
 
-def _knob_key(knob: Any) -> tuple[str, tuple[Any, ...]]:
-    return str(getattr(type(knob), "kind", type(knob).__name__)), tuple(knob.values)
+def _knob_key(knob: Any) -> tuple[str, Any]:
+    """A knob's kind and its values (a ``range`` for an IntRange: never listed)."""
+    kind = str(getattr(type(knob), "kind", type(knob).__name__))
+    if isinstance(knob, IntRange):
+        return kind, range(knob.low, knob.high + 1, knob.step)
+    if len(knob) > MAX_LISTED_VALUES:
+        return kind, knob.to_json()
+    return kind, tuple(knob.values)
 
 
 def space_mismatch(space: Space, other: Space) -> str | None:

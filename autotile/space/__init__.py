@@ -15,7 +15,7 @@ from autotile.space._categorical import Boolean, Choice
 from autotile.space._config import Config
 from autotile.space._constraint import Constraint
 from autotile.space._gemm import gemm_canonical_key, gemm_schedule, gemm_space
-from autotile.space._knob import Knob, format_value
+from autotile.space._knob import MAX_LISTED_VALUES, Knob, format_value
 from autotile.space._numeric import Divisors, IntRange, PowerOfTwo, divisors
 from autotile.space._permutation import Permutation, order_crossover
 from autotile.space._space import Space
@@ -37,4 +37,5 @@ __all__ = [
     "divisors",
     "format_value",
     "order_crossover",
+    "MAX_LISTED_VALUES",
 ]

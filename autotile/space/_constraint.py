@@ -6,7 +6,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autotile.errors import InvalidConfigError
+import numpy as np
+import numpy.typing as npt
+
+from autotile.errors import ConstraintError, InvalidConfigError
+from autotile.space._knob import format_value
 
 __all__ = ["Constraint", "as_constraint"]
 
@@ -21,12 +25,15 @@ class Constraint:
         Reported when the constraint is violated.
     fn : callable
         ``fn(config) -> bool`` where ``config`` is a ``dict`` from knob name
-        to value. With ``vectorized=True``, ``fn(columns) -> bool array``
-        where ``columns`` maps each knob name to a 1-D NumPy array of values
-        (``int64`` for integer knobs and integer ``Choice`` knobs, ``bool`` for
-        :class:`Boolean`, ``object`` arrays of tuples for :class:`Permutation`);
-        such a constraint must also accept a single config dict (then the
-        "columns" are scalars) and return a bool.
+        to value; it must return a ``bool`` (or ``numpy.bool_``): ``None``,
+        ints and other values raise :class:`~autotile.errors.ConstraintError`,
+        as does an exception inside ``fn`` (chained). With ``vectorized=True``,
+        ``fn(columns) -> bool array`` where ``columns`` maps each knob name to
+        a 1-D NumPy array of values (``int64`` for integer knobs and integer
+        ``Choice`` knobs, ``bool`` for :class:`Boolean`, ``object`` arrays of
+        tuples for :class:`Permutation`) and returns a bool array of the
+        columns' length (or one bool); such a constraint must also accept a
+        single config dict (then the "columns" are scalars) and return a bool.
     vectorized : bool, default=False
         Whether ``fn`` works on columns; used to count big spaces fast.
 
@@ -51,8 +58,82 @@ class Constraint:
             raise InvalidConfigError(f"constraint fn must be callable, got fn={self.fn!r}")
 
     def __call__(self, config: Mapping[str, Any]) -> bool:
-        """Return whether ``config`` satisfies the constraint."""
-        return bool(self.fn(config))
+        """Return whether ``config`` satisfies the constraint.
+
+        Parameters
+        ----------
+        config : Mapping
+            Knob name -> value.
+
+        Returns
+        -------
+        bool
+            ``fn(config)``, which must be a ``bool`` or ``numpy.bool_``.
+
+        Raises
+        ------
+        ConstraintError
+            If ``fn`` raises (chained) or returns anything else (``None``,
+            an int, a string), naming the constraint and the config.
+        """
+        try:
+            out = self.fn(config)
+        except Exception as exc:
+            raise ConstraintError(
+                f"constraint {self.name!r} raised {type(exc).__name__}: {exc} on config "
+                f"{_config_text(config)}") from exc
+        if isinstance(out, (bool, np.bool_)):
+            return bool(out)
+        raise ConstraintError(
+            f"constraint {self.name!r} must return a bool, got {type(out).__name__} "
+            f"{_short(out)} for config {_config_text(config)}")
+
+    def evaluate_columns(self, columns: Mapping[str, Any], n: int) -> npt.NDArray[np.bool_]:
+        """Evaluate a vectorized constraint on columns of ``n`` configs.
+
+        Parameters
+        ----------
+        columns : Mapping
+            Knob name -> 1-D array of ``n`` values.
+        n : int
+            Number of configs.
+
+        Returns
+        -------
+        ndarray of shape (n,), dtype bool
+            Whether each config satisfies the constraint.
+
+        Raises
+        ------
+        ConstraintError
+            If ``fn`` raises (chained) or returns something other than a bool
+            array of shape ``(n,)`` or a bool.
+        """
+        try:
+            out = self.fn(columns)
+        except Exception as exc:
+            raise ConstraintError(
+                f"vectorized constraint {self.name!r} raised {type(exc).__name__}: {exc} on "
+                f"the columns of {n} configs") from exc
+        arr = np.asarray(out)
+        if arr.dtype != np.bool_ or arr.shape not in ((), (n,)):
+            got = (f"an {arr.dtype} array of shape {arr.shape}" if isinstance(out, np.ndarray)
+                   else f"{type(out).__name__} {_short(out)}")
+            raise ConstraintError(
+                f"vectorized constraint {self.name!r} must return bools (a bool array of shape "
+                f"({n},) or a bool), got {got}")
+        return np.broadcast_to(arr, (n,))
+
+
+def _config_text(config: Any) -> str:
+    if isinstance(config, Mapping):
+        return ", ".join(f"{k}={format_value(v)}" for k, v in config.items())
+    return _short(config)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value.item() if isinstance(value, np.generic) else value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def as_constraint(obj: Constraint | Callable[[Any], Any], position: int) -> Constraint:

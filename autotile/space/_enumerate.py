@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from autotile.space._constraint import Constraint
-from autotile.space._knob import Knob
+from autotile.space._knob import MAX_LISTED_VALUES, Knob
 
 __all__ = ["decode_digits", "valid_product_indices", "INT64_LIMIT"]
 
@@ -16,6 +17,16 @@ __all__ = ["decode_digits", "valid_product_indices", "INT64_LIMIT"]
 #: knob and cannot be explicit.
 INT64_LIMIT = 1 << 62
 _CHUNK = 1 << 18
+
+
+class _ByPosition:
+    """``knob.value_at(i)`` as ``seq[i]``, for a knob too large to list."""
+
+    def __init__(self, knob: Knob) -> None:
+        self.knob = knob
+
+    def __getitem__(self, i: int) -> Any:
+        return self.knob.value_at(i)
 
 
 def decode_digits(
@@ -68,22 +79,26 @@ def valid_product_indices(
     names = [k.name for k in knobs]
     vec = [c for c in constraints if c.vectorized]
     py = [c for c in constraints if not c.vectorized]
-    arrays = [k.value_array() for k in knobs] if vec else []
-    lists = [list(k.values) for k in knobs] if py else []
+    # knobs too large to list (an IntRange of 2**25 values) are read by position
+    arrays = [k.value_array() if len(k) <= MAX_LISTED_VALUES else None
+              for k in knobs] if vec else []
+    lists = [k.values if len(k) <= MAX_LISTED_VALUES else _ByPosition(k)
+             for k in knobs] if py else []
     out = []
     for start in range(0, product_size, _CHUNK):
         idx = np.arange(start, min(start + _CHUNK, product_size), dtype=np.int64)
         digits = decode_digits(idx, radices)
         mask = np.ones(idx.shape[0], dtype=bool)
         if vec:
-            cols = {n: a[d] for n, a, d in zip(names, arrays, digits)}
+            cols = {n: a[d] if a is not None else k.values_at(d)
+                    for n, a, d, k in zip(names, arrays, digits, knobs)}
             for c in vec:
-                mask &= np.asarray(c.fn(cols), dtype=bool)
+                mask &= c.evaluate_columns(cols, idx.shape[0])
         if py:
             rows = np.flatnonzero(mask)
             columns = [[lst[i] for i in d[rows].tolist()] for lst, d in zip(lists, digits)]
             ok = np.fromiter(
-                (all(c.fn(dict(zip(names, combo))) for c in py) for combo in zip(*columns)),
+                (all(c(dict(zip(names, combo))) for c in py) for combo in zip(*columns)),
                 dtype=bool,
                 count=rows.shape[0],
             )

@@ -13,7 +13,13 @@ import numpy.typing as npt
 
 from autotile.errors import InvalidConfigError
 
-__all__ = ["Knob", "format_value", "to_jsonable", "from_jsonable", "as_int"]
+__all__ = ["Knob", "format_value", "to_jsonable", "from_jsonable", "as_int",
+           "MAX_LISTED_VALUES"]
+
+#: Most values a knob lists (``values``, ``value_array``). Larger knobs (an
+#: ``IntRange(0, 10**12)``, a ``Permutation`` of 13 items) work without listing:
+#: ``len``, ``in``, ``index``, ``value_at``, ``values_at``, sampling and encoding.
+MAX_LISTED_VALUES = 1 << 24
 
 
 def format_value(value: Any) -> str:
@@ -115,6 +121,10 @@ class Knob:
 
     * ``values`` : tuple of all values in a fixed order; ``index(value)``
       and ``value_at(i)`` are inverse; ``len(knob)`` is the number of values.
+      A knob of more than :data:`MAX_LISTED_VALUES` values refuses to list
+      them (``values``, ``value_array``) with an
+      :class:`~autotile.errors.InvalidConfigError` naming the knob and its
+      size; everything else works without listing them.
     * ``check(value)`` returns ``None`` if ``value`` belongs to the knob and
       an error message naming the rule and the value otherwise;
       ``validate(value)`` returns the canonical value (Python ints, tuples)
@@ -249,6 +259,21 @@ class Knob:
         """
         return self.values[index]
 
+    def _check_listable(self) -> None:
+        """Raise if the knob has too many values to list (see :data:`MAX_LISTED_VALUES`).
+
+        Raises
+        ------
+        InvalidConfigError
+            Naming the knob, its number of values and the limit.
+        """
+        n = len(self)
+        if n > MAX_LISTED_VALUES:
+            raise InvalidConfigError(
+                f"{type(self).kind} knob {self.name!r} has {n} values, too many to list (at "
+                f"most {MAX_LISTED_VALUES}); len(), `in`, index(), value_at(), values_at(), "
+                f"sampling and encoding work without listing them")
+
     def value_array(self) -> npt.NDArray[Any]:
         """Return all values as a 1-D NumPy array (object dtype unless numeric).
 
@@ -259,11 +284,33 @@ class Knob:
         ndarray of shape (len(self),)
             ``int64`` for integer knobs, ``bool`` for :class:`Boolean`,
             ``object`` otherwise (tuples for :class:`Permutation`).
+
+        Raises
+        ------
+        InvalidConfigError
+            If the knob has more than :data:`MAX_LISTED_VALUES` values.
         """
+        self._check_listable()
         out = np.empty(len(self), dtype=object)
         for i, v in enumerate(self.values):
             out[i] = v
         return out
+
+    def values_at(self, indices: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+        """Return the values at positions ``indices`` (``value_array()[indices]``).
+
+        Parameters
+        ----------
+        indices : ndarray of int64
+            Positions, ``0 <= indices < len(self)``.
+
+        Returns
+        -------
+        ndarray
+            Same shape as ``indices``, the dtype of :meth:`value_array`;
+            :class:`IntRange` computes them without listing its values.
+        """
+        return self.value_array()[indices]
 
     @property
     def n_features(self) -> int:

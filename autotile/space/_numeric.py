@@ -280,8 +280,48 @@ class IntRange(_IntKnob):
 
     @property
     def values(self) -> tuple[int, ...]:
-        """``tuple(range(low, high + 1, step))``."""
+        """``tuple(range(low, high + 1, step))``.
+
+        Raises
+        ------
+        InvalidConfigError
+            If there are more than ``MAX_LISTED_VALUES`` (2**24) values:
+            ``len``, ``in``, :meth:`index`, :meth:`value_at`,
+            :meth:`values_at`, sampling and encoding work without listing.
+        """
+        self._check_listable()
         return tuple(range(self.low, self.high + 1, self.step))
+
+    def value_array(self) -> npt.NDArray[Any]:
+        """Return all values as an ``int64`` array (``np.arange``).
+
+        Raises
+        ------
+        InvalidConfigError
+            If there are more than ``MAX_LISTED_VALUES`` values.
+        """
+        self._check_listable()
+        return np.arange(self.low, self.high + 1, self.step, dtype=np.int64)
+
+    def values_at(self, indices: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+        """Return ``low + indices * step`` without listing the values.
+
+        Parameters
+        ----------
+        indices : ndarray of int64
+            Positions, ``0 <= indices < len(self)``.
+
+        Returns
+        -------
+        ndarray of int64 (object when a value does not fit int64)
+            The values.
+        """
+        idx = np.asarray(indices, dtype=np.int64)
+        if -(2**63) <= self.low and self.high < 2**63:
+            return self.low + idx * np.int64(self.step)
+        out = np.empty(idx.shape, dtype=object)
+        out.flat[:] = [self.value_at(int(i)) for i in idx.reshape(-1)]
+        return out
 
     def __len__(self) -> int:
         return (self.high - self.low) // self.step + 1

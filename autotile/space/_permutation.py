@@ -103,7 +103,16 @@ class Permutation(Knob):
 
     @cached_property
     def values(self) -> tuple[tuple[str, ...], ...]:
-        """All ``len(items)!`` orderings in ``itertools.permutations`` order."""
+        """All ``len(items)!`` orderings in ``itertools.permutations`` order.
+
+        Raises
+        ------
+        InvalidConfigError
+            If there are more than ``MAX_LISTED_VALUES`` orderings (13 items
+            or more): :meth:`index` and :meth:`value_at` rank and unrank
+            without listing them.
+        """
+        self._check_listable()
         return tuple(itertools.permutations(self.items))
 
     def __len__(self) -> int:

@@ -1,6 +1,6 @@
 """autotile.tuner: ``@autotune`` for tile kernels, scored by the GPU model.
 
-Triton's ``triton.autotune`` (:func:`autotune`, :class:`Config`,
+Triton's ``triton.autotune`` (:func:`autotune`, :class:`LaunchConfig`,
 :class:`Autotuner`) on top of the interpreter and the GPU model: each
 candidate is scored at the real shape by a scorer (:class:`KernelModelScorer`
 for the library kernels), checked for correctness in the interpreter on a
@@ -14,7 +14,7 @@ on disk (:class:`DiskCache`). Beyond Triton, ``space=`` + ``searcher=`` +
 from __future__ import annotations
 
 from autotile.tuner._autotuner import PRINT_ENV, Autotuner
-from autotile.tuner._config import LAUNCH_KNOBS, Config
+from autotile.tuner._config import LAUNCH_KNOBS, Config, LaunchConfig
 from autotile.tuner._decorator import autotune
 from autotile.tuner._disk_cache import CACHE_DIR_ENV, DiskCache, default_cache_dir
 from autotile.tuner._library import (
@@ -24,17 +24,21 @@ from autotile.tuner._library import (
     default_scorer,
     library_small_args,
 )
+from autotile.tuner._perf_model import PerfModel, perf_model
 from autotile.tuner._record import RECORD_STATUSES, TuningRecord
 
 __all__ = [
     "autotune",
     "Autotuner",
+    "LaunchConfig",
     "Config",
     "LAUNCH_KNOBS",
     "TuningRecord",
     "RECORD_STATUSES",
     "KernelModelScorer",
     "RecordsScorer",
+    "perf_model",
+    "PerfModel",
     "default_scorer",
     "MODEL_KERNELS",
     "library_small_args",

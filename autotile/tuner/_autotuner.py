@@ -21,7 +21,7 @@ from autotile.measure._fingerprint import canonical, jsonable
 from autotile.measure._parallel import parallel_map
 from autotile.space import Space
 from autotile.tuner._check import arrays_of, call_small_args, n_elems
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 from autotile.tuner._disk_cache import (
     DiskCache,
     default_cache_dir,
@@ -72,6 +72,36 @@ def _names(what: str, names: Sequence[str] | None, arg_names: list[str]) -> list
     return out
 
 
+def _buffer_names(what: str, names: Sequence[str] | None, fn: JITFunction) -> list[str]:
+    """Check ``reset_to_zero``/``restore_value``: kernel parameters that are not constexpr."""
+    out = _names(what, names, fn.arg_names)
+    for n in out:
+        if fn.arg_names.index(n) in fn.constexprs:
+            raise InvalidConfigError(
+                f"{what} must name array (pointer) arguments of kernel {fn.__name__!r}, got "
+                f"{n!r}, a tl.constexpr parameter")
+    return out
+
+
+def _check_buffers(what: str, names: Sequence[str], named: Mapping[str, Any],
+                   kernel: str) -> None:
+    """Check that each argument named by ``reset_to_zero``/``restore_value`` is an array."""
+    for n in names:
+        if n not in named or isinstance(named[n], np.ndarray):
+            continue
+        v = named[n]
+        kind = ("a scalar argument" if isinstance(v, (bool, int, float, np.generic))
+                else "not an array")
+        raise InvalidConfigError(
+            f"{what} must name array (pointer) arguments of kernel {kernel!r}, got {n!r} = "
+            f"{_short(v)}, {kind} ({type(v).__name__})")
+
+
+def _short(v: Any, limit: int = 40) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _tolerance(name: str, value: Any) -> float | None:
     """Check ``rtol``/``atol``: None, or a finite real number >= 0."""
     if value is None:
@@ -85,11 +115,14 @@ def _tolerance(name: str, value: Any) -> float | None:
     return float(value)
 
 
+#: Interpreter launch options of a call that its check launches get too.
+_INTERPRETER_OPTIONS = ("sanitize_overflow", "batch_programs")
+
 #: Largest space whose configs are all checked for an empty launch grid.
 _MAX_EMPTY_GRID_CHECK = 4096
 
 
-def _n_programs(grid: Any, named: Mapping[str, Any], config: Config) -> int | None:
+def _n_programs(grid: Any, named: Mapping[str, Any], config: LaunchConfig) -> int | None:
     """Programs the launch of ``config`` would run, or None when the grid cannot be computed."""
     try:
         g = grid({**named, **config.all_kwargs()}) if callable(grid) else grid
@@ -109,16 +142,16 @@ class Autotuner:
     ----------
     fn : JITFunction
         The wrapped kernel.
-    configs : list of Config
+    configs : list of LaunchConfig
         The candidate list (empty in the space form).
     keys : list of str
         The ``key`` argument names.
     cache : dict
-        Tuning key -> best :class:`Config`, in memory (clear with
+        Tuning key -> best :class:`LaunchConfig`, in memory (clear with
         :meth:`clear_cache`).
-    best_config : Config or None
+    best_config : LaunchConfig or None
         The config of the latest launch.
-    configs_timings : dict of Config to float
+    configs_timings : dict of LaunchConfig to float
         Scored ``time_s`` of each candidate of the latest tuning (``inf``
         for a skipped one), as Triton's ``configs_timings``.
     history : list of TuningRecord
@@ -138,7 +171,8 @@ class Autotuner:
         Seconds the latest tuning took.
     """
 
-    def __init__(self, fn: JITFunction, arg_names: list[str], configs: Sequence[Config] | None,
+    def __init__(self, fn: JITFunction, arg_names: list[str],
+                 configs: Sequence[LaunchConfig] | None,
                  key: Sequence[str], reset_to_zero: Sequence[str] | None = None,
                  restore_value: Sequence[str] | None = None,
                  pre_hook: Callable[..., Any] | None = None,
@@ -169,7 +203,7 @@ class Autotuner:
         if space is not None and prune_configs_by:
             raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
                                      "put the rules in the space's constraints")
-        self.configs = [c if isinstance(c, Config) else Config.from_knobs(c)
+        self.configs = [c if isinstance(c, LaunchConfig) else LaunchConfig.from_knobs(c)
                         for c in (configs or [])]
         if space is None and not self.configs:
             raise InvalidConfigError(
@@ -181,8 +215,8 @@ class Autotuner:
             raise InvalidConfigError(f"budget must be an int >= 1, got budget={budget!r}")
         self.budget, self.seed = int(budget), seed
         self.keys = _names("key", key, self.arg_names)
-        self.reset_to_zero = _names("reset_to_zero", reset_to_zero, self.arg_names)
-        self.restore_value = _names("restore_value", restore_value, self.arg_names)
+        self.reset_to_zero = _buffer_names("reset_to_zero", reset_to_zero, fn)
+        self.restore_value = _buffer_names("restore_value", restore_value, fn)
         pc = dict(prune_configs_by or {})
         unknown = set(pc) - {"perf_model", "top_k", "early_config_prune"}
         if unknown:
@@ -212,11 +246,11 @@ class Autotuner:
                 and not Path(cache_dir).is_dir():
             raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
                                      f"{str(cache_dir)!r}, which is an existing file")
-        self.cache: dict[tuple[Any, ...], Config] = {}
+        self.cache: dict[tuple[Any, ...], LaunchConfig] = {}
         self.histories: dict[tuple[Any, ...], list[TuningRecord]] = {}
         self.history: list[TuningRecord] = []
-        self.configs_timings: dict[Config, float] = {}
-        self.best_config: Config | None = None
+        self.configs_timings: dict[LaunchConfig, float] = {}
+        self.best_config: LaunchConfig | None = None
         self.study: Any = None
         self.n_tuned = 0
         self.cache_hit = False
@@ -300,7 +334,8 @@ class Autotuner:
         Raises
         ------
         InvalidConfigError
-            If a keyword argument is also a tuned meta-parameter, or the
+            If a keyword argument is also a tuned meta-parameter, an argument
+            named by ``reset_to_zero``/``restore_value`` is not an array, or the
             default GPU-model scorer of a library kernel gets a call with a
             problem dimension ``< 1`` whose grid is not empty (e.g. a matmul
             with ``K=0``; pass ``scorer=`` or a single config to launch it).
@@ -309,6 +344,8 @@ class Autotuner:
         """
         named = self._bind(args, kwargs)
         self._check_conflicts(kwargs, self._tuned_names)
+        _check_buffers("reset_to_zero", self.reset_to_zero, named, self.fn.__name__)
+        _check_buffers("restore_value", self.restore_value, named, self.fn.__name__)
         key = self.tuning_key(named)
         config = self.cache.get(key)
         self.cache_hit = config is not None
@@ -332,12 +369,12 @@ class Autotuner:
         self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
 
     def _empty_launch_config(self, named: Mapping[str, Any], grid: Any,
-                             space: Space | None) -> Config | None:
+                             space: Space | None) -> LaunchConfig | None:
         """Return the first candidate when every candidate's grid has no program, else None."""
         if space is None:
-            candidates: Sequence[Config] = self.configs
+            candidates: Sequence[LaunchConfig] = self.configs
         elif space.product_size <= _MAX_EMPTY_GRID_CHECK:
-            candidates = [Config.from_knobs(space.config_at(i)) for i in range(space.size)]
+            candidates = [LaunchConfig.from_knobs(space.config_at(i)) for i in range(space.size)]
         else:
             return None
         if not candidates or any(_n_programs(grid, named, c) != 0 for c in candidates):
@@ -365,7 +402,7 @@ class Autotuner:
             raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
         return sp
 
-    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[Config]:
+    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
         """Apply ``early_config_prune`` then ``perf_model``/``top_k``, as in Triton.
 
         Raises
@@ -415,7 +452,7 @@ class Autotuner:
         return DiskCache(Path(self.cache_dir) if self.cache_dir is not None
                          else default_cache_dir())
 
-    def _load(self, key: tuple[Any, ...], dig: str) -> Config | None:
+    def _load(self, key: tuple[Any, ...], dig: str) -> LaunchConfig | None:
         if len(self.configs) == 1 and self.space is None:
             return None
         disk = self._disk()
@@ -425,12 +462,12 @@ class Autotuner:
         if entry is None:
             return None
         idx = entry.get("best_index")
-        config: Config
+        config: LaunchConfig
         if idx is not None and 0 <= idx < len(self.configs) and \
                 str(self.configs[idx]) == entry.get("best_str"):
             config = self.configs[idx]
         elif self.space is not None:
-            config = Config.from_json(entry["best"])
+            config = LaunchConfig.from_json(entry["best"])
         else:
             return None
         self.cache[key] = config
@@ -456,7 +493,7 @@ class Autotuner:
 
     def _tune(self, key: tuple[Any, ...], named: dict[str, Any], grid: Any,
               args: tuple[Any, ...], kwargs: dict[str, Any], space: Space | None,
-              dig: str) -> Config:
+              dig: str) -> LaunchConfig:
         nargs = dict(zip(self.arg_names, args))
         if space is None:
             candidates = self.prune_configs(nargs, kwargs)
@@ -480,14 +517,15 @@ class Autotuner:
         verbose = _verbose()
         t0 = time.perf_counter()
         ev = Evaluator(self.fn, grid, named, self._check_args(named, grid), self.scorer,
-                       self.pre_hook, self.post_hook, self.reference, self.rtol, self.atol)
+                       self.pre_hook, self.post_hook, self.reference, self.rtol, self.atol,
+                       {k: v for k, v in kwargs.items() if k in _INTERPRETER_OPTIONS})
         if space is None:
             pruned = [TuningRecord(c, "pruned", reason="prune_configs_by")
                       for c in self.configs if c not in set(candidates)]
             if self.scheduler is not None and len(candidates) > 1:
                 # score every candidate on the cluster; checks stay here, in order
                 ev.scores = dict(zip(candidates, parallel_map(
-                    score_candidate, candidates, shared=(self.scorer, named, grid),
+                    score_candidate, candidates, shared=(self.scorer, named, ev.scorer_extra()),
                     n_jobs=len(candidates), scheduler=self.scheduler)))
             for c in candidates:
                 rec = ev.evaluate(c)
@@ -548,7 +586,7 @@ class Autotuner:
         return history
 
     @staticmethod
-    def _parse(space: Space, text: str) -> Config:
+    def _parse(space: Space, text: str) -> LaunchConfig:
         values: dict[str, Any] = {}
         for part in text.split(", "):
             k, _, v = part.partition("=")
@@ -556,9 +594,9 @@ class Autotuner:
                 values[k] = space[k].parse_value(v)
             except (KeyError, InvalidConfigError, ValueError):
                 values[k] = v
-        return Config.from_knobs(values)
+        return LaunchConfig.from_knobs(values)
 
-    def _store(self, key: tuple[Any, ...], dig: str, best: Config,
+    def _store(self, key: tuple[Any, ...], dig: str, best: LaunchConfig,
                history: list[TuningRecord]) -> None:
         disk = self._disk()
         if disk is None:

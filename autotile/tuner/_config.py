@@ -1,4 +1,4 @@
-"""``Config``: one candidate of ``@autotune``, Triton's ``triton.Config``."""
+"""``LaunchConfig``: one candidate of ``@autotune``, Triton's ``triton.Config``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError
 
-__all__ = ["Config", "LAUNCH_KNOBS"]
+__all__ = ["LaunchConfig", "Config", "LAUNCH_KNOBS"]
 
 #: Knob names that are launch options, not kernel meta-parameters.
 LAUNCH_KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -34,7 +34,7 @@ def _jsonable(value: Any) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class Config:
+class LaunchConfig:
     """One kernel configuration for :func:`autotune` to try (``triton.Config``).
 
     Parameters
@@ -70,7 +70,7 @@ class Config:
 
     Examples
     --------
-    >>> cfg = Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8)
+    >>> cfg = LaunchConfig({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8)
     >>> str(cfg)
     'BLOCK_M: 128, BLOCK_N: 64, num_warps: 8, num_stages: 3'
     >>> cfg.all_kwargs()["num_warps"]
@@ -87,21 +87,22 @@ class Config:
     def __post_init__(self) -> None:
         if not isinstance(self.kwargs, Mapping):
             raise InvalidConfigError(
-                f"Config kwargs must be a mapping of str to value, "
+                f"LaunchConfig kwargs must be a mapping of str to value, "
                 f"got {type(self.kwargs).__name__}")
         items = {}
         for k, v in self.kwargs.items():
             if not isinstance(k, str):
-                raise InvalidConfigError(f"Config kwargs keys must be str, got {k!r}")
+                raise InvalidConfigError(f"LaunchConfig kwargs keys must be str, got {k!r}")
             if k in LAUNCH_KNOBS:
                 raise InvalidConfigError(
-                    f"{k} is a launch option: pass Config(..., {k}=...) instead of kwargs[{k!r}]")
+                    f"{k} is a launch option: pass LaunchConfig(..., {k}=...) instead of "
+                    f"kwargs[{k!r}]")
             items[k] = _plain(v)
         try:
             hash(tuple(items.items()))
         except TypeError:
             raise InvalidConfigError(
-                f"Config kwargs values must be hashable, got {items!r}") from None
+                f"LaunchConfig kwargs values must be hashable, got {items!r}") from None
         object.__setattr__(self, "kwargs", MappingProxyType(items))
         nw = _plain(self.num_warps)
         if isinstance(nw, bool) or not isinstance(nw, int) or nw < 1 or nw & (nw - 1):
@@ -135,7 +136,7 @@ class Config:
         return (frozenset(self.all_kwargs().items()), self.pre_hook)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Config):
+        if not isinstance(other, LaunchConfig):
             return NotImplemented
         return self._identity() == other._identity()
 
@@ -152,11 +153,11 @@ class Config:
         return ", ".join(parts)
 
     def __repr__(self) -> str:
-        return f"Config({self})"
+        return f"LaunchConfig({self})"
 
     # -- conversions ------------------------------------------------------------------
     @classmethod
-    def from_knobs(cls, values: Mapping[str, Any]) -> Config:
+    def from_knobs(cls, values: Mapping[str, Any]) -> LaunchConfig:
         """Build a config from one flat mapping (e.g. an autotile space config).
 
         Parameters
@@ -167,7 +168,7 @@ class Config:
 
         Returns
         -------
-        Config
+        LaunchConfig
         """
         launch = {k: values[k] for k in LAUNCH_KNOBS if k in values}
         return cls({k: v for k, v in values.items() if k not in LAUNCH_KNOBS}, **launch)
@@ -186,7 +187,7 @@ class Config:
                            "num_ctas": self.num_ctas, "maxnreg": self.maxnreg})
 
     @classmethod
-    def from_json(cls, data: str | Mapping[str, Any]) -> Config:
+    def from_json(cls, data: str | Mapping[str, Any]) -> LaunchConfig:
         """Inverse of :meth:`to_json` (JSON lists become tuples).
 
         Parameters
@@ -196,9 +197,15 @@ class Config:
 
         Returns
         -------
-        Config
+        LaunchConfig
         """
         d = json.loads(data) if isinstance(data, str) else dict(data)
         return cls(dict(d.get("kwargs", {})), num_warps=d.get("num_warps", 4),
                    num_stages=d.get("num_stages", 3), num_ctas=d.get("num_ctas", 1),
                    maxnreg=d.get("maxnreg"))
+
+
+#: Triton's name for :class:`LaunchConfig` (``triton.Config``), so that code written
+#: for ``triton.autotune`` runs unchanged. ``autotile.space.Config`` is a different
+#: thing: one value per knob of a :class:`~autotile.space.Space`.
+Config = LaunchConfig

@@ -7,12 +7,12 @@ from typing import Any
 
 from autotile.lang import JITFunction
 from autotile.tuner._autotuner import Autotuner
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 
 __all__ = ["autotune"]
 
 
-def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
+def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] = (),
              prune_configs_by: Mapping[str, Any] | None = None,
              reset_to_zero: Sequence[str] | None = None,
              restore_value: Sequence[str] | None = None,
@@ -27,7 +27,10 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     for library kernels) and, when feasible, (2) run in the interpreter on a
     small instance and compared with the first candidate's output (or with
     ``reference``). A candidate that is infeasible, raises, or is wrong is
-    skipped with its reason (``Autotuner.history``) and tuning goes on. The
+    skipped with its reason (``Autotuner.history``) and tuning goes on (the
+    interpreter's launch options ``sanitize_overflow`` and ``batch_programs``
+    given on the call apply to these check launches too, and
+    ``sanitize_overflow`` to the records-model scorer's launches). The
     fastest valid one is cached in memory and on disk, then launched on the
     real arguments. A listed config whose block is larger than the problem
     (a library matmul with ``BLOCK_M=64`` at ``M=1``) is scored and run, not
@@ -44,7 +47,7 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
 
     Parameters
     ----------
-    configs : list of Config, optional
+    configs : list of LaunchConfig, optional
         The candidates. Leave out to give ``space=``.
     key : list of str
         Argument names whose values, together with the dtypes of all array
@@ -54,12 +57,15 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
         configs``; ``"perf_model"``: ``f(**named_args, **kwargs,
         **config.all_kwargs()) -> estimated time``; ``"top_k"``: how many
         configs the perf model keeps (an int, or a float ``<= 1`` fraction).
-        Config-list form only.
+        LaunchConfig-list form only.
     reset_to_zero : list of str, optional
-        Array arguments zeroed before each candidate runs (and once more
-        before the real launch after tuning).
+        Array (pointer) arguments zeroed before each candidate runs (and
+        once more before the real launch after tuning). Each must be a
+        kernel parameter that is not ``tl.constexpr`` (checked here) and
+        receive a NumPy array (checked at every launch).
     restore_value : list of str, optional
-        Array arguments copied before each candidate runs and restored after.
+        Array (pointer) arguments copied before each candidate runs and
+        restored after; the same rules as ``reset_to_zero``.
     pre_hook : callable, optional
         ``pre_hook(kwargs)`` before each candidate run, with every argument
         and meta-parameter by name. Replaces the ``reset_to_zero`` /
@@ -140,7 +146,9 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     ------
     InvalidConfigError
         For a name in ``key``/``reset_to_zero``/``restore_value`` that is
-        not a kernel parameter, both ``configs`` and ``space`` given, neither
+        not a kernel parameter, a ``reset_to_zero``/``restore_value`` name
+        that is a ``tl.constexpr`` parameter (or, at launch, gets a scalar
+        instead of an array), both ``configs`` and ``space`` given, neither
         given (or ``configs=[]`` without ``space``), a missing ``scorer``,
         ``rtol``/``atol`` negative or not a finite number, or a
         ``cache_dir`` that is an existing file (with ``disk_cache=True``), or
@@ -174,11 +182,11 @@ def autotune(configs: Sequence[Config] | None = None, key: Sequence[str] = (),
     >>> import numpy as np
     >>> import autotile.lang as tl
     >>> from autotile.kernels import matmul_kernel
-    >>> from autotile.tuner import Config, autotune
+    >>> from autotile.tuner import LaunchConfig, autotune
     >>> mm = autotune(configs=[
-    ...     Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
+    ...     LaunchConfig({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
     ...             "PID_ORDER": "grouped"}, num_warps=4),
-    ...     Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8,
+    ...     LaunchConfig({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8,
     ...             "PID_ORDER": "grouped"}, num_warps=8),
     ... ], key=["M", "N", "K"], disk_cache=False)(matmul_kernel)
     >>> M = N = K = 256

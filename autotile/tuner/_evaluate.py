@@ -12,13 +12,13 @@ import numpy.typing as npt
 from autotile.errors import OutOfBoundsError
 from autotile.measure import Measurer, MeasureResult
 from autotile.tuner._check import compare_outputs, poison, snapshot, write_only_buffers
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 from autotile.tuner._record import TuningRecord
 
 __all__ = ["Evaluator", "Scorer", "as_measure_result", "CandidateMeasurer"]
 
 #: ``scorer(config, args_by_name) -> MeasureResult | float`` (seconds).
-Scorer = Callable[[Config, Mapping[str, Any]], Any]
+Scorer = Callable[[LaunchConfig, Mapping[str, Any]], Any]
 Hook = Callable[..., Any]
 
 
@@ -35,23 +35,21 @@ def _shapes(named: Mapping[str, Any]) -> str:
                      if isinstance(v, np.ndarray))
 
 
-def score_candidate(scorer: Scorer, real_args: Mapping[str, Any], grid: Any,
-                    config: Config) -> tuple[str, Any]:
+def score_candidate(scorer: Scorer, real_args: Mapping[str, Any], extra: Mapping[str, Any],
+                    config: LaunchConfig) -> tuple[str, Any]:
     """Score one candidate (on any worker): ``("ok", out)`` or ``("raised", why)``.
 
-    ``scorer(config, real_args)``, or ``scorer(config, real_args, grid=grid)`` for a
-    scorer with a true ``wants_grid`` attribute.
+    Calls ``scorer(config, real_args, **extra)``; ``extra`` is
+    :meth:`Evaluator.scorer_extra` (the grid and launch options for scorers
+    that ask for them).
     """
     try:
-        if getattr(scorer, "wants_grid", False):
-            with_grid: Any = scorer
-            return "ok", with_grid(config, real_args, grid=grid)
-        return "ok", scorer(config, real_args)
+        return "ok", scorer(config, real_args, **extra)
     except Exception as exc:  # noqa: BLE001 - a failed config is data
         return "raised", _err(exc)
 
 
-def as_measure_result(config: Config, out: Any) -> MeasureResult:
+def as_measure_result(config: LaunchConfig, out: Any) -> MeasureResult:
     """Turn a scorer's return value into a :class:`MeasureResult`.
 
     A :class:`MeasureResult` is kept; a number is ``time_s`` (``"ok"``
@@ -110,19 +108,28 @@ class Evaluator:
         The instance the interpreter runs; None: no correctness check.
     scorer : callable
         ``scorer(config, args_by_name) -> MeasureResult | float``; a scorer
-        with a true ``wants_grid`` attribute is called with ``grid=`` too.
+        with a true ``wants_grid`` attribute is called with ``grid=`` too,
+        one with a true ``wants_launch_options`` attribute with
+        ``launch_options=`` (a copy of ``launch_options`` below: a model
+        that runs the kernel in the interpreter honours the call's
+        ``sanitize_overflow``).
     pre_hook, post_hook : callable
         The autotuner's hooks.
     reference : callable, optional
         ``reference(args_by_name) -> {name: expected array}``.
     rtol, atol : float, optional
         Comparison tolerances (default by dtype).
+    launch_options : mapping, optional
+        Interpreter launch options of the call (``sanitize_overflow``,
+        ``batch_programs``), passed to every check launch (and to a scorer
+        that wants them).
     """
 
     def __init__(self, fn: Any, grid: Any, real_args: Mapping[str, Any],
                  check_args: Mapping[str, Any] | None, scorer: Scorer, pre_hook: Hook,
                  post_hook: Hook, reference: Callable[[dict[str, Any]], Any] | None = None,
-                 rtol: float | None = None, atol: float | None = None) -> None:
+                 rtol: float | None = None, atol: float | None = None,
+                 launch_options: Mapping[str, Any] | None = None) -> None:
         self.fn = fn
         self.grid = grid
         self.real_args = dict(real_args)
@@ -132,21 +139,31 @@ class Evaluator:
         self.post_hook = post_hook
         self.reference = reference
         self.rtol, self.atol = rtol, atol
+        self.launch_options = dict(launch_options or {})
         self.expected: dict[str, npt.NDArray[Any]] | None = None
         self.write_only: list[str] | None = None
         self.records: list[TuningRecord] = []
         #: Scores computed elsewhere (a Dask cluster): config -> :func:`score_candidate`'s value.
-        self.scores: dict[Config, tuple[str, Any]] = {}
+        self.scores: dict[LaunchConfig, tuple[str, Any]] = {}
 
-    def evaluate(self, config: Config) -> TuningRecord:
+    def evaluate(self, config: LaunchConfig) -> TuningRecord:
         """Score and check one candidate; append and return its record."""
         rec = self._evaluate(config)
         self.records.append(rec)
         return rec
 
-    def _evaluate(self, config: Config) -> TuningRecord:
-        kind, out = self.scores.get(config) or score_candidate(self.scorer, self.real_args,
-                                                               self.grid, config)
+    def scorer_extra(self) -> dict[str, Any]:
+        """Keyword arguments of the scorer: ``grid`` and ``launch_options`` if it wants them."""
+        extra: dict[str, Any] = {}
+        if getattr(self.scorer, "wants_grid", False):
+            extra["grid"] = self.grid
+        if getattr(self.scorer, "wants_launch_options", False):
+            extra["launch_options"] = dict(self.launch_options)
+        return extra
+
+    def _evaluate(self, config: LaunchConfig) -> TuningRecord:
+        kind, out = self.scores.get(config) or score_candidate(
+            self.scorer, self.real_args, self.scorer_extra(), config)
         if kind == "raised":
             return TuningRecord(config, "failed", reason=f"scorer raised {out}")
         try:
@@ -166,7 +183,7 @@ class Evaluator:
                 return TuningRecord(config, status, reason=reason, metrics=res.metrics)
         return TuningRecord(config, "ok", float(t), None, res.metrics)
 
-    def _check(self, config: Config) -> str | None:
+    def _check(self, config: LaunchConfig) -> str | None:
         got, err = self._run(config)
         if err is not None:
             return err
@@ -215,7 +232,7 @@ class Evaluator:
                 f"* triton.cdiv(META['N'], META['BLOCK_N']),). The check launch raised "
                 f"{_err(exc)}")
 
-    def _run(self, config: Config) -> tuple[dict[str, Any] | None, str | None]:
+    def _run(self, config: LaunchConfig) -> tuple[dict[str, Any] | None, str | None]:
         """One hooked launch on the check instance: (outputs, None) or (None, reason)."""
         assert self.check_args is not None
         meta = config.all_kwargs()
@@ -234,7 +251,7 @@ class Evaluator:
             poison(full[n])
         try:
             try:
-                self.fn.run(grid=self.grid, **launch, **meta)
+                self.fn.run(grid=self.grid, **launch, **meta, **self.launch_options)
             except Exception as exc:  # noqa: BLE001 - out-of-bounds etc. score inf
                 try:
                     self.post_hook(full, exception=exc)
@@ -258,7 +275,7 @@ class CandidateMeasurer(Measurer):
     """A :class:`Measurer` over space configs that delegates to an :class:`Evaluator`.
 
     Lets :func:`autotile.search.tune` drive the space form of ``@autotune``:
-    each space config becomes a :class:`Config` (``num_warps``,
+    each space config becomes a :class:`LaunchConfig` (``num_warps``,
     ``num_stages`` as launch options), is evaluated, and comes back as a
     :class:`MeasureResult` with ``time_s`` (a ``"wrong"`` candidate is
     ``"failed"``). :attr:`by_text` maps ``str(space config)`` to its record.
@@ -272,7 +289,7 @@ class CandidateMeasurer(Measurer):
         self.by_text: dict[str, TuningRecord] = {}
 
     def _measure(self, config: Any) -> MeasureResult:
-        rec = self.evaluator.evaluate(Config.from_knobs(config))
+        rec = self.evaluator.evaluate(LaunchConfig.from_knobs(config))
         self.by_text[str(config)] = rec
         if rec.status == "ok":
             return MeasureResult(str(config), "ok", {"time_s": rec.time_s})

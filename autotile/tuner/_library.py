@@ -23,7 +23,7 @@ from autotile.measure import H100_SXM, HardwareProfile, KernelModelMeasurer, Mea
 from autotile.measure._fingerprint import canonical, jsonable
 from autotile.space import Space
 from autotile.space._knob import format_value
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 
 __all__ = ["KernelModelScorer", "RecordsScorer", "default_scorer", "library_kernel_name",
            "library_small_args", "MODEL_KERNELS"]
@@ -187,7 +187,7 @@ class KernelModelScorer:
             self._measurers[k] = m
         return m
 
-    def __call__(self, config: Config, args: Mapping[str, Any]) -> MeasureResult:
+    def __call__(self, config: LaunchConfig, args: Mapping[str, Any]) -> MeasureResult:
         """Score ``config`` for the call with arguments ``args`` (by name).
 
         Returns
@@ -268,9 +268,18 @@ class RecordsScorer:
     hardware : HardwareProfile, default=H100_SXM
     params : GpuModelParams, optional
         Model parameters (default ``GpuModelParams()``).
+
+    Notes
+    -----
+    ``@autotune`` calls it with the call's grid and the interpreter launch
+    options of the call (``launch_options=``): a call with
+    ``sanitize_overflow=False`` (a kernel that wraps signed integers on
+    purpose) is modelled with wrapping too, instead of failing with
+    :class:`~autotile.errors.IntegerOverflowError`.
     """
 
     wants_grid = True
+    wants_launch_options = True
 
     def __init__(self, kernel: Any, hardware: HardwareProfile = H100_SXM,
                  params: Any = None) -> None:
@@ -295,9 +304,14 @@ class RecordsScorer:
         return (f"RecordsScorer:{canonical(jsonable(self.params))}:"
                 f"{canonical(jsonable(self.hardware))}")
 
-    def __call__(self, config: Config, args: Mapping[str, Any], grid: Any = None
-                 ) -> MeasureResult:
-        """Model ``config`` on the call ``args`` (by name) launched on ``grid``."""
+    def __call__(self, config: LaunchConfig, args: Mapping[str, Any], grid: Any = None,
+                 launch_options: Mapping[str, Any] | None = None) -> MeasureResult:
+        """Model ``config`` on the call ``args`` (by name) launched on ``grid``.
+
+        ``launch_options`` are the call's interpreter launch options; their
+        ``sanitize_overflow`` (default True) applies to the model's launches
+        (the model picks its own ``programs`` and ``batch_programs``).
+        """
         from autotile.measure.gpu._records_model import estimate_launch
 
         if grid is None:
@@ -320,7 +334,9 @@ class RecordsScorer:
         launch = KernelLaunch(self.kernel, g, copies, {k: v for k, v in meta.items()
                                                        if k in params},
                               int(config.num_warps), int(config.num_stages))
-        reason, m = estimate_launch(launch, self.hardware, self.params, dtype)
+        sanitize = (launch_options or {}).get("sanitize_overflow", True)
+        reason, m = estimate_launch(launch, self.hardware, self.params, dtype,
+                                    sanitize_overflow=sanitize)
         if reason is not None:
             return MeasureResult(str(config), "infeasible", {}, 0.0, reason)
         return MeasureResult(str(config), "ok", {k: float(v) for k, v in m.items()})

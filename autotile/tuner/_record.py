@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autotile.errors import InvalidConfigError
-from autotile.tuner._config import Config
+from autotile.tuner._config import LaunchConfig
 
 __all__ = ["TuningRecord", "RECORD_STATUSES"]
 
@@ -25,7 +25,7 @@ class TuningRecord:
 
     Attributes
     ----------
-    config : Config
+    config : LaunchConfig
         The candidate.
     status : {"ok", "infeasible", "failed", "wrong", "pruned"}
         See :data:`RECORD_STATUSES`.
@@ -38,7 +38,7 @@ class TuningRecord:
         Every metric the scorer returned.
     """
 
-    config: Config
+    config: LaunchConfig
     status: str
     time_s: float = math.inf
     reason: str | None = None

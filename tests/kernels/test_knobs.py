@@ -53,7 +53,7 @@ def test_flash_onchip_constraint():
 def test_registry_entries_are_complete():
     assert set(KERNELS) == {
         "vector_add", "softmax_naive", "softmax_fused", "matmul", "matmul_persistent",
-        "matmul_descriptor_persistent", "flash_attention", "layer_norm", "l2_norm",
+        "matmul_descriptor_persistent", "flash_attention", "layer_norm", "l2_norm", "swiglu",
     }
     for name, info in KERNELS.items():
         assert info.name == name

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import autotile.lang as tl
-from autotile.errors import LangError
+from autotile.errors import IntegerOverflowError, LangError
 from autotile.lang import jit
 
 
@@ -84,14 +84,16 @@ def test_promotion_rules():
     k[(1,)](np.ones(2, np.float16), np.ones(2, np.int32))
 
 
-def test_int32_index_arithmetic_wraps_like_the_gpu():
+def test_int32_index_arithmetic_wraps_like_the_gpu_with_sanitize_overflow_false():
     @jit
     def k(o_ptr, big):
         tl.store(o_ptr, tl.program_id(0) + big * 2)
 
     out = np.zeros(1, np.int32)
-    k[(1,)](out, 2**30 + 1)
+    k[(1,)](out, 2**30 + 1, sanitize_overflow=False)
     assert out[0] == np.int32(-(2**31) + 2)
+    with pytest.raises(IntegerOverflowError, match="1073741825 \\* 2 = 2147483650"):
+        k[(1,)](out, 2**30 + 1)  # the default raises (tests/lang/test_overflow.py)
 
 
 def test_broadcast_errors_name_shapes():

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import autotile.lang as tl
-from autotile.errors import LangError
+from autotile.errors import LangError, NotSupportedError
 from autotile.lang import jit
 
 
@@ -196,3 +196,132 @@ def test_shape_ops():
     k[(1,)](out)
     assert out[:8].tolist() == [0, 4, 1, 5, 2, 6, 3, 7]
     assert out[8:].tolist() == (3 * np.arange(8)).tolist()
+
+
+# -- NaN rule of argmax/argmin (Triton #10291, #10697) -------------------------------------
+@jit
+def arg_kernel(x_ptr, v_ptr, i_ptr, j_ptr, N: tl.constexpr, IS_MAX: tl.constexpr,
+               LEFT: tl.constexpr):
+    offs = tl.arange(0, N)
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * N + offs)
+    if IS_MAX:
+        v, i = tl.max(x, 0, return_indices=True)
+        j = tl.argmax(x, 0, tie_break_left=LEFT)
+    else:
+        v, i = tl.min(x, 0, return_indices=True)
+        j = tl.argmin(x, 0, tie_break_left=LEFT)
+    tl.store(v_ptr + row, v)
+    tl.store(i_ptr + row, i)
+    tl.store(j_ptr + row, j)
+
+
+def run_arg(x, is_max, left=True, batch=False):
+    n_rows, n = x.shape
+    v = np.zeros(n_rows, x.dtype)
+    i = np.zeros(n_rows, np.int32)
+    j = np.zeros(n_rows, np.int32)
+    arg_kernel[(n_rows,)](x, v, i, j, N=n, IS_MAX=is_max, LEFT=left, batch_programs=batch)
+    return v, i, j
+
+
+NAN = np.nan
+NAN_ROWS = np.array([[1, NAN, 5, 2],      # Triton #10291: argmax must be 2, not the NaN lane
+                     [NAN, 3, 3, NAN],     # ties among numbers: lowest index
+                     [NAN, -np.inf, NAN, NAN],  # max ignoring NaN is -inf
+                     [NAN, NAN, NAN, NAN]], np.float32)  # all NaN: max NaN, index 0
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_argmax_argmin_ignore_nan_like_max_and_min(batch):
+    v, i, j = run_arg(NAN_ROWS, True, batch=batch)
+    assert v[:3].tolist() == [5.0, 3.0, -np.inf] and np.isnan(v[3])
+    assert i.tolist() == [2, 1, 1, 0]
+    assert j.tolist() == [2, 1, 1, 0]
+    v, i, j = run_arg(NAN_ROWS, False, batch=batch)
+    assert v[:3].tolist() == [1.0, 3.0, -np.inf] and np.isnan(v[3])
+    assert i.tolist() == [0, 1, 1, 0]
+    assert j.tolist() == [0, 1, 1, 0]
+
+
+def test_x_at_argmax_is_max_even_with_nan():
+    v, _, j = run_arg(NAN_ROWS, True)
+    picked = NAN_ROWS[np.arange(4), j]
+    np.testing.assert_array_equal(picked, v)  # NaN == NaN for assert_array_equal
+
+
+def test_tie_break_right_with_nan_takes_the_highest_index():
+    _, _, j = run_arg(NAN_ROWS, True, left=False)
+    assert j.tolist() == [2, 2, 1, 3]
+    _, _, j = run_arg(NAN_ROWS, False, left=False)
+    assert j.tolist() == [0, 2, 1, 3]
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=hnp.arrays(np.float32, (3, 8), elements=st.sampled_from(
+    [NAN, -np.inf, np.inf, -1.0, 0.0, 1.0, 2.0])), is_max=st.booleans())
+def test_property_argmax_points_at_the_nan_ignoring_extremum(x, is_max):
+    v, i, j = run_arg(x, is_max)
+    ref = (np.fmax if is_max else np.fmin).reduce(x, axis=1)
+    np.testing.assert_array_equal(v, ref)
+    np.testing.assert_array_equal(x[np.arange(3), j], ref)
+    np.testing.assert_array_equal(i, j)
+    for r in range(3):
+        hits = np.flatnonzero(x[r] == ref[r]) if not np.isnan(ref[r]) else [0]
+        assert j[r] == hits[0]
+
+
+# -- clear refusals --------------------------------------------------------------------------
+def test_tuple_reduce_is_not_supported():
+    @jit
+    def combine(a, ia, b, ib):
+        return tl.maximum(a, b), tl.where(a > b, ia, ib)
+
+    @jit
+    def k(x_ptr, o_ptr):
+        x = tl.load(x_ptr + tl.arange(0, 4))
+        v, i = tl.reduce((x, tl.arange(0, 4)), 0, combine)
+        tl.store(o_ptr, v)
+
+    with pytest.raises(NotSupportedError, match=r"tl\.reduce over a tuple of 2 tensors .* is not "
+                                                r"supported by the interpreter.*tl\.argmax"):
+        k[(1,)](np.zeros(4, np.float32), np.zeros(1, np.float32))
+
+
+def test_tuple_associative_scan_is_not_supported():
+    @jit
+    def combine(a, ia, b, ib):
+        return a + b, ia + ib
+
+    @jit
+    def k(x_ptr, o_ptr):
+        x = tl.load(x_ptr + tl.arange(0, 4))
+        v, i = tl.associative_scan((x, x), 0, combine)
+        tl.store(o_ptr + tl.arange(0, 4), v)
+
+    with pytest.raises(NotSupportedError, match=r"tl\.associative_scan over a tuple of 2 tensors"):
+        k[(1,)](np.zeros(4, np.float32), np.zeros(4, np.float32))
+
+
+@pytest.mark.parametrize("prec", ["tf32", "tf32x3", "ieee", "bf16x3", "bf16x6", "IEEE", None])
+def test_dot_accepts_tritons_input_precisions(prec):
+    @jit
+    def k(o_ptr, P: tl.constexpr):
+        a = tl.full((16, 16), 1.0, tl.float32)
+        tl.store(o_ptr, tl.sum(tl.dot(a, a, input_precision=P)))
+
+    out = np.zeros(1, np.float32)
+    k[(1,)](out, P=prec)
+    assert out[0] == 16 * 16 * 16
+
+
+def test_dot_rejects_unknown_input_precision():
+    @jit
+    def k(o_ptr):
+        a = tl.full((16, 16), 1.0, tl.float32)
+        tl.store(o_ptr, tl.sum(tl.dot(a, a, input_precision="bogus")))
+
+    with pytest.raises(LangError, match=r"input_precision must be one of \('tf32', 'tf32x3', "
+                                        r"'ieee', 'bf16x3', 'bf16x6'\) or None, got "
+                                        r"input_precision='bogus'"):
+        k[(1,)](np.zeros(1, np.float32))

@@ -14,13 +14,6 @@ from autotile.errors import MeasureError
 from autotile.measure import H200, GpuModelParams, KernelModelMeasurer, matmul_space
 from autotile.measure.gpu._calibrate import (
     DEFAULT_FIT,
-    PIPELINE_FIT,
-    PIPELINE_STARTS,
-    POWER_FIT,
-    POWER_STARTS,
-    SMEM_FIT,
-    SMEM_OVERLAP_NORM_H200,
-    SMEM_STARTS,
     MatmulObservations,
     calibrate_matmul,
     fit_gpu_model,
@@ -30,6 +23,17 @@ from autotile.measure.gpu._calibrate import (
 )
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+# the calibration versions' recipes are history, kept with the benchmarks
+from benchmarks.h200_fit_versions import (  # noqa: E402
+    PIPELINE_FIT,
+    PIPELINE_STARTS,
+    POWER_FIT,
+    POWER_STARTS,
+    SMEM_FIT,
+    SMEM_OVERLAP_NORM_H200,
+    SMEM_STARTS,
+)
+
 TRUE = GpuModelParams(peak_efficiency=0.95, tile_overhead_elems=40.0, k_overhead_elems=20.0,
                       warp_efficiency=((2, 0.25), (4, 0.7), (8, 0.9)),
                       mma_fallback_efficiency=0.35, bandwidth_efficiency=0.8,

@@ -8,12 +8,12 @@ from autotile.kernels._spaces import (
     persistent_matmul_space,
     softmax_space,
 )
-from autotile.measure.gpu._model_measurer import (
+from autotile.measure import flash_attention_study  # moved to autotile.search; old name
+from autotile.measure.gpu import (
     KERNEL_MODEL_METRICS,
     KernelModelMeasurer,
     flash_attention_objectives,
     flash_attention_pareto,
-    flash_attention_study,
 )
 
 MIB = 2**20

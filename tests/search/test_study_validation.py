@@ -223,6 +223,8 @@ def test_all_failed_run_warns_with_the_errors(small_space):
     ("fast", "metrics must be real numbers, got cost='fast' (str)"),
     (None, "metrics must be real numbers, got cost=None (NoneType)"),
     (float("nan"), "the objective 'cost' is NaN"),
+    (float("inf"), "the objective 'cost' is inf"),
+    (float("-inf"), "the objective 'cost' is -inf"),
 ])
 def test_non_numeric_objective_is_a_failed_trial(small_space, value, error):
     with pytest.warns(RuntimeWarning, match="all 5 trials"):
@@ -230,6 +232,23 @@ def test_non_numeric_objective_is_a_failed_trial(small_space, value, error):
     errors = {t.user_attrs["error"] for t in st.optuna_study.trials}
     assert errors == {error}
     assert [r.status for r in st.trials] == ["failed"] * 5
+
+
+@pytest.mark.parametrize("bad", [float("-inf"), float("inf"), float("nan")])
+def test_a_non_finite_objective_is_never_the_best(small_space, bad):
+    class OneBad(ToyMeasurer):
+        def _measure(self, config):
+            res = super()._measure(config)
+            if self.space.index_of(config) == 3:
+                return MeasureResult(res.config, "ok", {"cost": bad, "aux": 0.0})
+            return res
+
+    st = _tune(small_space, OneBad(small_space), searcher="grid", budget=6)
+    assert [r.status for r in st.trials] == ["ok", "ok", "ok", "failed", "ok", "ok"]
+    costs = [i * 7919 % 1009 for i in (0, 1, 2, 4, 5)]
+    assert st.best_value == min(costs) == 0
+    assert small_space.index_of(st.best_config) == 0
+    assert np.isfinite(st.best_so_far()).all()
 
 
 def test_a_run_with_one_ok_trial_does_not_warn(small_space):

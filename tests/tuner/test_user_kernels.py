@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from autotile.tuner import Config, RecordsScorer, autotune
-from tests.tuner._user_kernels import (
+from examples.user_kernels import (
     gelu_kernel,
     gelu_reference,
     online_softmax_kernel,

@@ -10,6 +10,9 @@ timings; Triton and PyTorch are imported only when one is constructed).
 
 from __future__ import annotations
 
+from typing import Any
+
+from autotile.kernels import flash_attention_objectives, flash_attention_pareto
 from autotile.measure.gpu._calibrate import (
     DEFAULT_FIT,
     CalibrationReport,
@@ -38,9 +41,6 @@ from autotile.measure.gpu._model_measurer import (
     KERNEL_MODEL_METRICS,
     KernelModelMeasurer,
     clear_schedule_cache,
-    flash_attention_objectives,
-    flash_attention_pareto,
-    flash_attention_study,
     matmul_tile_schedule,
 )
 from autotile.measure.gpu._time_model import (
@@ -93,7 +93,6 @@ __all__ = [
     "clear_schedule_cache",
     "flash_attention_objectives",
     "flash_attention_pareto",
-    "flash_attention_study",
     "TritonMeasurer",
     "TRITON_METRICS",
     "TRITON_KERNELS",
@@ -109,3 +108,16 @@ __all__ = [
     "calibrate_matmul",
     "matmul_observations_from_csv",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import moved names lazily.
+
+    ``flash_attention_study`` moved to :mod:`autotile.search`; it stays importable
+    here for one release.
+    """
+    if name == "flash_attention_study":
+        from autotile.search._flash_study import flash_attention_study
+
+        return flash_attention_study
+    raise AttributeError(f"module 'autotile.measure.gpu' has no attribute {name!r}")

@@ -35,6 +35,16 @@ from autotile.measure.gpu._time_model import (
 __all__ = ["tile_matmul", "row_softmax", "flash_attention_io"]
 
 
+def _ok(m: Any, config: Any, metrics: dict[str, float]) -> MeasureResult:
+    out: MeasureResult = m._ok(config, metrics)
+    return out
+
+
+def _infeasible(m: Any, config: Any, reason: str) -> MeasureResult:
+    out: MeasureResult = m._infeasible(config, reason)
+    return out
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -54,7 +64,7 @@ def tile_matmul(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     regs = matmul_regs_per_thread(bm, bn, nw, p)
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
-        return self._infeasible(config, occ.reason)
+        return _infeasible(self, config, occ.reason)
     n_conc = hw.n_sms * occ.blocks_per_sm
     npm, npn, nk = _cdiv(M, bm), _cdiv(N, bn), _cdiv(K, bk)
     persistent = c.get("NUM_SMS")
@@ -65,7 +75,7 @@ def tile_matmul(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
         M, N, K, bm, bn, bk, c["GROUP_M"], itemsize=isz, NUM_SMS=persistent,
         k_merge=k_merge, max_probe_programs=self.max_probe_programs)
     if persistent and n_prog > n_conc:
-        return self._infeasible(
+        return _infeasible(self,
             config, f"NUM_SMS={persistent} programs exceed the {n_conc} resident "
             f"programs (a persistent kernel needs all of its programs resident)")
     st: L2Stats = simulate_l2(sched, l2_bytes=hw.l2_bytes, n_concurrent=n_conc,
@@ -84,7 +94,7 @@ def tile_matmul(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
                         num_stages=ns, dtype=self.dtype, n_steps_per_program=n_steps,
                         step_bytes=float((bm + bn) * bk * isz),
                         smem_step_bytes=matmul_smem_step_bytes(bm, bn, bk, nw, isz))
-    return self._ok(config, {
+    return _ok(self, config, {
         "time_s": est.time_s, "tflops": 2.0 * M * N * K / est.time_s / 1e12,
         "hbm_bytes": hbm, "hbm_read_bytes": st.hbm_read_bytes,
         "l2_hit_rate": st.l2_hit_rate, "compute_s": est.compute_s,
@@ -108,14 +118,14 @@ def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     regs = -(-(math.ceil(block * rows / (32 * nw)) + p.reg_base_per_thread) // 8) * 8
     occ = occupancy(hw, num_warps=nw, smem_bytes=0, regs_per_thread=regs)
     if occ.reason is not None:
-        return self._infeasible(config, occ.reason)
+        return _infeasible(self, config, occ.reason)
     n_prog = _cdiv(M, rows)
     read, write = M * N * isz, M * N * 4  # the fused kernel writes float32
     hbm = read + (write if p.count_writes else 0)
     est = estimate_time(hw, p, flops_per_program=5.0 * N * rows, n_programs=n_prog,
                         hbm_bytes=hbm, efficiency=1.0, blocks_per_sm=occ.blocks_per_sm,
                         num_stages=1, dtype="float32")
-    return self._ok(config, {
+    return _ok(self, config, {
         "time_s": est.time_s, "tflops": 5.0 * M * N / est.time_s / 1e12,
         "hbm_bytes": float(hbm), "hbm_read_bytes": float(read), "l2_hit_rate": 0.0,
         "compute_s": est.compute_s, "memory_s": est.memory_s,
@@ -140,7 +150,7 @@ def flash_attention_io(self: Any, config: Any, c: dict[str, Any]) -> MeasureResu
              // 8) * 8
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
-        return self._infeasible(config, occ.reason)
+        return _infeasible(self, config, occ.reason)
     n_prog = _cdiv(n, bm) * heads
     hbm = float(io_flash(n, d, bm, isz, block_n=bn, n_heads=heads))
     eff = matmul_efficiency(bm, bn, d, nw, p)
@@ -148,7 +158,7 @@ def flash_attention_io(self: Any, config: Any, c: dict[str, Any]) -> MeasureResu
     est = estimate_time(hw, p, flops_per_program=flops_prog, n_programs=n_prog,
                         hbm_bytes=hbm, efficiency=eff, blocks_per_sm=occ.blocks_per_sm,
                         num_stages=ns, dtype=self.dtype)
-    return self._ok(config, {
+    return _ok(self, config, {
         "time_s": est.time_s, "tflops": 4.0 * n * n * d * heads / est.time_s / 1e12,
         "hbm_bytes": hbm, "hbm_read_bytes": hbm, "l2_hit_rate": 0.0,
         "compute_s": est.compute_s, "memory_s": est.memory_s,

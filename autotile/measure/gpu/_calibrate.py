@@ -45,13 +45,8 @@ __all__ = [
     "MatmulObservations",
     "CalibrationReport",
     "DEFAULT_FIT",
-    "PIPELINE_FIT",
-    "PIPELINE_STARTS",
-    "SMEM_FIT",
-    "SMEM_STARTS",
-    "POWER_FIT",
-    "POWER_STARTS",
-    "SMEM_OVERLAP_NORM_H200",
+    "H200_FIT",
+    "H200_FIT_STARTS",
     "predict_matmul_time",
     "fit_gpu_model",
     "rank_accuracy",
@@ -73,46 +68,25 @@ DEFAULT_FIT = ("peak_efficiency", "tile_overhead_elems", "k_overhead_elems",
                "warp_efficiency[2]", "warp_efficiency[4]", "warp_efficiency[8]",
                "mma_fallback_efficiency", "bandwidth_efficiency", "overlap_decay")
 
-#: :data:`DEFAULT_FIT` plus the two parameters of the software-pipeline term
-#: (eq. 5b, ``docs/gpu_model.md`` §3.5).
-PIPELINE_FIT = (*DEFAULT_FIT, "pipeline_latency_s", "sm_load_bytes_per_s")
+#: The recipe of the shipped parameters (:data:`~autotile.measure.H200_FITTED_PARAMS`):
+#: :data:`DEFAULT_FIT` plus the software-pipeline term (eq. 5b: ``pipeline_latency_s``,
+#: ``sm_load_bytes_per_s``) and the shared-memory port (eq. 5c:
+#: ``smem_bytes_per_s_per_sm``), fitted from :data:`H200_FIT_STARTS`. Earlier and later
+#: calibration versions (v2, v6, v7) live in ``benchmarks/h200_fit_versions.py``.
+H200_FIT = (*DEFAULT_FIT, "pipeline_latency_s", "sm_load_bytes_per_s",
+            "smem_bytes_per_s_per_sm")
 
-#: ``pipeline_latency_s`` up to 5 us (~10,000 cycles at 1.98 GHz; an unloaded L2
-#: hit is a few hundred cycles: Luo et al. 2024, arXiv:2402.13499; Chips and
-#: Cheese, "Nvidia's H100: Funny L2, and Tons of Bandwidth", 2023).
-#: ``sm_load_bytes_per_s`` 20-500 GB/s per SM: 2.6-66 TB/s over 132 SMs,
-#: around the ~5.5-10 TB/s L2 bandwidth those sources measure on the H100.
-#: Starting points of ``(pipeline_latency_s, sm_load_bytes_per_s)`` for
-#: :func:`fit_gpu_model` with :data:`PIPELINE_FIT`: eq. 5b is a ``max`` of
-#: terms, so the cost has several basins and one start from the defaults
-#: (term off) stays in the one without the term.
-PIPELINE_STARTS = tuple({"pipeline_latency_s": lat, "sm_load_bytes_per_s": bw}
-                        for lat in (0.25e-6, 0.5e-6, 1e-6, 2e-6) for bw in (50e9, 100e9, 200e9))
-
-#: :data:`PIPELINE_FIT` plus ``smem_bytes_per_s_per_sm`` (eq. 5c, the SM's
-#: shared-memory port), bounded by 50 GB/s and the 128 B/clk port [7] of
-#: ``docs/gpu_model.md`` at the H200's 1.98 GHz maximum SM clock (253 GB/s).
-SMEM_FIT = (*PIPELINE_FIT, "smem_bytes_per_s_per_sm")
-
-#: :data:`PIPELINE_STARTS` crossed with ``smem_bytes_per_s_per_sm`` of 150, 200
-#: and 234 GB/s (the last is 128 B/clk at 1.83 GHz).
-SMEM_STARTS = tuple({**st, "smem_bytes_per_s_per_sm": b}
-                    for st in PIPELINE_STARTS for b in (150e9, 200e9, 234e9))
-
-#: :data:`SMEM_FIT` plus ``power_cap_s_per_byte`` (eq. 9, the power line under the
-#: board's power cap), fitted jointly on timings alone.
-POWER_FIT = (*SMEM_FIT, "power_cap_s_per_byte")
-
-#: :data:`SMEM_STARTS` with ``power_cap_s_per_byte`` = 5e-14 s/B (about what the
-#: H200 energy probe measured, ``benchmarks/RESULTS.md``).
-POWER_STARTS = tuple({**st, "power_cap_s_per_byte": 5e-14} for st in SMEM_STARTS)
-
-#: The norm ``q`` of eq. 5c' (:func:`~autotile.measure.gpu._time_model.smooth_max`) that
-#: the H200 calibration uses: of ``inf, 8, 4, 3, 2, 1.5, 1`` (:data:`POWER_FIT` refitted
-#: at each on the 70% split), 2 gives the lowest training cost
-#: (``benchmarks/h200_analyze.py --power-only``). Held fixed, not fitted: ``q`` and
-#: ``smem_bytes_per_s_per_sm`` trade off against each other.
-SMEM_OVERLAP_NORM_H200 = 2.0
+#: Starting points of :data:`H200_FIT`: eqs. 5b and 5c are maxima of terms, so the cost
+#: has several basins and one start from the defaults (terms off) stays in the one
+#: without them. ``pipeline_latency_s`` in 0.25-2 us (an unloaded L2 hit is a few
+#: hundred cycles: Luo et al. 2024, arXiv:2402.13499), ``sm_load_bytes_per_s`` 50-200
+#: GB/s per SM (6.6-26 TB/s over 132 SMs, around the ~5.5-10 TB/s L2 bandwidth those
+#: sources measure on the H100), ``smem_bytes_per_s_per_sm`` 150-234 GB/s (234 is the
+#: 128 B/clk port of docs/gpu_model.md [7] at 1.83 GHz).
+H200_FIT_STARTS = tuple({"pipeline_latency_s": lat, "sm_load_bytes_per_s": bw,
+                         "smem_bytes_per_s_per_sm": b}
+                        for lat in (0.25e-6, 0.5e-6, 1e-6, 2e-6) for bw in (50e9, 100e9, 200e9)
+                        for b in (150e9, 200e9, 234e9))
 
 _BOUNDS = {"peak_efficiency": (0.05, 1.0), "tile_overhead_elems": (0.0, 512.0),
            "k_overhead_elems": (0.0, 512.0), "mma_fallback_efficiency": (0.02, 1.0),

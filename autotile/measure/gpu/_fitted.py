@@ -7,7 +7,8 @@ bytes, 60 MiB, on the lent H200; the datasheet's 50 MB is what
 "v5" calibration of ``benchmarks/RESULTS.md`` ("Real hardware: H200
 validation"): the eleven parameters of eqs. 4-8, 5b and 5c fitted on 379
 matmul configs at three shapes (``benchmarks/h200_analyze.py --smem-only``,
-``SMEM_FIT``), plus the power-cap term of eq. 9, ``power_cap_s_per_byte``,
+``H200_FIT`` from ``H200_FIT_STARTS``), plus the power-cap term of eq. 9,
+``power_cap_s_per_byte``,
 fitted on the energy probe (``--power-only``). The values are copied from
 ``benchmarks/data/h200_calibrated_params_v5.csv`` (a test checks they
 match). Held out, the fit ranks matmul configs with Spearman 0.886 at

@@ -3,8 +3,6 @@
 :class:`KernelModelMeasurer` turns a config of a kernel's space into a
 :class:`MeasureResult` with the GPU model that the kernel's
 :class:`~autotile.kernels.KernelSpec` names (:data:`GPU_MODELS`).
-:func:`flash_attention_pareto` and :func:`flash_attention_study` are the
-seed's §4.4 multi-objective view of flash attention.
 """
 
 from __future__ import annotations
@@ -13,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from autotile.errors import MeasureError
-from autotile.kernels import KernelSpec, get_kernel_spec, io_flash, onchip_flash_bytes
-from autotile.kernels._spaces import DTYPE_ITEMSIZE, check_shape_mapping, flash_attention_space
+from autotile.kernels import KernelSpec, get_kernel_spec
+from autotile.kernels._spaces import DTYPE_ITEMSIZE, check_shape_mapping
 from autotile.measure._result import Measurer, MeasureResult
 from autotile.measure.gpu._hardware import H100_SXM, HardwareProfile
 from autotile.measure.gpu._l2sim import L2Model
@@ -28,9 +26,6 @@ __all__ = [
     "KERNEL_MODEL_METRICS",
     "matmul_tile_schedule",
     "clear_schedule_cache",
-    "flash_attention_objectives",
-    "flash_attention_pareto",
-    "flash_attention_study",
 ]
 
 #: Metrics of every ``"ok"`` result of :class:`KernelModelMeasurer`.
@@ -186,113 +181,3 @@ class KernelModelMeasurer(Measurer):
         if bad:
             return self._infeasible(config, "; ".join(bad))
         return self._model(self, config, dict(config))
-
-
-# --------------------------------------------------------------------------------------
-# flash attention: three objectives (seed §4.4)
-def flash_attention_objectives(N: int, d: int, BLOCK_M: int, BLOCK_N: int,
-                               dtype: str = "float16") -> tuple[int, int, int]:
-    """The seed's three flash-attention objectives for one block shape.
-
-    Parameters
-    ----------
-    N, d : int
-        Sequence length and head dimension (one head, not causal).
-    BLOCK_M, BLOCK_N : int
-        Query rows per program and key rows per step.
-    dtype : str, default="float16"
-
-    Returns
-    -------
-    hbm_bytes : int
-        :func:`~autotile.kernels.io_flash` (minimise).
-    onchip_bytes : int
-        fp32 accumulator plus score block per program,
-        :func:`~autotile.kernels.onchip_flash_bytes` (minimise).
-    n_programs : int
-        ``cdiv(N, BLOCK_M)`` (parallelism, maximise).
-
-    References
-    ----------
-    Dao et al., "FlashAttention", NeurIPS 2022, Theorem 2 (IO complexity);
-    seed §4.4.
-    """
-    isz = DTYPE_ITEMSIZE[dtype]
-    return (io_flash(N, d, BLOCK_M, isz, block_n=BLOCK_N),
-            onchip_flash_bytes(BLOCK_M, d, BLOCK_N), _cdiv(N, BLOCK_M))
-
-
-def flash_attention_pareto(N: int = 4096, d: int = 128, dtype: str = "float16"
-                           ) -> list[dict[str, int]]:
-    """Exact Pareto front of the three flash-attention objectives, by enumeration.
-
-    ``num_warps`` and ``num_stages`` do not change the objectives, so the
-    front is over the distinct ``(BLOCK_M, BLOCK_N)`` of
-    :func:`flash_attention_space`.
-
-    Returns
-    -------
-    list of dict
-        ``BLOCK_M``, ``BLOCK_N``, ``hbm_bytes``, ``onchip_bytes``,
-        ``n_programs`` of each non-dominated point, by increasing ``BLOCK_M``
-        then ``BLOCK_N``.
-    """
-    space = flash_attention_space(N, d, dtype)
-    pts = sorted({(c["BLOCK_M"], c["BLOCK_N"]) for c in space})
-    objs = {bb: flash_attention_objectives(N, d, *bb, dtype) for bb in pts}
-
-    def key(o: tuple[int, int, int]) -> tuple[int, int, int]:
-        return (o[0], o[1], -o[2])  # all minimised
-
-    front = []
-    for bb, o in objs.items():
-        ko = key(o)
-        dominated = any(all(x <= y for x, y in zip(key(q), ko)) and key(q) != ko
-                        for q in objs.values())
-        if not dominated:
-            front.append({"BLOCK_M": bb[0], "BLOCK_N": bb[1], "hbm_bytes": o[0],
-                          "onchip_bytes": o[1], "n_programs": o[2]})
-    return front
-
-
-def flash_attention_study(N: int = 4096, d: int = 128, dtype: str = "float16", *,
-                          n_trials: int = 60, seed: int = 0) -> Any:
-    """Optuna NSGA-II study over :func:`flash_attention_space` with the three objectives.
-
-    Directions: ``["minimize", "minimize", "maximize"]`` for
-    ``(hbm_bytes, onchip_bytes, n_programs)``. Configs that break a space
-    constraint are pruned.
-
-    Parameters
-    ----------
-    N, d : int
-    dtype : str, default="float16"
-    n_trials : int, default=60
-    seed : int, default=0
-        Seed of the NSGA-II sampler.
-
-    Returns
-    -------
-    optuna.Study
-        ``study.best_trials`` is the front found.
-
-    References
-    ----------
-    Deb et al., "A fast and elitist multiobjective genetic algorithm:
-    NSGA-II", IEEE TEC 6(2), 2002; Optuna ``NSGAIISampler``.
-    """
-    import optuna
-
-    space = flash_attention_space(N, d, dtype)
-
-    def objective(trial: optuna.Trial) -> tuple[int, int, int]:
-        cfg = {k.name: trial.suggest_categorical(k.name, list(k.values))
-               for k in space.knobs}
-        if not space.is_valid(cfg):
-            raise optuna.TrialPruned(", ".join(space.violations(cfg)))
-        return flash_attention_objectives(N, d, cfg["BLOCK_M"], cfg["BLOCK_N"], dtype)
-
-    study = optuna.create_study(directions=["minimize", "minimize", "maximize"],
-                                sampler=optuna.samplers.NSGAIISampler(seed=seed))
-    study.optimize(objective, n_trials=n_trials)
-    return study

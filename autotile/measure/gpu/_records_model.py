@@ -37,11 +37,18 @@ from autotile.measure.gpu._l2sim import simulate_l2_stream
 from autotile.measure.gpu._time_model import GpuModelParams, occupancy
 
 __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "WINDOW_PROGRAMS",
-           "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S",
-           "LIVE_TILES_PER_THREAD"]
+           "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S", "L2_LATENCY_S",
+           "PROGRAM_OVERHEAD_S", "LIVE_TILES_PER_THREAD"]
 
-#: Programs of a launch that the model runs (plus the last one).
+#: Fewest programs of a launch that the model runs (plus the last one); the window
+#: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
+#: up to that distance is seen by the L2 simulation.
 WINDOW_PROGRAMS = 256
+#: Line-trace rows the window may hold (it takes ``rows / rows_per_program``
+#: programs, at least :data:`WINDOW_PROGRAMS`).
+WINDOW_TRACE_ROWS = 1_000_000
+#: Most programs a window holds.
+MAX_WINDOW_PROGRAMS = 16384
 #: FP32 lanes per SM per clock on Hopper (4 SM sub-partitions x 32; NVIDIA H100
 #: whitepaper, "H100 SM Architecture": 128 FP32 cores per SM).
 CUDA_CORE_LANES_PER_SM = 128
@@ -57,7 +64,30 @@ HBM_LATENCY_S = 6.0e-7
 #: Block-sized values a thread keeps live at once, in 32-bit registers per
 #: block element per thread (an input tile and the result being built).
 LIVE_TILES_PER_THREAD = 2
-_LINE_BYTES = 128
+#: Latency of a load that hits L2, seconds: "a few hundred cycles" (about 260 at
+#: 1.7 GHz; Luo et al., IPDPS 2024; Chips and Cheese, "Nvidia's H100: Funny L2, and
+#: Tons of Bandwidth", 2023).
+L2_LATENCY_S = 1.5e-7
+#: Time an SM spends on each program it runs beyond its work (block launch and
+#: retirement), seconds. Fitted, not sourced: 81 ns is the per-SM cost per
+#: program of GELU at 2^26 elements with 128- and 256-element blocks on the H200
+#: (``benchmarks/data/records_model_v1_h200.csv``: 0.62 ns per program chip-wide,
+#: independent of num_warps), where nothing else limits the time.
+PROGRAM_OVERHEAD_S = 8.1e-8
+#: Granularity of HBM traffic: the 32-byte sector of an L2 line (CUDA C++ Best
+#: Practices Guide, "Coalesced Access to Global Memory": accesses are serviced in
+#: 32-byte transactions).
+_SECTOR_BYTES = 32
+
+
+def _ok(m: Any, config: Any, metrics: dict[str, float]) -> MeasureResult:
+    out: MeasureResult = m._ok(config, metrics)
+    return out
+
+
+def _infeasible(m: Any, config: Any, reason: str) -> MeasureResult:
+    out: MeasureResult = m._infeasible(config, reason)
+    return out
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -68,8 +98,10 @@ class RecordsEstimate(dict[str, float]):
     """Metrics of one launch or a sum of launches (a dict of floats)."""
 
 
-def _window(n_prog: int) -> np.ndarray:
-    w = list(range(min(n_prog, WINDOW_PROGRAMS)))
+def _window(n_prog: int, rows_per_program: float) -> np.ndarray:
+    size = int(WINDOW_TRACE_ROWS // max(rows_per_program, 1.0))
+    size = min(n_prog, MAX_WINDOW_PROGRAMS, max(WINDOW_PROGRAMS, size))
+    w = list(range(size))
     if n_prog > len(w):
         w.append(n_prog - 1)
     return np.asarray(w, dtype=np.int64)
@@ -90,7 +122,8 @@ def _interleave(trace: Any, window: np.ndarray) -> np.ndarray:
 
 
 def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
-                    dtype: str) -> tuple[str | None, RecordsEstimate]:
+                    dtype: str, sanitize_overflow: bool = True
+                    ) -> tuple[str | None, RecordsEstimate]:
     """Model one launch from a window of its programs.
 
     Parameters
@@ -101,6 +134,10 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     params : GpuModelParams
     dtype : str
         Operand dtype, selects the tensor-core peak of ``tl.dot``.
+    sanitize_overflow : bool, default=True
+        The interpreter's launch option for the window's launches: ``False``
+        for a kernel that wraps signed integers on purpose (a hash), which
+        would otherwise raise :class:`~autotile.errors.IntegerOverflowError`.
 
     Returns
     -------
@@ -113,9 +150,12 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``dot_flops``, ``alu_ops``, ``sfu_ops``.
     """
     n_prog = launch.n_programs
-    win = _window(n_prog)
-    with tl.recording(trace="line") as rec:
-        launch.run(programs=win)
+    with tl.recording(trace="sector") as rec0:
+        launch.run(programs=[0], sanitize_overflow=sanitize_overflow)
+    first = rec0.last.trace
+    win = _window(n_prog, float(len(first)) if first is not None else 1.0)
+    with tl.recording(trace="sector") as rec:
+        launch.run(programs=win, batch_programs=True, sanitize_overflow=sanitize_overflow)
     r = rec.last
     tr = r.trace
     nw, ns = int(launch.num_warps), int(launch.num_stages)
@@ -128,7 +168,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     scratch = int(_counts(r, "scratch_bytes", W).max(initial=0))
     smem = dot_smem * max(ns, 1) + scratch
     regs_need = params.reg_base_per_thread + _cdiv(LIVE_TILES_PER_THREAD * tile, 32 * nw)
-    regs = -(-min(regs_need, hw.max_regs_per_thread) // 8) * 8
+    regs = min(-(-regs_need // 8) * 8, hw.max_regs_per_thread)
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
         return occ.reason, RecordsEstimate()
@@ -142,12 +182,12 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     if tr is not None and len(tr):
         order = _interleave(tr, win)
         key = (np.asarray(tr.buffer, np.int64)[order] << 40) + (
-            np.asarray(tr.offset_bytes, np.int64)[order] // _LINE_BYTES)
+            np.asarray(tr.offset_bytes, np.int64)[order] // _SECTOR_BYTES)
         ids, inv = np.unique(key, return_inverse=True)
         cap = int(hw.l2_bytes * min(1.0, W / max(1, min(n_prog, n_res))))
         st = simulate_l2_stream(inv.astype(np.int64), np.asarray(tr.is_write)[order],
-                                np.full(ids.size, _LINE_BYTES, np.int64),
-                                l2_bytes=max(cap, _LINE_BYTES))
+                                np.full(ids.size, _SECTOR_BYTES, np.int64),
+                                l2_bytes=max(cap, _SECTOR_BYTES))
         scale = n_prog / W
         read_b, write_b = st.hbm_read_bytes * scale, st.hbm_write_bytes * scale
         hit_rate = st.l2_hit_rate
@@ -158,7 +198,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         if reads.any():
             pk = prog[reads] * (1 << 32) + op[reads]
             _, per_op = np.unique(pk, return_counts=True)
-            inflight = float(per_op.max()) * _LINE_BYTES
+            inflight = float(per_op.max()) * _SECTOR_BYTES
             n_ops = np.unique(pk).size
             n_steps = max(1.0, n_ops / W)
     hbm = read_b + (write_b if params.count_writes else 0.0)
@@ -170,17 +210,21 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     alu_s = rounds * float(alu.mean()) / (CUDA_CORE_LANES_PER_SM * clock)
     sfu_s = rounds * float(sfu.mean()) / (SFU_LANES_PER_SM * clock)
     compute_s = dot_s + max(alu_s, sfu_s)
-    if regs_need > hw.max_regs_per_thread:  # spills: local memory round trips
-        compute_s *= regs_need / hw.max_regs_per_thread
     lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
+    # a loop's loads are software-pipelined over num_stages - 1 iterations ahead
+    ahead = min(n_steps, float(max(1, ns - 1))) if n_steps > 1 else 1.0
     bw_peak = hw.hbm_bytes_per_s * params.bandwidth_efficiency
-    bw_little = hw.n_sms * bps * max(inflight, _LINE_BYTES) / lat
+    bw_little = hw.n_sms * bps * ahead * max(inflight, _SECTOR_BYTES) / lat
     memory_s = hbm / min(bw_peak, bw_little)
     waves = _cdiv(n_prog, n_res)
-    latency_s = waves * n_steps * lat
+    step_lat = hit_rate * L2_LATENCY_S + (1.0 - hit_rate) * lat
+    latency_s = waves * n_steps * step_lat / ahead
+    overhead_s = rounds * PROGRAM_OVERHEAD_S
     o = 1.0 - params.overlap_decay ** (ns * bps - 1) if bps * ns > 1 else 0.0
-    t = (max(compute_s, memory_s, latency_s) + (1.0 - o) * min(compute_s, memory_s)
-         + hw.launch_overhead_s)
+    t = max(compute_s, memory_s, latency_s, overhead_s) + (1.0 - o) * min(compute_s, memory_s)
+    if regs_need > hw.max_regs_per_thread:  # spills: every block value round-trips memory
+        t *= regs_need / hw.max_regs_per_thread
+    t += hw.launch_overhead_s
     return None, RecordsEstimate(
         time_s=t, compute_s=compute_s, memory_s=memory_s, latency_s=latency_s,
         hbm_read_bytes=read_b, hbm_write_bytes=write_b, hbm_bytes=hbm,
@@ -202,13 +246,13 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     try:
         launches = spec.launches(shape, dtype, c, args)
     except Exception as exc:  # noqa: BLE001 - a config the kernel cannot run
-        return self._infeasible(config, f"{type(exc).__name__}: {exc}")
+        return _infeasible(self, config, f"{type(exc).__name__}: {exc}")
     total: dict[str, float] = {}
     longest = -1.0
     for launch in launches:
         reason, m = estimate_launch(launch, self.hardware, self.params, dtype)
         if reason is not None:
-            return self._infeasible(config, reason)
+            return _infeasible(self, config, reason)
         for k in ("time_s", "compute_s", "memory_s", "latency_s", "hbm_read_bytes",
                   "hbm_write_bytes", "hbm_bytes", "dot_flops", "alu_ops", "sfu_ops"):
             total[k] = total.get(k, 0.0) + m[k]
@@ -222,7 +266,7 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     reads = total["hbm_read_bytes"]
     comp = total["compute_s"]
     mem = max(total["memory_s"], total["latency_s"])
-    return self._ok(config, {
+    return _ok(self, config, {
         "time_s": t, "tflops": flops / t / 1e12, "hbm_bytes": total["hbm_bytes"],
         "hbm_read_bytes": reads, "l2_hit_rate": total["l2_hit_rate"],
         "compute_s": comp, "memory_s": total["memory_s"], "occupancy": total["occupancy"],

@@ -1,0 +1,143 @@
+"""``autotile.perf_model``: the GPU model as ``perf_model`` of Triton's own autotuner.
+
+::
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"],
+                     prune_configs_by={"perf_model": autotile.perf_model(matmul_kernel, grid=grid),
+                                       "top_k": 4})
+    @triton.jit
+    def matmul_kernel(...): ...
+
+Triton calls ``perf_model(**kernel_args, **call_kwargs, **config.all_kwargs())``
+for every candidate and benchmarks only the ``top_k`` with the lowest
+estimates. autotile answers from its GPU model, without touching the GPU: the
+kernel's source runs in autotile's interpreter (:func:`autotile.lang.from_triton`)
+on zero-filled NumPy stand-ins of the call's tensors (same shapes and dtypes),
+scored by the spec's model for a registered kernel, else the records model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import InvalidConfigError
+from autotile.lang import BFloat16Array, from_triton
+from autotile.lang._jit import JITFunction
+from autotile.measure import H100_SXM, HardwareProfile, MeasureResult
+from autotile.tuner._config import LAUNCH_KNOBS, LaunchConfig
+from autotile.tuner._library import RecordsScorer, default_scorer
+
+__all__ = ["perf_model", "PerfModel", "host_stand_in"]
+
+
+def host_stand_in(value: Any) -> Any:
+    """A zero-filled NumPy array shaped like a tensor argument; anything else unchanged.
+
+    A PyTorch tensor (anything with ``shape``, ``dtype`` and ``data_ptr``) becomes
+    ``np.zeros`` of its shape and dtype (bfloat16: a
+    :class:`~autotile.lang.BFloat16Array`); a NumPy array becomes zeros like it.
+    """
+    if isinstance(value, np.ndarray):
+        return np.zeros_like(value)
+    if hasattr(value, "data_ptr") and hasattr(value, "shape") and hasattr(value, "dtype"):
+        shape = tuple(int(s) for s in value.shape)
+        name = str(value.dtype).replace("torch.", "")
+        if name == "bfloat16":
+            return np.zeros(shape, np.uint16).view(BFloat16Array)
+        try:
+            return np.zeros(shape, np.dtype(name))
+        except TypeError:
+            raise InvalidConfigError(f"perf_model: tensor dtype {value.dtype} has no NumPy "
+                                     "counterpart in autotile's interpreter") from None
+    return value
+
+
+class PerfModel:
+    """Estimated run time (milliseconds) of a Triton config, for ``prune_configs_by``.
+
+    Built by :func:`perf_model`, which documents the parameters. Calling it
+    returns the GPU model's ``time_s`` in milliseconds (Triton's ``do_bench``
+    unit), or ``inf`` for a config the model finds infeasible (its reason is
+    kept in :attr:`last_reasons`).
+    """
+
+    def __init__(self, kernel: Any, hardware: HardwareProfile, grid: Any) -> None:
+        self.kernel = from_triton(kernel)
+        self.hardware = hardware
+        self.grid = grid
+        self.scorer = default_scorer(self.kernel, hardware)
+        if isinstance(self.scorer, RecordsScorer) and grid is None:
+            raise InvalidConfigError(
+                f"perf_model({self.kernel.__name__!r}): a kernel outside autotile's registry "
+                "needs grid= (the grid you launch it with: a tuple or a callable of the "
+                "meta-parameters, as in Triton)")
+        self.last_reasons: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"PerfModel({self.kernel.__name__!r}, hardware={self.hardware.name!r})"
+
+    def estimate(self, **kwargs: Any) -> MeasureResult:
+        """The model's :class:`MeasureResult` for one call (Triton's keyword arguments)."""
+        names = set(self.kernel.arg_names)
+        meta = {k: v for k, v in kwargs.items() if k in names and k in self._constexpr_names()}
+        opts = {k: v for k, v in kwargs.items() if k in LAUNCH_KNOBS and v is not None}
+        args = {k: host_stand_in(v) for k, v in kwargs.items()
+                if k in names and k not in meta}
+        cfg = LaunchConfig(meta, num_warps=int(opts.get("num_warps", 4)),
+                           num_stages=int(opts.get("num_stages", 3)))
+        result: MeasureResult
+        if getattr(self.scorer, "wants_grid", False):
+            result = self.scorer(cfg, args, grid=self.grid)
+        else:
+            result = self.scorer(cfg, args)
+        return result
+
+    def _constexpr_names(self) -> set[str]:
+        k: JITFunction = self.kernel
+        return {k.arg_names[i] for i in k.constexprs}
+
+    def __call__(self, **kwargs: Any) -> float:
+        """Estimated time in milliseconds (``inf`` when the config cannot launch)."""
+        res = self.estimate(**kwargs)
+        if not res.ok:
+            self.last_reasons[res.config] = res.error or res.status
+            return float("inf")
+        return float(res.metrics["time_s"]) * 1e3
+
+
+def perf_model(kernel: Any, *, hardware: HardwareProfile = H100_SXM, grid: Any = None
+               ) -> Callable[..., float]:
+    """A ``perf_model`` for ``triton.autotune(prune_configs_by={...})``.
+
+    Parameters
+    ----------
+    kernel : triton.jit function or autotile kernel
+        The kernel being tuned. Its source runs in autotile's interpreter
+        (:func:`autotile.lang.from_triton`); the GPU is not used.
+    hardware : HardwareProfile, default=H100_SXM
+        The GPU modelled (e.g. :data:`autotile.measure.H200_MEASURED_L2`).
+    grid : tuple or callable, optional
+        The launch grid, as given to ``kernel[grid]``; a callable receives
+        the call's arguments and the config's meta-parameters by name. Needed
+        unless the kernel is registered in :data:`autotile.kernels.KERNELS`
+        (whose spec knows its grid).
+
+    Returns
+    -------
+    PerfModel
+        ``perf_model(**kwargs) -> float``: estimated milliseconds.
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``grid`` is missing for a kernel outside the registry.
+    TypeError
+        If ``hardware`` is not a :class:`HardwareProfile`.
+    """
+    if not isinstance(hardware, HardwareProfile):
+        raise TypeError(f"perf_model: hardware must be a HardwareProfile (e.g. "
+                        f"autotile.measure.H200), got {type(hardware).__name__}")
+    return PerfModel(kernel, hardware, grid)

@@ -1,0 +1,1 @@
+"""Examples: kernels a user writes outside the library (not installed with autotile)."""

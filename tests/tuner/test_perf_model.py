@@ -1,0 +1,106 @@
+"""autotile.perf_model for triton.autotune's prune_configs_by, and from_triton.
+
+Triton is not installed on the CI machine, so the kernels below are written the
+way a Triton user writes them (``tl`` is a module named ``triton.language``,
+``triton.cdiv`` on the host) against a stand-in module of that name, which
+from_triton recognises by ``__name__`` alone, as it does the real one."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+import autotile
+from autotile.errors import InvalidConfigError
+from autotile.lang import from_triton
+from autotile.tuner import Config, PerfModel
+
+TL = types.ModuleType("triton.language")
+TRITON = types.ModuleType("triton")
+
+SRC = '''
+def helper(x):
+    return x * 2.0
+
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, helper(tl.exp(x)), mask=mask)
+'''
+
+
+def _kernel():
+    ns = {"tl": TL, "triton": TRITON, "__name__": "user_kernels"}
+    exec(compile(SRC, "<user>", "exec"), ns)
+    return ns["scale_kernel"]
+
+
+def test_from_triton_runs_the_same_source_in_the_interpreter():
+    k = from_triton(_kernel())
+    assert k.arg_names == ["x_ptr", "y_ptr", "n", "BLOCK"] and k.constexprs == [3]
+    x = np.linspace(-1, 1, 1000).astype(np.float32)
+    y = np.zeros_like(x)
+    k[(4,)](x, y, 1000, BLOCK=256)
+    np.testing.assert_allclose(y, 2 * np.exp(x), rtol=1e-6)
+    assert from_triton(k) is k
+
+
+def test_perf_model_ranks_configs_and_marks_infeasible_ones_inf():
+    n = 1 << 22
+    pm = autotile.perf_model(_kernel(), grid=lambda meta: ((n + meta["BLOCK"] - 1)
+                                                           // meta["BLOCK"],))
+    assert isinstance(pm, PerfModel)
+    x, y = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    est = {}
+    for block in (128, 1024):
+        for warps in (1, 4):
+            cfg = Config({"BLOCK": block}, num_warps=warps)
+            est[(block, warps)] = pm(x_ptr=x, y_ptr=y, n=n, **cfg.all_kwargs())
+    assert all(np.isfinite(v) and v > 0 for v in est.values())
+    # 128 elements with 4 warps keeps too few bytes in flight: slower than 1024 with 4
+    assert est[(128, 4)] > est[(1024, 4)]
+    # the caller's buffers are never written by the model
+    assert not y.any()
+
+
+def test_perf_model_takes_torch_like_tensors_without_touching_them():
+    class FakeTensor:
+        def __init__(self, shape, dtype):
+            self.shape, self.dtype = shape, dtype
+
+        def data_ptr(self):
+            raise AssertionError("perf_model must not read device memory")
+
+    n = 1 << 20
+    pm = autotile.perf_model(_kernel(), grid=(n // 512,))
+    t = pm(x_ptr=FakeTensor((n,), "torch.float16"), y_ptr=FakeTensor((n,), "torch.float16"),
+           n=n, BLOCK=512, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None)
+    assert np.isfinite(t) and t > 0
+
+
+def test_perf_model_needs_a_grid_outside_the_registry():
+    with pytest.raises(InvalidConfigError, match="needs grid="):
+        autotile.perf_model(_kernel())
+    with pytest.raises(TypeError, match="HardwareProfile"):
+        autotile.perf_model(_kernel(), grid=(1,), hardware="H200")
+
+
+def test_perf_model_of_a_registered_kernel_uses_its_spec_model():
+    from autotile.kernels import matmul_kernel
+    from autotile.measure import H200
+
+    pm = autotile.perf_model(matmul_kernel, hardware=H200)
+    M = N = K = 2048
+    a, b = np.zeros((M, K), np.float16), np.zeros((K, N), np.float16)
+    c = np.zeros((M, N), np.float16)
+    call = dict(a_ptr=a, b_ptr=b, c_ptr=c, M=M, N=N, K=K, stride_am=K, stride_ak=1,
+                stride_bk=N, stride_bn=1, stride_cm=N, stride_cn=1, PID_ORDER="grouped")
+    good = pm(**call, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8,
+              num_stages=3)
+    tiny = pm(**call, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=8, num_warps=2,
+              num_stages=2)
+    assert np.isfinite(good) and good < tiny
