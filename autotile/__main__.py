@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["main"]
 
 _HELP = """\
-usage: autotile {compare,schedule,sweep} [options]
+usage: autotile {compare,schedule,sweep,tune,worker} [options]
        autotile --version
        autotile <command> --help    (options of one command)
 
@@ -22,6 +22,8 @@ commands:
                      (reorder, blocking, loop permutation, array packing) at 64x64,
                      with exact cache miss counts
   autotile sweep     measure every config of the GEMM schedule space into a table
+  autotile tune      start (or resume) a tuning study in a storage and run it
+  autotile worker    join a study started by `autotile tune`, from any machine
 """
 
 
@@ -83,6 +85,10 @@ def _sweep(argv: Sequence[str]) -> int:
     ap.add_argument("--limit", type=int, default=None, help="only the first LIMIT configs")
     ap.add_argument("--no-resume", action="store_true",
                     help="discard an earlier run's chunks or table at OUT and measure again")
+    ap.add_argument("--scheduler", default=None,
+                    help="run the chunks on a Dask cluster: a scheduler address "
+                         "(tcp://host:8786) or 'local' (a LocalCluster of --n-jobs workers); "
+                         "default: joblib on this machine")
     args = ap.parse_args(argv)
     try:
         if args.limit is not None and args.limit < 1:
@@ -118,7 +124,10 @@ def _sweep(argv: Sequence[str]) -> int:
     try:
         truth = sweep(space, measurer, out, n_jobs=args.n_jobs,
                       limit=args.limit, resume=not args.no_resume,
-                      key=lambda c: gemm_canonical_key(c, args.n))
+                      key=lambda c: gemm_canonical_key(c, args.n), scheduler=args.scheduler)
+    except (ValueError, ImportError) as exc:
+        print(f"autotile sweep: error: {exc}", file=sys.stderr)
+        return 2
     except MeasureError as exc:
         msg = str(exc).replace("pass resume=False", "pass --no-resume")
         print(f"autotile sweep: error: {msg}", file=sys.stderr)
@@ -219,9 +228,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from autotile.search._cli import compare_main
 
         return int(compare_main(rest))
+    if cmd in ("tune", "worker"):
+        from autotile.search import _cli_tune
+
+        return int((_cli_tune.tune_main if cmd == "tune" else _cli_tune.worker_main)(rest))
     if cmd not in commands:
         print(f"autotile: error: unknown command {cmd!r}; choose from "
-              f"{['compare', *commands]}", file=sys.stderr)
+              f"{['compare', *commands, 'tune', 'worker']}", file=sys.stderr)
         return 2
     return commands[cmd](rest)
 

@@ -17,6 +17,7 @@ __all__ = [
     "NotSupportedError",
     "MeasureError",
     "NotFittedError",
+    "CorruptFileError",
 ]
 
 
@@ -68,3 +69,11 @@ class MeasureError(AutotileError, RuntimeError):
 
 class NotFittedError(AutotileError, ValueError):
     """A cost model was used before ``fit``."""
+
+
+class CorruptFileError(AutotileError, ValueError):
+    """A study storage file or a ground-truth table is corrupt or truncated.
+
+    The message names the file and what is wrong with it; the file is left
+    unchanged.
+    """

@@ -70,7 +70,7 @@ def test_cli_sweep_refuses_another_suffix(tmp_path, capsys):
 
 def test_cli_help_has_a_usage_line(capsys):
     assert main(["--help"]) == 0
-    assert "usage: autotile {compare,schedule,sweep}" in capsys.readouterr().out
+    assert "usage: autotile {compare,schedule,sweep,tune,worker}" in capsys.readouterr().out
 
 
 def test_cli_version(capsys):

@@ -3,7 +3,8 @@
 The core holds what every measurer shares: :class:`Measurer` and
 :class:`MeasureResult`, ground-truth tables and the resumable exhaustive
 :func:`sweep` that writes them, :class:`ReplayMeasurer` and recorded Kernel
-Tuner spaces. Two subpackages measure on a kind of hardware:
+Tuner spaces, and :func:`parallel_map` (joblib processes or a Dask cluster).
+Two subpackages measure on a kind of hardware:
 
 * :mod:`autotile.measure.cpu`: cache simulators, the loop-nest walker, the CPU
   cost model and :class:`ScheduleMeasurer`;
@@ -30,6 +31,7 @@ from autotile.kernels._spaces import (
 )
 from autotile.measure._ground_truth import GroundTruth, sweep
 from autotile.measure._kernel_tuner import RecordedSpace, load_kernel_tuner
+from autotile.measure._parallel import parallel_map
 from autotile.measure._replay import SHIPPED_TABLES, ReplayMeasurer, gemm_ground_truth
 from autotile.measure._result import STATUSES, Measurer, MeasureResult
 from autotile.measure.cpu import *  # noqa: F403 - names listed in cpu.__all__
@@ -48,6 +50,7 @@ __all__ = [
     "SHIPPED_TABLES",
     "RecordedSpace",
     "load_kernel_tuner",
+    "parallel_map",
     # kernel spaces: moved to autotile.kernels, importable here for one release
     "matmul_space",
     "persistent_matmul_space",

@@ -8,6 +8,8 @@ import math
 import os
 import shutil
 import time
+import zipfile
+import zlib
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,13 +17,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from autotile.errors import MeasureError
+from autotile.errors import CorruptFileError, MeasureError
 from autotile.measure._fingerprint import canonical as _canonical
 from autotile.measure._fingerprint import differences as _differences
 from autotile.measure._fingerprint import jsonable as _jsonable
+from autotile.measure._parallel import check_scheduler, parallel_map
 from autotile.measure._result import Measurer, MeasureResult
 
-__all__ = ["GroundTruth", "sweep"]
+__all__ = ["GroundTruth", "sweep", "space_difference"]
 
 _STATUS_CODE = {"ok": 0, "failed": 1, "infeasible": 2}
 _CODE_STATUS = {v: k for k, v in _STATUS_CODE.items()}
@@ -69,6 +72,8 @@ class GroundTruth:
         self.status = status
         self.meta = meta
         self.metrics = tuple(values)
+        #: The file it was loaded from (None if made in memory).
+        self.path: str | None = None
 
     def __len__(self) -> int:
         return int(self.status.shape[0])
@@ -112,20 +117,37 @@ class GroundTruth:
         ------
         FileNotFoundError
             If ``path`` does not exist.
+        CorruptFileError
+            If the file is not a table (not an ``.npz`` archive, truncated,
+            pickled, or missing ``status``/``meta``); the message names the
+            file, which is left unchanged.
         MeasureError
             If its columns differ in length (the message names the file).
         """
-        with np.load(path, allow_pickle=False) as z:
-            values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
-            status, meta = z["status"].astype(np.int8), json.loads(str(z["meta"]))
         try:
-            return cls(values, status, meta)
+            with np.load(path, allow_pickle=False) as z:
+                values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
+                status, meta = z["status"].astype(np.int8), json.loads(str(z["meta"]))
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+            raise CorruptFileError(
+                f"{os.fspath(path)!r} is not a readable ground-truth table "
+                f"({type(exc).__name__}: {str(exc)[:160]}); re-create it with autotile sweep"
+            ) from None
+        try:
+            truth = cls(values, status, meta)
         except MeasureError as exc:
             raise MeasureError(f"{path}: {exc}") from None
+        truth.path = os.fspath(path)
+        return truth
 
 
-def _measure_chunk(measurer: Measurer, space: Any, indices: Sequence[int],
-                   metrics: tuple[str, ...], out: Path) -> int:
+def _measure_chunk(measurer: Measurer, space: Any, metrics: tuple[str, ...],
+                   job: tuple[int, Sequence[int]]
+                   ) -> tuple[int, npt.NDArray[np.float64], npt.NDArray[np.int8]]:
+    """Measure one chunk (on any worker); return its number, values and status."""
+    c, indices = job
     vals = np.full((len(indices), len(metrics)), np.nan)
     status = np.zeros(len(indices), np.int8)
     objective = getattr(measurer, "objective", "")
@@ -136,23 +158,27 @@ def _measure_chunk(measurer: Measurer, space: Any, indices: Sequence[int],
             status[r] = _STATUS_CODE["failed"]  # as a study: NaN/+-inf is never a value
         elif res.ok:
             vals[r] = [res.metrics[m] for m in metrics]
+    return c, vals, status
+
+
+def _save_chunk(out: Path, vals: npt.NDArray[np.float64], status: npt.NDArray[np.int8]) -> None:
     tmp = out.with_name(out.stem + ".tmp.npz")
     np.savez(tmp, values=vals, status=status)
     os.replace(tmp, out)
-    return len(indices)
 
 
 def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
           key: Callable[[Any], Hashable] | None = None, n_jobs: int = 2,
           chunk_size: int = 500, resume: bool = True, progress: bool = True,
-          limit: int | None = None) -> GroundTruth:
+          limit: int | None = None, scheduler: Any = None) -> GroundTruth:
     """Measure every config of a space and write the ground-truth table.
 
     Configs whose ``key`` is equal are measured once (for a GEMM schedule
     space, :func:`autotile.space.gemm_canonical_key` proves their traces equal:
     loops of extent 1 are dropped and an outer loop directly followed by its
     own inner loop is the unsplit loop). Work is split into chunks of
-    representatives, measured in parallel with joblib, and each finished chunk
+    representatives, measured in parallel with joblib or on a Dask cluster
+    (``scheduler``), and each finished chunk
     is saved next to ``path`` in ``<path>.parts/``, so a killed sweep resumes
     where it stopped. Once the table is written the ``.parts`` folder is
     removed.
@@ -190,6 +216,13 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
         Show a tqdm progress bar (configs measured).
     limit : int, optional
         Only sweep the first ``limit`` configs (for benchmarks and tests).
+    scheduler : None, "local", str or distributed.Client, default=None
+        None: joblib processes on this machine. ``"local"``: a Dask
+        ``LocalCluster`` of ``n_jobs`` workers; an address
+        (``"tcp://host:8786"``) or a client: that Dask cluster, whose workers
+        may be other machines (each chunk comes back to this process, which
+        writes the ``.parts`` files and the table). See
+        :func:`~autotile.measure.parallel_map`.
 
     Returns
     -------
@@ -208,9 +241,9 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
         size), or ``path`` holds a table of a different sweep or one written
         without a fingerprint; the message names what differs.
     """
-    from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
+    check_scheduler(scheduler)
     t0 = time.perf_counter()
     path = Path(path)
     if path.suffix != ".npz":
@@ -278,9 +311,12 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     done_before = sum(len(chunks[c]) for c in range(len(chunks)) if c not in set(todo))
     bar = tqdm(total=len(reps), initial=done_before, unit="config", disable=not progress,
                desc=f"sweep ({len(reps)} unique of {n})")
-    jobs = (delayed(_measure_chunk)(measurer, space, chunks[c], metrics, files[c]) for c in todo)
-    for k in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
-        bar.update(k)
+    results = parallel_map(_measure_chunk, [(c, chunks[c]) for c in todo],
+                           shared=(measurer, space, metrics), n_jobs=n_jobs,
+                           scheduler=scheduler, unordered=True)
+    for c, vals, status in results:  # chunks are written here, whichever machine measured them
+        _save_chunk(files[c], vals, status)
+        bar.update(len(chunks[c]))
     bar.close()
     rep_vals = np.zeros((0, len(metrics)))
     rep_status = np.zeros(0, np.int8)
@@ -384,3 +420,44 @@ def _settings(measurer: Measurer) -> dict[str, Any]:
             out[name] = obj.to_json()
     out.update(_numbers_settings(measurer))
     return out
+
+
+def space_difference(recorded: Any, space: Any) -> str | None:
+    """How ``space`` differs from the space a table recorded (``meta["space"]``), or None.
+
+    Compares what fixes row ``i`` of a table: the space's type and size, the
+    knob names in order, each knob's kind and values, the constraint names
+    and (explicit spaces) the members. The space's ``name`` is a label and
+    is not compared.
+
+    Parameters
+    ----------
+    recorded : dict
+        ``meta["space"]`` of a table written by :func:`sweep`.
+    space : autotile.space.Space
+        The space to replay it on.
+
+    Returns
+    -------
+    str or None
+        The first difference, in words; None if they match.
+    """
+    now = _space_signature(space)
+    then = {k: v for k, v in dict(recorded).items() if k != "name"}
+    names_then = [k.get("name") for k in then.get("knobs", [])]
+    names_now = [k.get("name") for k in now.get("knobs", [])]
+    if names_then != names_now:
+        if sorted(map(str, names_then)) == sorted(map(str, names_now)):
+            return (f"the knobs are in another order: the table's space has {names_then}, "
+                    f"this space {names_now} (row i would be another config)")
+        return f"the table's space has knobs {names_then}, this space {names_now}"
+    for a, b in zip(then.get("knobs", []), now.get("knobs", [])):
+        if a != b:
+            return f"knob {a.get('name')!r} is {a} in the table's space but {b} in this space"
+    if then.get("knob_values_sha256") != now.get("knob_values_sha256"):
+        return ("the knobs have other values (digest "
+                f"{then.get('knob_values_sha256')} vs {now.get('knob_values_sha256')})")
+    for key in ("type", "constraints", "size", "members_sha256"):
+        if then.get(key) != now.get(key):
+            return f"{key} is {then.get(key)!r} in the table's space but {now.get(key)!r} here"
+    return None

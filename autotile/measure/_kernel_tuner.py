@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autotile.errors import MeasureError
-from autotile.measure._ground_truth import GroundTruth
+from autotile.measure._ground_truth import GroundTruth, _space_signature
 from autotile.measure._replay import ReplayMeasurer
 
 __all__ = ["RecordedSpace", "load_kernel_tuner", "FAILED_TIME_MS"]
@@ -261,6 +261,7 @@ def _build(
     meta["n_valid"] = int(np.count_nonzero(status == 0))
     meta["n_failed"] = n - meta["n_valid"]
     meta["metrics"] = columns
+    meta["space"] = {"name": space.name, **_space_signature(space)}
     return RecordedSpace(space, GroundTruth(values, status, meta), meta)
 
 

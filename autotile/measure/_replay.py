@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import warnings
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
 from autotile.errors import InvalidConfigError
-from autotile.measure._ground_truth import GroundTruth
+from autotile.measure._ground_truth import GroundTruth, space_difference
 from autotile.measure._result import Measurer, MeasureResult
 
 __all__ = ["ReplayMeasurer", "gemm_ground_truth", "SHIPPED_TABLES"]
@@ -38,8 +39,17 @@ class ReplayMeasurer(Measurer):
     Raises
     ------
     ValueError
-        If the table's length differs from the space's size, or ``objective``
-        is not one of its metrics.
+        If the table records the space it was swept over (``meta["space"]``,
+        written by :func:`sweep`) and ``space`` differs from it (knob order,
+        names, values, constraints or size: the message names the first
+        difference), the table's length differs from the space's size, or
+        ``objective`` is not one of its metrics.
+
+    Warns
+    -----
+    UserWarning
+        If the table was loaded from a file that records no space (made
+        before tables recorded theirs): only its length can be checked.
 
     Notes
     -----
@@ -48,6 +58,19 @@ class ReplayMeasurer(Measurer):
     """
 
     def __init__(self, space: Any, truth: GroundTruth, objective: str | None = None) -> None:
+        where = f"table {truth.path!r}" if truth.path else "the table"
+        recorded = truth.meta.get("space") if isinstance(truth.meta, dict) else None
+        if isinstance(recorded, dict) and "knobs" in recorded:
+            why = space_difference(recorded, space)
+            if why is not None:
+                raise ValueError(
+                    f"{where} was made for another space: {why}; replay it on the space it "
+                    f"was swept over, or sweep this space (autotile sweep)")
+        elif truth.path is not None:  # a table file made before tables recorded their space
+            warnings.warn(
+                f"{where} records no space (made before tables recorded theirs), so replay "
+                f"cannot check that row i is config i of {getattr(space, 'name', None) or space!r}"
+                f"; re-create it with autotile sweep to record it", UserWarning, stacklevel=2)
         if len(truth) != len(space):
             raise ValueError(
                 f"ground truth has {len(truth)} rows but the space has {len(space)} configs")

@@ -7,7 +7,9 @@ model + simulated annealing) and :class:`EvolutionarySearcher`
 (Ansor-style). :func:`make_searcher` builds them, or Optuna's own samplers,
 by name. An objective gets its config with :func:`suggest_config`.
 :func:`create_study` and :func:`tune` run a resumable :class:`Study`
-(Optuna storage, parallel measurement, progress bar). :func:`compare` runs
+(Optuna storage, parallel measurement, progress bar); any number of workers
+share one study through :func:`open_storage` (heartbeats, an exact budget,
+no config measured twice). :func:`compare` runs
 searchers for a budget x several seeds and reports best-so-far curves,
 trials to the optimum and Kernel Tuner's methodology score P(t).
 """
@@ -39,6 +41,7 @@ from autotile.search._params import (
     suggest_config,
 )
 from autotile.search._random import RandomSearcher
+from autotile.search._storage import open_storage
 from autotile.search._study import Study, TrialRecord
 
 __all__ = [
@@ -62,6 +65,7 @@ __all__ = [
     "create_study",
     "tune",
     "DEFAULT_STORAGE",
+    "open_storage",
     "compare",
     "objective_direction",
     "ComparisonResult",

@@ -19,6 +19,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from autotile.errors import InvalidConfigError
 from autotile.search._params import CONFIG_ATTR, config_from_params, param_of, trial_config_text
+from autotile.search._storage import retried_numbers
 from autotile.space import Config, Space
 
 __all__ = ["SpaceSearcher", "History"]
@@ -34,8 +35,11 @@ class History:
     ----------
     taken : set of int
         Space indices of every config already in the study, whatever the
-        trial's state (running, complete, failed), except the trial being
-        sampled. Searchers without repeats never propose one of these.
+        trial's state (waiting, running, complete, failed), except the trial
+        being sampled; running trials of other workers included (as Optuna's
+        constant liar sees them). Searchers without repeats never propose one
+        of these. Trials abandoned by a dead worker are left out (their
+        retry holds the config).
     indices : list of int
         Space indices of the finished trials with a config of this space,
         in trial-number order.
@@ -278,8 +282,10 @@ class SpaceSearcher(BaseSampler, abc.ABC):
         finished = self._state(study).finished
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
         h = History()
-        for t in study.get_trials(deepcopy=False):
-            if t.number == exclude:
+        trials = study.get_trials(deepcopy=False)
+        retried = retried_numbers(trials)
+        for t in trials:
+            if t.number == exclude or t.number in retried:
                 continue
             if t.state in _FINISHED:
                 if t.number not in finished:

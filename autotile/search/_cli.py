@@ -83,6 +83,10 @@ def _parser() -> argparse.ArgumentParser:
                         "exists")
     p.add_argument("--n-jobs", type=int, default=-1,
                    help="parallel runs (joblib; default -1 = all cores)")
+    p.add_argument("--scheduler", default=None,
+                   help="run the (searcher, seed) runs on a Dask cluster: a scheduler address "
+                        "(tcp://host:8786) or 'local' (a LocalCluster of --n-jobs workers); "
+                        "default: joblib on this machine")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
 
@@ -163,6 +167,12 @@ def _check_args(args: argparse.Namespace, names: list[str]) -> None:
         raise _UsageError(f"--budget must be >= 1, got {args.budget}")
     if args.n_jobs == 0:
         raise _UsageError("--n-jobs must be a non-zero int (-1: all cores), got 0")
+    try:
+        from autotile.measure._parallel import check_scheduler
+
+        check_scheduler(args.scheduler)
+    except (ValueError, ImportError) as exc:
+        raise _UsageError(f"--scheduler: {exc}") from None
     _check_out(args.out or DEFAULT_OUT, default=args.out is None)
     for group in (args.kernel_tuner, args.table):
         stems = [Path(f).name for f in group or []]
@@ -250,7 +260,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(plan.header(_workers(args.n_jobs, plan.n_runs))), flush=True)
             res = run_comparison(plan, args.n_jobs, progress=not args.no_progress,
                                  storage=storage, study_prefix=f"compare:{src.name}:"
-                                 f"{plan.objective}:{plan.direction}:budget{plan.budget}")
+                                 f"{plan.objective}:{plan.direction}:budget{plan.budget}",
+                                 scheduler=args.scheduler)
             outdir = folder.path if len(sources) == 1 else folder.path / src.name
             paths = res.write(outdir)
             results[src.name] = res

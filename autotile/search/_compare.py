@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from optuna.storages import BaseStorage
 
+from autotile.measure._parallel import check_scheduler
 from autotile.search._compare_plan import (
     DEFAULT_SEARCHERS,
     P_MEANING,
@@ -153,18 +154,34 @@ def _run_task(task: tuple[str, str | SearcherFn, int]) -> RunResult:
                    _QueueReport(queue), keep_trials)
 
 
+def _run_dask_task(space: Any, measurer: Any, budget: int, direction: str, keep_trials: bool,
+                   task: tuple[str, str | SearcherFn, int]) -> RunResult:
+    label, fn, seed = task
+    return run_one(space, measurer, label, fn, seed, budget, direction, None, keep_trials)
+
+
 def _execute(plan: ComparisonPlan, tasks: list[tuple[str, str | SearcherFn, int]],
-             n_jobs: int, report: ProgressFn, keep_trials: bool) -> Iterator[RunResult]:
+             n_jobs: int, report: ProgressFn, keep_trials: bool,
+             scheduler: Any = None) -> Iterator[RunResult]:
     """Run ``tasks``, yielding each run when it ends (in the order they end).
 
     Workers are forked where the platform can (they start at once, with
     everything imported and the table shared); elsewhere joblib's loky
     processes run them. Either way a queue carries each chunk's progress to
-    ``report``.
+    ``report``. With a Dask ``scheduler`` each run is one task of
+    :func:`~autotile.measure.parallel_map` and progress comes as runs end.
     """
     import multiprocessing as mp
 
     args = (plan.space, plan.measurer)
+    if scheduler is not None:  # Dask: each run is a task; the bar moves as runs end
+        from autotile.measure._parallel import parallel_map
+
+        yield from parallel_map(_run_dask_task, tasks,
+                                shared=(plan.space, plan.measurer, plan.budget, plan.direction,
+                                        keep_trials),
+                                n_jobs=n_jobs, scheduler=scheduler, unordered=True)
+        return
     if n_jobs == 1 or len(tasks) <= 1:
         for label, fn, seed in tasks:
             yield run_one(*args, label, fn, seed, plan.budget, plan.direction, report,
@@ -221,6 +238,7 @@ def run_comparison(
     progress: bool = True,
     storage: str | BaseStorage | None = None,
     study_prefix: str | None = None,
+    scheduler: Any = None,
 ) -> ComparisonResult:
     """Run a :class:`ComparisonPlan`: every (searcher, seed) study, then the statistics.
 
@@ -237,6 +255,8 @@ def run_comparison(
     study_prefix : str, optional
         Prefix of the stored studies' names; default
         ``"compare:<space>:<objective>:<direction>:budget<budget>"``.
+    scheduler : None, "local", str or distributed.Client, default=None
+        Run on a Dask cluster instead (see :func:`compare`).
 
     Returns
     -------
@@ -252,6 +272,7 @@ def run_comparison(
         Passed on after the runs that ended were stored.
     """
     n_jobs = check_n_jobs(n_jobs)
+    check_scheduler(scheduler)
     t0 = time.perf_counter()
     budget = plan.budget
     fingerprint = None
@@ -301,8 +322,8 @@ def run_comparison(
         plan.run_seconds(t[0])) else 0.0))
     n_workers = _workers(n_jobs, len(tasks))
     try:
-        for r in _execute(plan, tasks, n_jobs if n_workers > 1 else 1, bar,
-                          keep_trials=store is not None):
+        for r in _execute(plan, tasks, n_jobs if n_workers > 1 or scheduler else 1, bar,
+                          store is not None, scheduler):
             if store is not None and r.trials is not None:
                 write_run(store, run_study_name(prefix, r.label, r.seed), r, plan.objective,
                           plan.direction, settings)
@@ -341,6 +362,7 @@ def compare(
     direction: str | None = None,
     storage: str | BaseStorage | None = None,
     meta: dict[str, Any] | None = None,
+    scheduler: Any = None,
 ) -> ComparisonResult:
     """Run each searcher for ``budget`` trials and several seeds, and collect the curves.
 
@@ -409,6 +431,13 @@ def compare(
         Labels for the report: ``space`` (default the space's name),
         ``unit`` of the objective, ``source`` and ``device`` of a recorded
         table.
+    scheduler : None, "local", str or distributed.Client, default=None
+        None: runs in forked processes (``n_jobs``; joblib's where fork is
+        not available). ``"local"``: a Dask ``LocalCluster`` of ``n_jobs``
+        workers; an address (``"tcp://host:8786"``) or a client: that Dask
+        cluster. Each (searcher, seed) run is one task; the results are the
+        same (see :func:`~autotile.measure.parallel_map`); the bar then
+        moves as runs end.
 
     Returns
     -------
@@ -442,9 +471,10 @@ def compare(
     >>> print(res.table())
     """
     n_jobs = check_n_jobs(n_jobs)
+    check_scheduler(scheduler)
     plan = plan_comparison(space, measurer, searchers, budget, seeds, objective, optimum,
                            direction, meta)
     if progress:
         n_workers = _workers(n_jobs, plan.n_runs)
         print("\n".join(plan.header(n_workers)), file=sys.stderr, flush=True)
-    return run_comparison(plan, n_jobs, progress, storage)
+    return run_comparison(plan, n_jobs, progress, storage, scheduler=scheduler)

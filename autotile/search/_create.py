@@ -20,8 +20,10 @@ from optuna.storages import BaseStorage
 from autotile.measure import Measurer
 from autotile.measure._fingerprint import differences, digest_of
 from autotile.search._factory import _ALIASES, SEARCHERS, encoding_for, make_searcher
+from autotile.search._lock import StudyLock
 from autotile.search._optimize import optimize, quiet_optuna
 from autotile.search._params import MAX_CATEGORICAL_ORDERS, space_distributions
+from autotile.search._storage import open_storage
 from autotile.search._study import Study
 from autotile.search._study_args import (
     DEFAULT_STORAGE,
@@ -30,8 +32,6 @@ from autotile.search._study_args import (
     check_n_jobs,
     check_seed,
     check_timeout,
-    resolve_storage,
-    storage_driver_error,
 )
 from autotile.space import Space
 
@@ -130,7 +130,12 @@ def create_study(
         "file.db"``, ``"postgresql://..."``) or storage object is accepted;
         a path without ``://`` ending in ``.db``, ``.sqlite`` or
         ``.sqlite3`` names an SQLite file (``"runs.db"`` means
-        ``"sqlite:///runs.db"``); ``":memory:"`` keeps the study in memory.
+        ``"sqlite:///runs.db"``), one ending in ``.log`` or ``.journal`` an
+        Optuna journal file (for NFS); ``":memory:"`` keeps the study in
+        memory. A string is opened by :func:`open_storage` (heartbeat every
+        5 s, a trial abandoned after 20 s without one); call it yourself for
+        other heartbeat settings. Several workers (processes or machines)
+        may run the same study on one storage at once.
     study_name : str, optional
         Default ``"<space name>-<searcher>-<objective>-seed<seed>"``, so
         running the same call again resumes the same study.
@@ -186,7 +191,7 @@ def create_study(
     check_seed(seed)
     ident = measurer.identity()
     fingerprint = digest_of(ident)
-    storage_arg = resolve_storage(storage)
+    storage_arg = open_storage(storage)
     objective = objective or measurer.objective
     if not objective:
         raise ValueError(
@@ -214,16 +219,24 @@ def create_study(
         sampler, label = make_searcher(searcher, space, seed, **(searcher_kwargs or {})), searcher
     if study_name is None:
         study_name = f"{space.name or 'space'}-{label}-{objective}-seed{seed}"
-    try:
-        with quiet_optuna():
-            ost = optuna.create_study(storage=storage_arg, sampler=sampler,
-                                      study_name=study_name, direction="minimize",
-                                      load_if_exists=load_if_exists)
-    except ImportError as exc:
-        better = storage_driver_error(storage_arg, exc)
-        if better is None:
-            raise
-        raise better from exc
+    with StudyLock(storage_arg, study_name), quiet_optuna():
+        # under the study lock: workers starting at once create it once and agree on it
+        ost = optuna.create_study(storage=storage_arg, sampler=sampler,
+                                  study_name=study_name, direction="minimize",
+                                  load_if_exists=load_if_exists)
+        _record_or_check(ost, study_name, space, objective, label, seed, ident, fingerprint,
+                         encoding_for(sampler))
+        if list(ost.metric_names or []) != [objective]:
+            with warnings.catch_warnings():  # experimental before Optuna 4.x
+                warnings.simplefilter("ignore")
+                ost.set_metric_names([objective])  # optuna-dashboard shows it by name
+    return Study(ost, space, measurer, objective, encoding_for(sampler))
+
+
+def _record_or_check(ost: optuna.Study, study_name: str, space: Space, objective: str,
+                     label: Any, seed: int | None, ident: dict[str, Any],
+                     fingerprint: str, encoding: Any = "categorical") -> None:
+    """Record a new study's settings, or check a loaded one's against them."""
     meta = {"autotile:objective": objective, "autotile:knobs": list(space.names),
             "autotile:space_size": len(space)}
     old = ost.user_attrs
@@ -244,17 +257,12 @@ def create_study(
         if _check_same_measurer(study_name, old, ident, fingerprint):
             ost.set_user_attr("autotile:measurer", ident)
             ost.set_user_attr("autotile:measurer_fingerprint", fingerprint)
-        _check_same_distributions(ost, space, encoding_for(sampler))
+        _check_same_distributions(ost, space, encoding)
     else:
         for k, v in {**meta, "autotile:searcher": str(label), "autotile:seed": seed,
                      "autotile:measurer": ident,
                      "autotile:measurer_fingerprint": fingerprint}.items():
             ost.set_user_attr(k, v)
-    if list(ost.metric_names or []) != [objective]:
-        with warnings.catch_warnings():  # experimental before Optuna 4.x
-            warnings.simplefilter("ignore")
-            ost.set_metric_names([objective])  # optuna-dashboard shows it, not "Objective 0"
-    return Study(ost, space, measurer, objective, encoding_for(sampler))
 
 
 def _check_same_distributions(ost: optuna.Study, space: Space, encoding: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from typing import Any
 
 import optuna
@@ -103,7 +104,12 @@ def make_searcher(
         return EvolutionarySearcher(space, seed=seed, **kwargs)
     samplers = optuna.samplers
     if key == "tpe":
-        return samplers.TPESampler(seed=seed, **kwargs)
+        # constant liar: running trials (other workers', or earlier ones of a batch) count as
+        # bad, so TPE proposes away from configs being measured
+        kwargs.setdefault("constant_liar", True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return samplers.TPESampler(seed=seed, **kwargs)
     if key == "cmaes":
         return samplers.CmaEsSampler(seed=seed, **kwargs)
     if key == "gp":

@@ -1,15 +1,31 @@
-"""The optimize loop of a :class:`~autotile.search.Study`: batches, measurement and resume.
+"""The optimize loop of a :class:`~autotile.search.Study`: workers, batches, measurement.
 
 :func:`optimize` runs a study until it holds ``n_trials`` finished trials.
-Trials are asked in batches of ``n_jobs``: each config is suggested and
-checked against the space's constraints, a config already measured in the
-study reuses that measurement, and the rest are measured in parallel and
-told. Every trial records its owner (``host:pid``); a trial left RUNNING by
-a process that died is finished by measuring the config it holds, so a
-killed study resumes without losing or repeating a trial. As in Optuna's
-``study/_optimize.py`` the loop is a set of functions of the study, whose
-state (the measurement cache, trials in flight, the best value, this run's
-outcomes) lives on the :class:`~autotile.search.Study`.
+Any number of workers (processes, on one machine or many) may run it on the
+same storage at once. Each step that decides what a worker does next is
+taken under the study's :class:`~autotile.search._lock.StudyLock`:
+
+1. trials whose heartbeat stopped for the storage's grace period are failed
+   and queued again as WAITING trials with the same config
+   (:func:`optuna.storages.fail_stale_trials` and
+   :class:`~autotile.search._storage.RetryStaleTrial`);
+2. the worker takes a WAITING trial (an abandoned or interrupted one) or,
+   while the study holds fewer than ``n_trials`` trials, creates one; it
+   records the trial's heartbeat and moves it to RUNNING (Optuna's atomic
+   WAITING -> RUNNING step), so every trial has exactly one owner and the
+   budget is exact;
+3. the searcher chooses the config while every other worker's running
+   trials are visible to it (searchers skip configs already taken); a
+   config another trial already measured reuses that measurement, and one
+   another worker is measuring waits for that result.
+
+Measurement then runs outside the lock, in parallel with joblib, while a
+thread records the heartbeat of every trial in flight. A worker that is
+interrupted (``KeyboardInterrupt``) hands its trials in flight back as
+WAITING, so the study resumes without waiting for the grace period. As in
+Optuna's ``study/_optimize.py`` the loop is a set of functions of the
+study, whose state (the measurement cache, trials in flight, the best value,
+this run's outcomes) lives on the :class:`~autotile.search.Study`.
 """
 
 from __future__ import annotations
@@ -18,61 +34,121 @@ import contextlib
 import math
 import os
 import socket
+import threading
 import time
 import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import optuna
+from optuna.exceptions import UpdateFinishedTrialError
+from optuna.storages import fail_stale_trials
+from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import FrozenTrial, Trial, TrialState
 
 from autotile.errors import MeasureError
 from autotile.measure import MeasureResult
 from autotile.search._base import SpaceSearcher
 from autotile.search._params import suggest_config, trial_config_text
+from autotile.search._storage import RetryStaleTrial, retried_numbers
 from autotile.search._study_args import short_repr
 from autotile.space import Config
 
 if TYPE_CHECKING:
     from autotile.search._study import Study
 
-__all__ = ["optimize", "quiet_optuna", "FINISHED"]
+__all__ = ["optimize", "quiet_optuna", "FINISHED", "counted_trials", "WORKER_ATTR"]
 
-_OWNER_ATTR = "autotile:owner"
 #: Trial states that count towards ``n_trials``.
 FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
 #: Distinct errors quoted when every trial of a run failed.
 _N_ERRORS_SHOWN = 3
+#: System attribute naming the worker (``host:pid``) that runs a trial.
+WORKER_ATTR = "autotile:worker"
+#: System attribute of trials run by autotile before heartbeats (``host:pid``).
+_LEGACY_OWNER = "autotile:owner"
+#: Longest pause (seconds) while waiting for other workers' trials.
+_MAX_POLL_S = 1.0
 
 
 @contextlib.contextmanager
 def quiet_optuna() -> Iterator[None]:
-    """Silence Optuna's per-trial INFO logging for the duration of the block."""
+    """Silence Optuna's per-trial INFO logging and experimental warnings in the block."""
     old = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(max(old, optuna.logging.WARNING))
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            yield
     finally:
         optuna.logging.set_verbosity(old)
 
 
-def _owner() -> str:
+def _worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def counted_trials(trials: list[FrozenTrial]) -> list[FrozenTrial]:
+    """The trials that count: all but those abandoned and queued again (see ``retry_history``)."""
+    retried = retried_numbers(trials)
+    return [t for t in trials if t.number not in retried]
 
 
 class _Pending(NamedTuple):
     trial: Trial
     config: Config
+
+
+class _Heartbeat:
+    """Records the heartbeat of every trial in flight, every ``interval`` seconds."""
+
+    def __init__(self, storage: Any) -> None:
+        self.storage = storage
+        self.enabled = is_heartbeat_enabled(storage)
+        self.interval = float(storage.get_heartbeat_interval()) if self.enabled else 0.0
+        self._ids: set[int] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Heartbeat:
+        if self.enabled:
+            self._thread = threading.Thread(target=self._run, name="autotile-heartbeat",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def beat(self, trial_id: int) -> None:
+        if self.enabled:
+            self.storage.record_heartbeat(trial_id)
+
+    def add(self, trial_id: int) -> None:
+        with self._lock:
+            self._ids.add(trial_id)
+
+    def discard(self, trial_id: int) -> None:
+        with self._lock:
+            self._ids.discard(trial_id)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                ids = sorted(self._ids)
+            for tid in ids:
+                with contextlib.suppress(Exception):  # a missed beat is retried next time
+                    self.storage.record_heartbeat(tid)
+
+
+class _Waiting(NamedTuple):
+    """A trial whose config another trial (``holder``) is measuring: it waits for that result."""
+
+    pending: _Pending
+    holder: int
 
 
 def optimize(study: Study, n_trials: int, n_jobs: int, progress: bool,
@@ -94,35 +170,46 @@ def optimize(study: Study, n_trials: int, n_jobs: int, progress: bool,
     st = study.optuna_study
     study._run_outcomes = []
     timed_out = False
-    with quiet_optuna():
-        _load_cache(study)
-        stale, others = _running(study)
+    waiting: list[_Waiting] = []
+    with quiet_optuna(), _Heartbeat(st._storage) as hb:
         done = _n_finished(study)
         study._best = study.best_value
         bar = tqdm(total=n_trials, initial=min(done, n_trials), unit="trial",
                    desc=str(study.searcher), disable=not progress, dynamic_ncols=True)
+        poll = 0.05
         try:
-            for s in range(0, len(stale), batch):
-                chunk = stale[s:s + batch]
-                prepared = [_prepare(study, Trial(st, t._trial_id), bar) for t in chunk]
-                _run_batch(study, [p for p in prepared if p is not None], n_jobs, bar)
             while True:
-                remaining = n_trials - _n_finished(study) - others
-                if remaining <= 0 or (n_trials >= len(study.space) and _exhausted(study)):
-                    break
                 if timeout is not None and time.perf_counter() - t0 >= timeout:
                     timed_out = True
                     break
-                pending: list[_Pending] = []
-                for _ in range(min(batch, remaining)):
-                    p = _prepare(study, st.ask(), bar)
-                    if p is not None:
-                        pending.append(p)
-                _run_batch(study, pending, n_jobs, bar)
+                pending, more = _claim(study, n_trials, batch, bar, hb, waiting)
+                if pending:
+                    _run_batch(study, pending, n_jobs, bar, hb)
+                    poll = 0.05
+                elif not more:
+                    break
+                else:  # other workers' trials are running: wait for them (or their heartbeat)
+                    time.sleep(poll)
+                    poll = min(2 * poll, _MAX_POLL_S, max(hb.interval / 2, 0.05))
+        except BaseException:
+            _hand_back(study, hb)
+            raise
         finally:
             bar.close()
+        if waiting:  # timed out while waiting for another worker's result
+            _hand_back(study, hb)
     _report_run(study, n_trials, timed_out)
     return study
+
+
+def _hand_back(study: Study, hb: _Heartbeat) -> None:
+    """Put this worker's trials in flight back to WAITING, for another worker or a resume."""
+    storage = study.optuna_study._storage
+    for tid in sorted(study._in_flight):
+        hb.discard(tid)
+        with contextlib.suppress(Exception):
+            storage.set_trial_state_values(tid, TrialState.WAITING)
+    study._in_flight.clear()
 
 
 def _report_run(study: Study, n_trials: int, timed_out: bool) -> None:
@@ -151,14 +238,6 @@ def _report_run(study: Study, n_trials: int, timed_out: bool) -> None:
         f"{study.objective!r}", RuntimeWarning, stacklevel=4)
 
 
-def _load_cache(study: Study) -> None:
-    if study._cache is not None:
-        return
-    study._cache = {}
-    for t in study.optuna_study.get_trials(deepcopy=False, states=FINISHED):
-        res = _stored_result(t)
-        if res is not None and res.config not in study._cache:
-            study._cache[res.config] = (t.number, res)
 
 
 def _stored_result(t: FrozenTrial) -> MeasureResult | None:
@@ -171,73 +250,187 @@ def _stored_result(t: FrozenTrial) -> MeasureResult | None:
                          float(ua.get("wall_time_s", 0.0)), ua.get("error"))
 
 
-def _running(study: Study) -> tuple[list[FrozenTrial], int]:
-    """RUNNING trials: those of dead processes (to finish), and a count of live ones."""
-    host = socket.gethostname()
-    stale, others = [], 0
-    for t in study.optuna_study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        owner = str(t.system_attrs.get(_OWNER_ATTR, ""))
-        h, _, p = owner.rpartition(":")
-        if not owner:
-            dead = True
-        elif h != host or not p.isdigit():
-            dead = False
-        elif int(p) == os.getpid():
-            dead = t._trial_id not in study._in_flight
-        else:
-            dead = not _pid_alive(int(p))
-        if dead:
-            stale.append(t)
-        else:
-            others += 1
-    return stale, others
+def _sync_cache(study: Study, trials: list[FrozenTrial]) -> None:
+    """Add every finished measurement of the study (any worker's) to the cache."""
+    if study._cache is None:
+        study._cache = {}
+    for t in trials:
+        if t.state in FINISHED:
+            res = _stored_result(t)
+            if res is not None and res.config not in study._cache:
+                study._cache[res.config] = (t.number, res)
 
 
 def _n_finished(study: Study) -> int:
-    return len(study.optuna_study.get_trials(deepcopy=False, states=FINISHED))
+    trials = study.optuna_study.get_trials(deepcopy=False)
+    return sum(t.state in FINISHED for t in counted_trials(trials))
 
 
-def _exhausted(study: Study) -> bool:
+def _fail_stale(study: Study, trials: list[FrozenTrial]) -> bool:
+    """Fail abandoned trials and queue them again; True if anything changed.
+
+    Also queues trials failed as stale by a worker that died before its
+    retry callback ran (FAIL, never told by autotile, not yet queued again).
+    """
+    st = study.optuna_study
+    storage = st._storage
+    if not is_heartbeat_enabled(storage):
+        return False
+    if not any(t.state == TrialState.RUNNING for t in trials) and not any(
+            t.state == TrialState.FAIL and "status" not in t.user_attrs for t in trials):
+        return False
+    before = len(trials)
+    fail_stale_trials(st)
+    callback = storage.get_heartbeat_stale_trial_callback() if hasattr(
+        storage, "get_heartbeat_stale_trial_callback") else None
+    for t in trials:  # left RUNNING by autotile before heartbeats: nothing will finish them
+        if t.state == TrialState.RUNNING and _LEGACY_OWNER in t.system_attrs:
+            with contextlib.suppress(UpdateFinishedTrialError):
+                storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+    if isinstance(callback, RetryStaleTrial):
+        now = storage.get_all_trials(st._study_id, deepcopy=False)
+        retried = retried_numbers(now)
+        for t in now:
+            if t.state == TrialState.FAIL and "status" not in t.user_attrs \
+                    and t.number not in retried:
+                callback(st, t)
+    return len(storage.get_all_trials(st._study_id, deepcopy=False)) != before
+
+
+def _exhausted(study: Study, trials: list[FrozenTrial]) -> bool:
     sampler = study.searcher
     if not (isinstance(sampler, SpaceSearcher) and sampler.unique):
         return False
     seen = set()
-    for t in study.optuna_study.get_trials(deepcopy=False):
+    for t in trials:
         text = trial_config_text(t)
         if text is not None:
             seen.add(text)
     return len(seen) >= len(study.space)
 
 
-def _prepare(study: Study, trial: Trial, bar: Any) -> _Pending | None:
-    """Suggest the trial's config; tell it at once if infeasible or already measured."""
+def _pop(study: Study, trial_id: int, hb: _Heartbeat) -> bool:
+    """Take WAITING trial ``trial_id`` (heartbeat first, then WAITING -> RUNNING); True if won."""
+    storage = study.optuna_study._storage
+    hb.beat(trial_id)
+    study._in_flight.add(trial_id)  # first, so that an interrupt right after hands it back
+    try:
+        won = storage.set_trial_state_values(trial_id, TrialState.RUNNING)
+    except UpdateFinishedTrialError:
+        won = False
+    if won:
+        hb.add(trial_id)
+        # who runs it, for people reading the study (abandonment is the heartbeat's call)
+        storage.set_trial_system_attr(trial_id, WORKER_ATTR, _worker_id())
+    else:
+        study._in_flight.discard(trial_id)
+    return bool(won)
+
+
+def _claim(study: Study, n_trials: int, want: int, bar: Any, hb: _Heartbeat,
+           waiting: list[_Waiting]) -> tuple[list[_Pending], bool]:
+    """Under the study lock, take up to ``want`` trials to measure.
+
+    Returns the trials to measure now, and whether this worker has more to do
+    (trials of other workers still running, or trials waiting for a result).
+    """
     st = study.optuna_study
-    st._storage.set_trial_system_attr(trial._trial_id, _OWNER_ATTR, _owner())
-    study._in_flight.add(trial._trial_id)
+    storage = st._storage
+    with study._lock:
+        trials = storage.get_all_trials(st._study_id, deepcopy=False)
+        if _fail_stale(study, trials):
+            trials = storage.get_all_trials(st._study_id, deepcopy=False)
+        _sync_cache(study, trials)
+        counted = counted_trials(trials)
+        by_number = {t.number: t for t in trials}
+        pending: list[_Pending] = []
+        # trials waiting for another trial's result
+        still: list[_Waiting] = []
+        for w in waiting:
+            holder = by_number.get(w.holder)
+            if holder is not None and holder.state == TrialState.RUNNING:
+                still.append(w)
+                continue
+            hit = study._cache.get(str(w.pending.config)) if study._cache else None
+            if hit is not None:
+                _tell(study, w.pending.trial, hit[1], bar, hb, cached_from=hit[0])
+            else:  # the holder was abandoned (or failed to record): measure it here
+                pending.append(w.pending)
+        waiting[:] = still
+        running: dict[str, int] = {}
+        for t in counted:
+            if t.state == TrialState.RUNNING:
+                text = trial_config_text(t)
+                if text is not None:
+                    running.setdefault(text, t.number)
+        queue = [t._trial_id for t in counted if t.state == TrialState.WAITING]
+        n_alloc = len(counted)
+        full = n_alloc >= n_trials or (n_trials >= len(study.space) and _exhausted(study, trials))
+        while len(pending) < want:
+            tid = None
+            while queue and tid is None:
+                cand = queue.pop(0)
+                tid = cand if _pop(study, cand, hb) else None
+            if tid is None:
+                if full:
+                    break
+                template = optuna.trial.create_trial(state=TrialState.WAITING)
+                tid = storage.create_new_trial(st._study_id, template_trial=template)
+                n_alloc += 1
+                full = n_alloc >= n_trials
+                if not _pop(study, tid, hb):
+                    continue
+            st._thread_local.cached_all_trials = None
+            got = _prepare(study, Trial(st, tid), bar, hb, running)
+            if isinstance(got, _Waiting):
+                waiting.append(got)
+            elif got is not None:
+                pending.append(got)
+                running.setdefault(str(got.config), got.trial.number)
+            if not full and n_trials >= len(study.space):
+                full = _exhausted(study, storage.get_all_trials(st._study_id, deepcopy=False))
+        if pending or waiting:
+            return pending, True
+        others = [t for t in counted if t.state == TrialState.RUNNING
+                  and t._trial_id not in study._in_flight]
+        left = bool(queue) or bool(others and hb.enabled)
+        return pending, left
+
+
+def _prepare(study: Study, trial: Trial, bar: Any, hb: _Heartbeat,
+             running: dict[str, int]) -> _Pending | _Waiting | None:
+    """Suggest the trial's config; tell it at once if infeasible or already measured.
+
+    Returns the trial to measure, a :class:`_Waiting` when another running
+    trial holds the same config, or None when the trial was told here.
+    """
     try:
         raw = suggest_config(trial, study.space, study.encoding, validate=False)
     except Exception as exc:  # noqa: BLE001 - a bad proposal is a failed trial
         res = MeasureResult("", "infeasible", {}, 0.0, f"{type(exc).__name__}: {exc}")
-        _tell(study, trial, res, bar)
+        _tell(study, trial, res, bar, hb)
         return None
     problems = study.space.violations(raw)
     if problems:
         text = ", ".join(f"{k}={study.space[k].format_value(v)}" for k, v in raw.items())
-        _tell(study, trial, MeasureResult(text, "infeasible", {}, 0.0, "; ".join(problems)), bar)
+        _tell(study, trial, MeasureResult(text, "infeasible", {}, 0.0, "; ".join(problems)),
+              bar, hb)
         return None
     cfg = study.space.validate(raw)
     trial.set_user_attr("config", str(cfg))
     assert study._cache is not None
     hit = study._cache.get(str(cfg))
     if hit is not None:
-        _tell(study, trial, hit[1], bar, cached_from=hit[0])
+        _tell(study, trial, hit[1], bar, hb, cached_from=hit[0])
         return None
+    holder = running.get(str(cfg))
+    if holder is not None and holder != trial.number:
+        return _Waiting(_Pending(trial, cfg), holder)
     return _Pending(trial, cfg)
 
 
-def _run_batch(study: Study, pending: list[_Pending], n_jobs: int, bar: Any) -> None:
-    if not pending:
-        return
+def _run_batch(study: Study, pending: list[_Pending], n_jobs: int, bar: Any,
+               hb: _Heartbeat) -> None:
     first: dict[str, int] = {}
     for p in pending:
         first.setdefault(str(p.config), p.trial.number)
@@ -248,14 +441,20 @@ def _run_batch(study: Study, pending: list[_Pending], n_jobs: int, bar: Any) -> 
         text = str(p.config)
         res = results[text]
         if first[text] == p.trial.number:
-            _tell(study, p.trial, res, bar)
-            study._cache.setdefault(text, (p.trial.number, res))
+            if _tell(study, p.trial, res, bar, hb):
+                study._cache.setdefault(text, (p.trial.number, res))
         else:
-            _tell(study, p.trial, res, bar, cached_from=first[text])
+            _tell(study, p.trial, res, bar, hb, cached_from=first[text])
 
 
-def _tell(study: Study, trial: Trial, res: MeasureResult, bar: Any,
-          cached_from: int | None = None) -> None:
+def _tell(study: Study, trial: Trial, res: MeasureResult, bar: Any, hb: _Heartbeat,
+          cached_from: int | None = None) -> bool:
+    """Record ``res`` on ``trial`` and finish it; False if another worker had failed it.
+
+    A trial is failed by another worker only when its heartbeat stopped for
+    the grace period (this worker stalled); its measurement then goes to the
+    trial's retry if that is still WAITING.
+    """
     metrics: dict[str, float] = {}
     bad: list[str] = []
     for k, v in res.metrics.items():
@@ -287,15 +486,44 @@ def _tell(study: Study, trial: Trial, res: MeasureResult, bar: Any,
                 if study.objective in metrics
                 else f"the measurement has no value of the objective "
                      f"{study.objective!r}; metrics: {sorted(metrics)}")
-    for k, v in attrs.items():
-        trial.set_user_attr(k, v)
-    if attrs["status"] == "ok":
-        study.optuna_study.tell(trial, value)
-    else:
-        study.optuna_study.tell(trial, state=TrialState.FAIL)
+    try:
+        for k, v in attrs.items():
+            trial.set_user_attr(k, v)
+        if attrs["status"] == "ok":
+            study.optuna_study.tell(trial, value)
+        else:
+            study.optuna_study.tell(trial, state=TrialState.FAIL)
+    except (UpdateFinishedTrialError, ValueError) as exc:
+        if isinstance(exc, ValueError) and "Cannot tell" not in str(exc):
+            raise
+        hb.discard(trial._trial_id)
+        study._in_flight.discard(trial._trial_id)
+        return _adopt_retry(study, trial.number, res, bar, hb, cached_from)
+    hb.discard(trial._trial_id)  # only now: an interrupt during the tell hands it back
     study._in_flight.discard(trial._trial_id)
     study._run_outcomes.append((str(attrs["status"]), attrs["error"]))
     if attrs["status"] == "ok" and value < study._best:
         study._best = value
         bar.set_postfix(best=f"{value:.6g}", refresh=False)
     bar.update(1)
+    return True
+
+
+def _adopt_retry(study: Study, number: int, res: MeasureResult, bar: Any, hb: _Heartbeat,
+                 cached_from: int | None) -> bool:
+    """Tell ``res`` to the WAITING retry of abandoned trial ``number``, if this worker wins it."""
+    st = study.optuna_study
+    with study._lock:
+        for t in st._storage.get_all_trials(st._study_id, deepcopy=False,
+                                            states=(TrialState.WAITING,)):
+            if number in (t.system_attrs.get("retry_history") or ()) and _pop(
+                    study, t._trial_id, hb):
+                st._thread_local.cached_all_trials = None
+                trial = Trial(st, t._trial_id)
+                suggest_config(trial, study.space, study.encoding, validate=False)
+                return _tell(study, trial, res, bar, hb, cached_from)
+    warnings.warn(
+        f"study {study.study_name!r}: trial {number} was failed as abandoned while this worker "
+        f"measured it (no heartbeat for the storage's grace period); another worker measures "
+        f"its retry", RuntimeWarning, stacklevel=2)
+    return False

@@ -20,7 +20,8 @@ from optuna.trial import FrozenTrial, TrialState
 from autotile.errors import InvalidConfigError
 from autotile.measure import Measurer, MeasureResult
 from autotile.search import _optimize
-from autotile.search._optimize import FINISHED
+from autotile.search._lock import StudyLock
+from autotile.search._optimize import FINISHED, counted_trials
 from autotile.search._params import Encoding, trial_config_text
 from autotile.search._study_args import check_count, check_n_jobs, check_timeout
 from autotile.space import Config, Space
@@ -38,8 +39,11 @@ class TrialRecord(NamedTuple):
     config : Config or None
         The config (``None`` if the trial has none of this space).
     status : str
-        ``"ok"``, ``"failed"`` or ``"infeasible"`` (the measurement), or
-        ``"running"``, ``"pruned"``, ``"waiting"`` (the Optuna state).
+        ``"ok"``, ``"failed"`` or ``"infeasible"`` (the measurement),
+        ``"running"``, ``"pruned"``, ``"waiting"`` (the Optuna state), or
+        ``"abandoned"``: its worker died (no heartbeat for the storage's grace
+        period) and the trial was queued again as a later trial with the
+        same config; it does not count.
     metrics : dict of str to float
         Every metric of the measurement (empty unless ``"ok"``).
     """
@@ -60,7 +64,10 @@ class Study:
     an earlier measurement of the same config also has ``"cached_from"``
     (that trial's number). A trial whose measurement is ``"ok"`` is
     COMPLETE with the objective metric as its value; a failed or infeasible
-    one is FAIL with the reason in ``"error"``.
+    one is FAIL with the reason in ``"error"``. A trial abandoned by a dead
+    worker is FAIL and named in the ``"retry_history"`` system attribute of
+    the trial that replaced it (Optuna's ``RetryFailedTrialCallback``); it is
+    left out of :meth:`history`, the budget and ``len(study)``.
 
     Parameters
     ----------
@@ -93,6 +100,14 @@ class Study:
         self._in_flight: set[int] = set()
         self._best = math.inf
         self._run_outcomes: list[tuple[str, str | None]] = []
+        self._lock_obj: StudyLock | None = None
+
+    @property
+    def _lock(self) -> StudyLock:
+        """The lock shared by every worker of this study (created on first use)."""
+        if self._lock_obj is None:
+            self._lock_obj = StudyLock(self.optuna_study._storage, self.study_name)
+        return self._lock_obj
 
     # -- basic properties -------------------------------------------------------------
     @property
@@ -106,7 +121,7 @@ class Study:
         return self.optuna_study.study_name
 
     def __len__(self) -> int:
-        return len(self.optuna_study.get_trials(deepcopy=False))
+        return len(self._frozen())
 
     def __repr__(self) -> str:
         return (
@@ -124,18 +139,26 @@ class Study:
     ) -> Study:
         """Run trials until the study holds ``n_trials`` finished trials.
 
-        ``n_trials`` is the *total* budget: a resumed study only runs the
-        trials still missing. First, trials left RUNNING by a process that
-        died (same host, dead pid, or no owner recorded) are finished by
-        measuring exactly the config they hold, so a killed study loses no
-        trial and measures none twice. Then trials are asked in batches of
-        ``n_jobs``: each config is suggested (:func:`suggest_config`), a
-        config that violates the space's constraints is told FAIL with the
-        violations as ``"error"`` (no measurement), a config already
-        measured in this study reuses that measurement, and the rest are
-        measured in parallel with joblib (``Measurer.measure_batch``) and
-        told. Searchers without repeats stop early once every config of the
-        space is in the study.
+        ``n_trials`` is the *total* budget of the study, over every worker
+        running it: a resumed study only runs the trials still missing, and
+        several processes or machines calling this on the same storage and
+        study share the budget exactly (see :mod:`autotile.search._optimize`).
+        Under the study's lock, a worker first fails trials whose heartbeat
+        stopped (their worker died) and queues them again with the same
+        config (Optuna's ``RetryFailedTrialCallback``); then it takes a WAITING
+        trial, or creates one while the study holds fewer than ``n_trials``,
+        and suggests its config (:func:`suggest_config`) while every running
+        trial is visible to the searcher. A config that violates the space's
+        constraints is told FAIL with the violations as ``"error"`` (no
+        measurement), a config already measured in this study reuses that
+        measurement, one that another trial is measuring waits for its
+        result, and the rest are measured in parallel with joblib
+        (``Measurer.measure_batch``) and told. The call returns when the
+        study holds ``n_trials`` finished trials (it waits for other
+        workers' running trials, or for their heartbeat to stop), or at
+        ``timeout``. On ``KeyboardInterrupt`` this worker's unfinished trials
+        go back to WAITING. Searchers without repeats stop early once every
+        config of the space is in the study.
 
         When every trial this call finished failed or was infeasible (so
         nothing was measured), a ``RuntimeWarning`` quotes the first few
@@ -156,7 +179,8 @@ class Study:
         progress : bool, default=True
             Show a tqdm bar: trials, best so far, elapsed time.
         timeout : float, optional
-            Seconds after which no new batch is started, ``> 0``.
+            Seconds after which this worker takes no new trial and stops
+            waiting for other workers, ``> 0``; the study stays resumable.
 
         Returns
         -------
@@ -182,8 +206,12 @@ class Study:
         return _optimize.optimize(self, n_trials, n_jobs, progress, timeout)
 
     # -- results ----------------------------------------------------------------------
-    def _frozen(self) -> list[FrozenTrial]:
-        return sorted(self.optuna_study.get_trials(deepcopy=False), key=lambda t: t.number)
+    def _frozen(self, abandoned: bool = False) -> list[FrozenTrial]:
+        """The study's trials in number order; abandoned ones only if ``abandoned``."""
+        trials = self.optuna_study.get_trials(deepcopy=False)
+        if not abandoned:
+            trials = counted_trials(trials)
+        return sorted(trials, key=lambda t: t.number)
 
     def _config_of(self, t: FrozenTrial) -> Config | None:
         text = trial_config_text(t)
@@ -204,11 +232,16 @@ class Study:
 
     @property
     def trials(self) -> list[TrialRecord]:
-        """Every trial as ``(number, config, status, metrics)``, in trial-number order."""
+        """Every trial as ``(number, config, status, metrics)``, in trial-number order.
+
+        Abandoned trials are listed too, with status ``"abandoned"``.
+        """
+        counted = {t.number for t in self._frozen()}
         return [
-            TrialRecord(t.number, self._config_of(t), self._status(t),
-                        dict(t.user_attrs.get("metrics") or {}))
-            for t in self._frozen()
+            TrialRecord(t.number, self._config_of(t),
+                        self._status(t) if t.number in counted else "abandoned",
+                        dict(t.user_attrs.get("metrics") or {}) if t.number in counted else {})
+            for t in self._frozen(abandoned=True)
         ]
 
     def history(self, metric: str | None = None) -> npt.NDArray[np.float64]:

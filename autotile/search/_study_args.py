@@ -28,6 +28,8 @@ __all__ = ["DEFAULT_STORAGE", "SEED_LIMIT", "short_repr", "is_int", "check_count
 DEFAULT_STORAGE = "sqlite:///autotile_studies.db"
 #: File suffixes a storage string without ``://`` may have: it names an SQLite file.
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+#: File suffixes a storage string without ``://`` may have: it names an Optuna journal file.
+_JOURNAL_SUFFIXES = (".log", ".journal")
 #: SQLAlchemy dialects a storage URL may name (``dialect://`` or ``dialect+driver://``).
 _DIALECTS = ("sqlite", "postgresql", "mysql", "mariadb", "oracle", "mssql")
 #: Schemes people write for a dialect, and the one to write instead.
@@ -136,11 +138,23 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
     if "://" not in storage:
         if storage.lower().endswith(_SQLITE_SUFFIXES):
             storage = f"sqlite:///{os.path.expanduser(storage)}"
+        elif storage.lower().endswith(_JOURNAL_SUFFIXES):
+            storage = f"journal://{os.path.expanduser(storage)}"
         else:
             raise ValueError(
                 f"storage must be an Optuna storage URL (with '://'), an SQLite file path "
-                f"ending in {'/'.join(_SQLITE_SUFFIXES)} or ':memory:', got storage={storage!r}; "
+                f"ending in {'/'.join(_SQLITE_SUFFIXES)}, a journal file path ending in "
+                f"{'/'.join(_JOURNAL_SUFFIXES)} or ':memory:', got storage={storage!r}; "
                 f"e.g. storage='sqlite:///file.db'")
+    if storage.startswith("journal://"):
+        path = os.path.expanduser(storage[len("journal://"):])
+        parent = os.path.dirname(os.path.abspath(path)) if path else ""
+        if not path or not os.path.isdir(parent):
+            raise ValueError(
+                f"storage must be a journal file in an existing directory, got "
+                f"storage={storage!r}" + (f" (directory {parent!r} does not exist)" if path
+                                         else " (no path): write 'journal:///abs/path.log'"))
+        return f"journal://{path}"
     url: str = _check_scheme(storage)
     if url.startswith("sqlite:///~"):
         url = "sqlite:///" + os.path.expanduser(url[len("sqlite:///"):])
@@ -166,7 +180,8 @@ def _check_scheme(url: str) -> str:
     if dialect in _DIALECTS:
         return url
     accepted = ("a path to an SQLite file ending in " + "/".join(_SQLITE_SUFFIXES)
-                + " ('runs.db', '~/runs.db'), 'sqlite:///path/file.db', "
+                + " ('runs.db', '~/runs.db'), 'sqlite:///path/file.db', a journal file "
+                  "('runs.log', 'journal:///path/runs.log'), "
                   "'postgresql://user:password@host/db', 'mysql://user:password@host/db', "
                   "':memory:' or an optuna.storages.BaseStorage")
     hint = ""

@@ -18,6 +18,7 @@ from autotile.lang import JITFunction
 from autotile.lang._semantic import check_grid
 from autotile.measure import H100_SXM, HardwareProfile
 from autotile.measure._fingerprint import canonical, jsonable
+from autotile.measure._parallel import parallel_map
 from autotile.space import Space
 from autotile.tuner._check import arrays_of, call_small_args, n_elems
 from autotile.tuner._config import LaunchConfig
@@ -28,7 +29,7 @@ from autotile.tuner._disk_cache import (
     scorer_hash,
     source_hash,
 )
-from autotile.tuner._evaluate import CandidateMeasurer, Evaluator, Scorer
+from autotile.tuner._evaluate import CandidateMeasurer, Evaluator, Scorer, score_candidate
 from autotile.tuner._library import KernelModelScorer, default_scorer, library_small_args
 from autotile.tuner._record import TuningRecord
 
@@ -184,7 +185,11 @@ class Autotuner:
                  reference: Callable[[dict[str, Any]], Any] | None = None, check: bool = True,
                  check_max_elems: int = 1 << 16, rtol: float | None = None,
                  atol: float | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                 disk_cache: bool = True) -> None:
+                 disk_cache: bool = True, scheduler: Any = None) -> None:
+        from autotile.measure._parallel import check_scheduler
+
+        check_scheduler(scheduler)
+        self.scheduler = scheduler
         if not isinstance(fn, JITFunction):
             raise InvalidConfigError(f"@autotune must sit above @jit: it wraps a JITFunction, "
                                      f"got {type(fn).__name__}")
@@ -517,6 +522,11 @@ class Autotuner:
         if space is None:
             pruned = [TuningRecord(c, "pruned", reason="prune_configs_by")
                       for c in self.configs if c not in set(candidates)]
+            if self.scheduler is not None and len(candidates) > 1:
+                # score every candidate on the cluster; checks stay here, in order
+                ev.scores = dict(zip(candidates, parallel_map(
+                    score_candidate, candidates, shared=(self.scorer, named, ev.scorer_extra()),
+                    n_jobs=len(candidates), scheduler=self.scheduler)))
             for c in candidates:
                 rec = ev.evaluate(c)
                 if verbose:

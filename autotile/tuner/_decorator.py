@@ -90,6 +90,12 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             Trials of the search (space form).
         seed : int or None, default=0
             Seed of the searcher.
+        scheduler : None, "local", str or distributed.Client, default=None
+            Score a config list's candidates in parallel on a Dask cluster
+            (``"local"``: a ``LocalCluster``; ``"tcp://host:8786"``: a
+            remote scheduler) before they are checked here one by one; the
+            records are the same as without it. None scores them in this
+            process.
         scorer : callable, optional
             ``scorer(config, args_by_name) -> MeasureResult`` (status and
             ``time_s`` in seconds) or a float ``time_s``. Its code is part
@@ -197,7 +203,7 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
     unknown = set(options) - {"space", "searcher", "budget", "seed", "scorer", "hardware",
                               "small_args", "reference", "check", "check_max_elems", "rtol",
                               "atol", "cache_dir", "disk_cache", "use_cuda_graph", "do_bench",
-                              "cache_results"}
+                              "cache_results", "scheduler"}
     if unknown:
         raise TypeError(f"autotune() got unexpected keyword arguments {sorted(unknown)}")
     for ignored in ("use_cuda_graph", "do_bench", "cache_results"):

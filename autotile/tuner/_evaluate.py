@@ -35,6 +35,20 @@ def _shapes(named: Mapping[str, Any]) -> str:
                      if isinstance(v, np.ndarray))
 
 
+def score_candidate(scorer: Scorer, real_args: Mapping[str, Any], extra: Mapping[str, Any],
+                    config: LaunchConfig) -> tuple[str, Any]:
+    """Score one candidate (on any worker): ``("ok", out)`` or ``("raised", why)``.
+
+    Calls ``scorer(config, real_args, **extra)``; ``extra`` is
+    :meth:`Evaluator.scorer_extra` (the grid and launch options for scorers
+    that ask for them).
+    """
+    try:
+        return "ok", scorer(config, real_args, **extra)
+    except Exception as exc:  # noqa: BLE001 - a failed config is data
+        return "raised", _err(exc)
+
+
 def as_measure_result(config: LaunchConfig, out: Any) -> MeasureResult:
     """Turn a scorer's return value into a :class:`MeasureResult`.
 
@@ -129,6 +143,8 @@ class Evaluator:
         self.expected: dict[str, npt.NDArray[Any]] | None = None
         self.write_only: list[str] | None = None
         self.records: list[TuningRecord] = []
+        #: Scores computed elsewhere (a Dask cluster): config -> :func:`score_candidate`'s value.
+        self.scores: dict[LaunchConfig, tuple[str, Any]] = {}
 
     def evaluate(self, config: LaunchConfig) -> TuningRecord:
         """Score and check one candidate; append and return its record."""
@@ -136,14 +152,21 @@ class Evaluator:
         self.records.append(rec)
         return rec
 
+    def scorer_extra(self) -> dict[str, Any]:
+        """Keyword arguments of the scorer: ``grid`` and ``launch_options`` if it wants them."""
+        extra: dict[str, Any] = {}
+        if getattr(self.scorer, "wants_grid", False):
+            extra["grid"] = self.grid
+        if getattr(self.scorer, "wants_launch_options", False):
+            extra["launch_options"] = dict(self.launch_options)
+        return extra
+
     def _evaluate(self, config: LaunchConfig) -> TuningRecord:
+        kind, out = self.scores.get(config) or score_candidate(
+            self.scorer, self.real_args, self.scorer_extra(), config)
+        if kind == "raised":
+            return TuningRecord(config, "failed", reason=f"scorer raised {out}")
         try:
-            extra: dict[str, Any] = {}
-            if getattr(self.scorer, "wants_grid", False):
-                extra["grid"] = self.grid
-            if getattr(self.scorer, "wants_launch_options", False):
-                extra["launch_options"] = dict(self.launch_options)
-            out = self.scorer(config, self.real_args, **extra)
             res = as_measure_result(config, out)
         except Exception as exc:  # noqa: BLE001 - a failed config is data
             return TuningRecord(config, "failed", reason=f"scorer raised {_err(exc)}")

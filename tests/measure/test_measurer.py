@@ -201,7 +201,8 @@ def test_replay_agrees_with_live_measurement(tmp_path):
     bad = replay.measure({"i_factor": 3, "j_factor": 1, "k_factor": 1, "order": DEFAULT_ORDER})
     assert bad.status == "infeasible" and "i_factor=3" in bad.error
     assert replay.optimum() == truth.column("misses").min()
-    with pytest.raises(ValueError, match="rows"):
+    with pytest.raises(ValueError, match=r"made for another space: knob 'i_factor' is "
+                                         r"\{'kind': 'Divisors', 'name': 'i_factor', 'n': 4\}"):
         ReplayMeasurer(gemm_space(8), truth)
 
 

@@ -123,10 +123,11 @@ def test_finished_sweep_removes_its_parts_only_after_the_table_is_written(tmp_pa
 
 
 def test_tables_and_chunks_without_a_fingerprint(tmp_path, monkeypatch):
-    # Tables written before the fingerprint still load (the shipped one too), but a sweep
-    # cannot check them, so it refuses to reuse them unless told not to resume.
+    # Tables written before the fingerprint still load, but a sweep cannot check them, so
+    # it refuses to reuse them unless told not to resume. (The shipped table was re-swept
+    # and has one.)
     shipped = gemm_ground_truth(64)
-    assert len(shipped) == 246_960 and "fingerprint" not in shipped.meta
+    assert len(shipped) == 246_960 and "fingerprint" in shipped.meta
     space = gemm_space(4)
     t = _sweep(space, ScheduleMeasurer(space), tmp_path / "old.npz", limit=30)
     legacy = GroundTruth(t.values, t.status, {k: v for k, v in t.meta.items()

@@ -81,3 +81,42 @@ def gemm8(request, tmp_path_factory):
                  else tmp_path_factory.mktemp("autotile_search"))
     space, truth = gemm8_truth(cache_dir)
     return space, truth, ReplayMeasurer(space, truth, "misses")
+
+
+def _load_benchmark(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "workers" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory):
+    """A PostgreSQL URL: ``$AUTOTILE_TEST_POSTGRES_URL`` (set by .ci/run), else a local
+    throwaway server (benchmarks/workers/_postgres.py); skips when neither is possible."""
+    import os
+    import tempfile
+
+    pg = _load_benchmark("_postgres")
+    url = os.environ.get(pg.ENV_VAR)
+    if url:
+        yield url
+        return
+    try:
+        import psycopg2  # noqa: F401
+    except ImportError:
+        pytest.skip("PostgreSQL tests need psycopg2 (pip install psycopg2-binary)")
+    where = tempfile.mkdtemp(prefix="autotile-pg-")
+    try:
+        url = pg.start(where)
+    except RuntimeError as exc:
+        pytest.skip(f"no PostgreSQL server: {exc} (.ci/run installs and starts one)")
+    try:
+        yield url
+    finally:
+        pg.stop(where)

@@ -14,7 +14,7 @@ SCRIPT = r'''
 import sys, time
 from autotile.measure import Measurer, MeasureResult
 from autotile.space import Divisors, Permutation, Space
-from autotile.search import tune
+from autotile.search import open_storage, tune
 
 space = Space([Divisors("a", 16), Divisors("b", 16), Permutation("order", ("x", "y", "z"))],
               constraints=[lambda c: c["a"] * c["b"] <= 32], name="toy")
@@ -28,8 +28,9 @@ class Slow(Measurer):
         time.sleep(0.05)
         return MeasureResult(str(config), "ok", {"cost": float(space.index_of(config) % 17)})
 
+storage = open_storage("autotile_studies.db", heartbeat_interval=1, grace_period=2)
 tune(space, Slow(), sys.argv[1], budget=int(sys.argv[2]), seed=0, progress=False,
-     n_jobs=int(sys.argv[3]), study_name="killed")
+     n_jobs=int(sys.argv[3]), study_name="killed", storage=storage)
 '''
 
 BUDGET = 30
@@ -59,18 +60,25 @@ def _run_killed_then_resume(tmp_path: Path, searcher: str, n_jobs: int, unique: 
     running = {t.number: t.system_attrs.get("autotile:config") or t.user_attrs.get("config")
                for t in before if t.state == TrialState.RUNNING}
     subprocess.run(cmd, cwd=tmp_path, env=env, check=True, timeout=120)
-    after = _trials(tmp_path)
-    assert sorted(t.number for t in after) == list(range(BUDGET))
+    every = _trials(tmp_path)
+    # The killed run's RUNNING trials went stale (no heartbeat for 2 s), were failed and
+    # queued again with the same config (Optuna's RetryFailedTrialCallback).
+    retries = {t.system_attrs["retry_history"][-1]: t for t in every
+               if t.system_attrs.get("retry_history")}
+    assert set(retries) == set(running)
+    for number, retry in retries.items():
+        assert every[number].state == TrialState.FAIL
+        if running[number] is not None:
+            assert retry.user_attrs["config"] == running[number]
+    after = [t for t in every if t.number not in retries]
+    assert len(after) == BUDGET
     assert all(t.state in (TrialState.COMPLETE, TrialState.FAIL) for t in after)
     configs = [t.user_attrs["config"] for t in after]
     if unique:
         assert len(set(configs)) == BUDGET
-    for number, cfg in running.items():
-        if cfg is not None:
-            assert after[number].user_attrs["config"] == cfg
     for t in before:
         if t.state == TrialState.COMPLETE:
-            assert after[t.number].value == t.value
+            assert every[t.number].value == t.value
     measured = log.read_text().splitlines()
     # Only the measurements cut short by the kill are repeated; a config
     # proposed twice by Optuna reuses the first measurement.
@@ -91,6 +99,6 @@ def test_sigkill_resume_with_parallel_batches_and_tpe(tmp_path):
     after = _trials(tmp_path)
     for t in after:
         if "cached_from" in t.user_attrs:
-            src = after[t.user_attrs["cached_from"]]
+            src = next(s for s in after if s.number == t.user_attrs["cached_from"])
             assert src.user_attrs["config"] == t.user_attrs["config"]
             assert src.user_attrs["metrics"] == t.user_attrs["metrics"]
