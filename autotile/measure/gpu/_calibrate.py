@@ -72,7 +72,7 @@ DEFAULT_FIT = ("peak_efficiency", "tile_overhead_elems", "k_overhead_elems",
 #: :data:`DEFAULT_FIT` plus the software-pipeline term (eq. 5b: ``pipeline_latency_s``,
 #: ``sm_load_bytes_per_s``) and the shared-memory port (eq. 5c:
 #: ``smem_bytes_per_s_per_sm``), fitted from :data:`H200_FIT_STARTS`. Earlier and later
-#: calibration versions (v2, v6, v7) live in ``benchmarks/h200_fit_versions.py``.
+#: calibration versions (v2, v6, v7) live in ``benchmarks/h200/h200_fit_versions.py``.
 H200_FIT = (*DEFAULT_FIT, "pipeline_latency_s", "sm_load_bytes_per_s",
             "smem_bytes_per_s_per_sm")
 
@@ -504,12 +504,12 @@ def matmul_observations_from_csv(measured: str | Path, model: str | Path, *,
     ----------
     measured : path
         CSV with ``M, N, K``, the six matmul knobs, ``status`` and ``time_s``
-        (``benchmarks/data/h200_matmul.csv``).
+        (``benchmarks/h200/data/h200_matmul.csv``).
     model : path
         CSV with ``M, N, K``, the knobs, ``l2_bytes``, ``model_status``,
         ``model_blocks_per_sm``, ``model_hbm_read_bytes`` and
         ``model_hbm_bytes`` (reads + writes;
-        ``benchmarks/data/h200_matmul_model.csv``).
+        ``benchmarks/h200/data/h200_matmul_model.csv``).
     l2_bytes : int, optional
         Which modelled L2 capacity to take (default: the first in the file).
     shapes : iterable of (M, N, K), optional
@@ -588,7 +588,7 @@ class TrafficObservations:
 
 
 def ncu_observations_from_csv(path: str | Path) -> TrafficObservations:
-    """Read ``benchmarks/data/h200_ncu.csv`` (``M, N, K``, the knobs, ``dram_*_bytes``)."""
+    """Read ``benchmarks/h200/data/h200_ncu.csv`` (``M, N, K``, the knobs, ``dram_*_bytes``)."""
     shapes, configs, rd, wr = [], [], [], []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):

@@ -4,13 +4,13 @@
 reports (``torch.cuda.get_device_properties(0).L2_cache_size`` = 62,914,560
 bytes, 60 MiB, on the lent H200; the datasheet's 50 MB is what
 :data:`~autotile.measure.H200` keeps). :data:`H200_FITTED_PARAMS` is the
-"v5" calibration of ``benchmarks/RESULTS.md`` ("Real hardware: H200
-validation"): the eleven parameters of eqs. 4-8, 5b and 5c fitted on 379
-matmul configs at three shapes (``benchmarks/h200_analyze.py --smem-only``,
+"v5" calibration of ``docs/results/h200.md`` (the H200 validation,
+history in git): the eleven parameters of eqs. 4-8, 5b and 5c fitted on 379
+matmul configs at three shapes (``benchmarks/h200/h200_analyze.py --smem-only``,
 ``H200_FIT`` from ``H200_FIT_STARTS``), plus the power-cap term of eq. 9,
 ``power_cap_s_per_byte``,
 fitted on the energy probe (``--power-only``). The values are copied from
-``benchmarks/data/h200_calibrated_params_v5.csv`` (a test checks they
+``benchmarks/h200/data/h200_calibrated_params_v5.csv`` (a test checks they
 match). Held out, the fit ranks matmul configs with Spearman 0.886 at
 8192^3 (0.962 pooled over three shapes); tuning on it with the
 model-guided searcher picked configs measured at a median 98.3% of cuBLAS

@@ -122,7 +122,7 @@ class L2Model:
 #: The seed model: lockstep waves, one L2 of the profile's size.
 LOCKSTEP = L2Model()
 #: Drifting programs and a two-partition L2, fitted to 35 ncu launches on an H200
-#: (``benchmarks/h200_analyze.py``, ``docs/gpu_model.md`` §2.5).
+#: (``benchmarks/h200/h200_analyze.py``, ``docs/gpu_model.md`` §2.5).
 DRIFT = L2Model(stagger=0.5, partitions=2)
 
 
@@ -584,7 +584,7 @@ def _sim_timed(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo,
 
     ``step_t[p]`` is program ``p``'s step duration (float64, length >= ``p_hi``; all
     ones for the library's L2 models, per-program values for the drift experiments
-    of ``benchmarks/h200_dram_bounds.py``). A slot takes the next program id when
+    of ``benchmarks/h200/h200_dram_bounds.py``). A slot takes the next program id when
     its program ends.
     """
     n_t = tb.size

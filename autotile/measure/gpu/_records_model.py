@@ -71,7 +71,7 @@ L2_LATENCY_S = 1.5e-7
 #: Time an SM spends on each program it runs beyond its work (block launch and
 #: retirement), seconds. Fitted, not sourced: 81 ns is the per-SM cost per
 #: program of GELU at 2^26 elements with 128- and 256-element blocks on the H200
-#: (``benchmarks/data/records_model_v1_h200.csv``: 0.62 ns per program chip-wide,
+#: (``benchmarks/h200/data/records_model_v1_h200.csv``: 0.62 ns per program chip-wide,
 #: independent of num_warps), where nothing else limits the time.
 PROGRAM_OVERHEAD_S = 8.1e-8
 #: Granularity of HBM traffic: the 32-byte sector of an L2 line (CUDA C++ Best

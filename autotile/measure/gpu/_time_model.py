@@ -567,7 +567,7 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
       first part (the compute-bound configs it is fitted on run at the cap),
       ``b = e_D / (P_cap - P_0)`` the second. At the H200's 700 W cap the
       SM clock then drops as DRAM traffic grows (measured:
-      ``benchmarks/RESULTS.md``, energy probe).
+      ``docs/results/h200.md``, energy probe).
 
     Parameters
     ----------
