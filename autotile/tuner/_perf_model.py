@@ -2,11 +2,14 @@
 
 ::
 
-    @triton.autotune(configs=configs, key=["M", "N", "K"],
-                     prune_configs_by={"perf_model": autotile.perf_model(matmul_kernel, grid=grid),
-                                       "top_k": 4})
     @triton.jit
     def matmul_kernel(...): ...
+
+    matmul = triton.autotune(configs=configs, key=["M", "N", "K"], prune_configs_by={
+        "perf_model": autotile.perf_model(matmul_kernel, grid=grid), "top_k": 4})(matmul_kernel)
+
+(the kernel must exist when ``perf_model`` is built, so ``triton.autotune`` is
+applied after the definition rather than as a decorator above it).
 
 Triton calls ``perf_model(**kernel_args, **call_kwargs, **config.all_kwargs())``
 for every candidate and benchmarks only the ``top_k`` with the lowest
