@@ -17,7 +17,12 @@ taken under the study's :class:`~autotile.search._lock.StudyLock`:
 3. the searcher chooses the config while every other worker's running
    trials are visible to it (searchers skip configs already taken); a
    config another trial already measured reuses that measurement, and one
-   another worker is measuring waits for that result.
+   another worker is measuring waits for that result (the waiting trial
+   records which trial it waits for in the system attribute
+   ``"autotile:waits_for"``). When the trial measuring a config is
+   abandoned, exactly one of the trials waiting for it measures the config
+   (one of the first worker's to claim after the abandonment); the others
+   then wait for that one.
 
 Measurement then runs outside the lock, in parallel with joblib, while a
 thread records the heartbeat of every trial in flight. A worker that is
@@ -65,6 +70,9 @@ FINISHED = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
 _N_ERRORS_SHOWN = 3
 #: System attribute naming the worker (``host:pid``) that runs a trial.
 WORKER_ATTR = "autotile:worker"
+#: System attribute of a trial waiting for another trial's measurement of its config: the
+#: number of the trial it waits for (None once the trial measures its config itself).
+WAITS_FOR_ATTR = "autotile:waits_for"
 #: System attribute of trials run by autotile before heartbeats (``host:pid``).
 _LEGACY_OWNER = "autotile:owner"
 #: Longest pause (seconds) while waiting for other workers' trials.
@@ -315,15 +323,21 @@ def _pop(study: Study, trial_id: int, hb: _Heartbeat) -> bool:
     hb.beat(trial_id)
     study._in_flight.add(trial_id)  # first, so that an interrupt right after hands it back
     try:
+        # who runs it, for people reading the study (abandonment is the heartbeat's call);
+        # written before the trial is RUNNING, so that a worker killed right after the
+        # WAITING -> RUNNING step never leaves an abandoned trial without its owner. No
+        # other autotile worker can take the trial meanwhile (the study lock is held).
+        storage.set_trial_system_attr(trial_id, WORKER_ATTR, _worker_id())
         won = storage.set_trial_state_values(trial_id, TrialState.RUNNING)
     except UpdateFinishedTrialError:
         won = False
     if won:
         hb.add(trial_id)
-        # who runs it, for people reading the study (abandonment is the heartbeat's call)
-        storage.set_trial_system_attr(trial_id, WORKER_ATTR, _worker_id())
     else:
         study._in_flight.discard(trial_id)
+        # taken by a plain Optuna ask() of another handle, which records no owner
+        with contextlib.suppress(Exception):
+            storage.set_trial_system_attr(trial_id, WORKER_ATTR, None)
     return bool(won)
 
 
@@ -342,27 +356,38 @@ def _claim(study: Study, n_trials: int, want: int, bar: Any, hb: _Heartbeat,
             trials = storage.get_all_trials(st._study_id, deepcopy=False)
         _sync_cache(study, trials)
         counted = counted_trials(trials)
-        by_number = {t.number: t for t in trials}
         pending: list[_Pending] = []
-        # trials waiting for another trial's result
-        still: list[_Waiting] = []
-        for w in waiting:
-            holder = by_number.get(w.holder)
-            if holder is not None and holder.state == TrialState.RUNNING:
-                still.append(w)
-                continue
-            hit = study._cache.get(str(w.pending.config)) if study._cache else None
-            if hit is not None:
-                _tell(study, w.pending.trial, hit[1], bar, hb, cached_from=hit[0])
-            else:  # the holder was abandoned (or failed to record): measure it here
-                pending.append(w.pending)
-        waiting[:] = still
+        # the trial measuring each config in flight (any worker's): a RUNNING trial that
+        # does not itself wait for another one
         running: dict[str, int] = {}
         for t in counted:
-            if t.state == TrialState.RUNNING:
+            if t.state == TrialState.RUNNING and t.system_attrs.get(WAITS_FOR_ATTR) is None:
                 text = trial_config_text(t)
                 if text is not None:
                     running.setdefault(text, t.number)
+        # trials waiting for another trial's result
+        still: list[_Waiting] = []
+        for w in sorted(waiting, key=lambda w: w.pending.trial.number):
+            text = str(w.pending.config)
+            hit = study._cache.get(text) if study._cache else None
+            if hit is not None:
+                _tell(study, w.pending.trial, hit[1], bar, hb, cached_from=hit[0])
+                continue
+            holder = running.get(text)
+            if holder is not None and holder != w.pending.trial.number:
+                still.append(w if holder == w.holder else _Waiting(w.pending, holder))
+                if holder != w.holder:
+                    storage.set_trial_system_attr(w.pending.trial._trial_id, WAITS_FOR_ATTR,
+                                                  holder)
+                continue
+            # nobody measures the config any more (its trial was abandoned, or failed to
+            # record): measure it here, and say so under the lock, so that the other trials
+            # waiting for it (this worker's or another's) now wait for this one instead of
+            # measuring it too
+            storage.set_trial_system_attr(w.pending.trial._trial_id, WAITS_FOR_ATTR, None)
+            running[text] = w.pending.trial.number
+            pending.append(w.pending)
+        waiting[:] = still
         queue = [t._trial_id for t in counted if t.state == TrialState.WAITING]
         n_alloc = len(counted)
         full = n_alloc >= n_trials or (n_trials >= len(study.space) and _exhausted(study, trials))
@@ -425,7 +450,13 @@ def _prepare(study: Study, trial: Trial, bar: Any, hb: _Heartbeat,
         return None
     holder = running.get(str(cfg))
     if holder is not None and holder != trial.number:
+        # recorded under the lock: other workers must not take this trial for the one that
+        # measures the config (see _claim)
+        trial.storage.set_trial_system_attr(trial._trial_id, WAITS_FOR_ATTR, holder)
         return _Waiting(_Pending(trial, cfg), holder)
+    if trial._cached_frozen_trial.system_attrs.get(WAITS_FOR_ATTR) is not None:
+        # a retry of (or a trial handed back while) waiting: it measures its config now
+        trial.storage.set_trial_system_attr(trial._trial_id, WAITS_FOR_ATTR, None)
     return _Pending(trial, cfg)
 
 

@@ -74,3 +74,66 @@ def test_a_live_trial_of_another_handle_is_never_taken_over(tmp_path):
     assert len(trials) == 5
     assert trials[0].value == 123.0 and trials[0].user_attrs == {"by": "first handle"}
     assert len(holder["study"]) == 5
+
+
+def test_a_config_whose_measuring_trial_was_abandoned_is_measured_once(tmp_path):
+    """Two workers' trials wait for a trial measuring the same config; its worker dies.
+
+    The first worker to claim after the abandonment measures the config in
+    its waiting trial; the other worker's waiting trial, and the dead
+    trial's retry, now wait for that one (before, each waiting trial measured
+    the config: a repeat across live workers, seen in the journal-tpe run).
+    """
+    from autotile.search import create_study
+    from autotile.search._optimize import (
+        WAITS_FOR_ATTR,
+        _claim,
+        _Heartbeat,
+        _pop,
+        _prepare,
+        _Waiting,
+    )
+
+    class Bar:
+        def update(self, n): pass
+        def set_postfix(self, **kw): pass
+
+    space = _small_constrained()
+    storage = open_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=1,
+                           grace_period=2)
+    handles = [create_study(space, ToyMeasurer(space), searcher="tpe", storage=storage,
+                            study_name="s", seed=0) for _ in range(3)]
+    ost = handles[0].optuna_study
+    hbs = [_Heartbeat(storage) for _ in handles]  # no thread: beats are recorded by hand
+
+    def new_trial(i, like=None):
+        template = optuna.trial.create_trial(
+            state=TrialState.WAITING, params=like.params if like else None,
+            distributions=like.distributions if like else None)
+        tid = storage.create_new_trial(ost._study_id, template_trial=template)
+        assert _pop(handles[i], tid, hbs[i])
+        handles[i]._cache = handles[i]._cache or {}
+        return optuna.trial.Trial(handles[i].optuna_study, tid)
+
+    got = _prepare(handles[0], new_trial(0), Bar(), hbs[0], {})  # the worker that dies
+    holder = storage.get_trial(got.trial._trial_id)
+    waiting: list[list[_Waiting]] = [[], [], []]
+    for i in (1, 2):
+        w = _prepare(handles[i], new_trial(i, holder), Bar(), hbs[i],
+                     {str(got.config): holder.number})
+        assert isinstance(w, _Waiting) and w.holder == holder.number
+        waiting[i].append(w)
+    time.sleep(3.5)  # worker 0 died: no heartbeat for the grace period
+    for i in (1, 2):
+        storage.record_heartbeat(waiting[i][0].pending.trial._trial_id)
+    pending, more = _claim(handles[1], 3, 1, Bar(), hbs[1], waiting[1])
+    assert storage.get_trial(holder._trial_id).state == TrialState.FAIL
+    assert [p.trial.number for p in pending] == [waiting_number := pending[0].trial.number]
+    assert storage.get_trial(pending[0].trial._trial_id).system_attrs[WAITS_FOR_ATTR] is None
+    pending, more = _claim(handles[2], 3, 1, Bar(), hbs[2], waiting[2])
+    assert pending == [] and more
+    # the other worker's waiting trial and the dead trial's retry wait for the one measuring
+    assert len(waiting[2]) == 2
+    assert {w.holder for w in waiting[2]} == {waiting_number}
+    assert all(storage.get_trial(w.pending.trial._trial_id).system_attrs[WAITS_FOR_ATTR]
+               == waiting_number for w in waiting[2])
