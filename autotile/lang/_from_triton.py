@@ -18,7 +18,9 @@ from autotile.errors import LangError
 
 __all__ = ["from_triton", "is_triton_kernel"]
 
-_CONVERTED: dict[int, Any] = {}
+#: Explicit cache: id of the original function -> (that function, its conversion).
+#: Holding the function keeps its id from being reused by another one.
+_CONVERTED: dict[int, tuple[Any, Any]] = {}
 
 
 def is_triton_kernel(obj: Any) -> bool:
@@ -81,8 +83,8 @@ def from_triton(kernel: Any) -> Any:
         raise LangError(f"from_triton takes a triton.jit function or a Python function, got "
                         f"{type(kernel).__name__}")
     got = _CONVERTED.get(id(fn))
-    if got is not None:
-        return got
+    if got is not None and got[0] is fn:  # the entry holds fn, so its id is not reused
+        return got[1]
     globs = dict(fn.__globals__)
     for name in fn.__code__.co_names:
         if name in globs:
@@ -99,5 +101,5 @@ def from_triton(kernel: Any) -> Any:
         ann[k] = constexpr if is_cx else v
     new.__annotations__ = ann
     out = atl.jit(new)
-    _CONVERTED[id(fn)] = out
+    _CONVERTED[id(fn)] = (fn, out)
     return out

@@ -100,10 +100,12 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             ``scorer(config, args_by_name) -> MeasureResult`` (status and
             ``time_s`` in seconds) or a float ``time_s``. Its code is part
             of the disk-cache key (see Notes); a ``cache_tag`` string
-            attribute replaces it. Default for the
-            library's matmul, persistent matmul, softmax and flash-attention
-            kernels: :class:`KernelModelScorer` on ``hardware``. Required
-            otherwise (unless there is a single config).
+            attribute replaces it. Default (:func:`default_scorer`): for a
+            registered kernel whose spec names an analytic model (matmul,
+            persistent matmul, fused softmax, flash attention),
+            :class:`KernelModelScorer` on ``hardware``; for any other kernel,
+            :class:`RecordsScorer`, the records GPU model on the call's own
+            arguments and grid (docs/gpu_model.md §4.1).
         hardware : HardwareProfile, default=H100_SXM
             GPU of the default scorer; every field of it (not just its
             name) is part of the cache key.
@@ -149,7 +151,7 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         not a kernel parameter, a ``reset_to_zero``/``restore_value`` name
         that is a ``tl.constexpr`` parameter (or, at launch, gets a scalar
         instead of an array), both ``configs`` and ``space`` given, neither
-        given (or ``configs=[]`` without ``space``), a missing ``scorer``,
+        given (or ``configs=[]`` without ``space``),
         ``rtol``/``atol`` negative or not a finite number, or a
         ``cache_dir`` that is an existing file (with ``disk_cache=True``), or
         (at launch) a problem dimension ``< 1`` the default scorer cannot

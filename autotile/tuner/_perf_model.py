@@ -103,8 +103,20 @@ class PerfModel:
         return {k.arg_names[i] for i in k.constexprs}
 
     def __call__(self, **kwargs: Any) -> float:
-        """Estimated time in milliseconds (``inf`` when the config cannot launch)."""
-        res = self.estimate(**kwargs)
+        """Estimated time in milliseconds.
+
+        ``inf`` when the config cannot launch, or when running its programs in
+        the interpreter raises (an out-of-bounds access, say): Triton's pruning
+        then drops it instead of aborting the whole autotune. The reason is kept
+        in :attr:`last_reasons`, keyed by the config's text.
+        """
+        try:
+            res = self.estimate(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - a config that cannot run is inf
+            key = ", ".join(f"{k}={v}" for k, v in kwargs.items()
+                            if k in self._constexpr_names() or k in LAUNCH_KNOBS)
+            self.last_reasons[key] = f"{type(exc).__name__}: {exc}"
+            return float("inf")
         if not res.ok:
             self.last_reasons[res.config] = res.error or res.status
             return float("inf")

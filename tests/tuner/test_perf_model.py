@@ -104,3 +104,42 @@ def test_perf_model_of_a_registered_kernel_uses_its_spec_model():
     tiny = pm(**call, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=8, num_warps=2,
               num_stages=2)
     assert np.isfinite(good) and good < tiny
+
+
+def test_from_triton_never_returns_another_functions_kernel():
+    """The cache keeps each converted function alive, so a freed function's id reused by a
+    new one cannot hand back the old kernel (a kernel factory, a notebook redefinition)."""
+    src = '''
+def make(c):
+    def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * c, mask=m)
+    return scale_kernel
+'''
+    ns = {"tl": TL, "__name__": "factory"}
+    exec(compile(src, "<factory>", "exec"), ns)
+    wrong = []
+    for c in range(1, 60):
+        k = from_triton(ns["make"](float(c)))
+        y = np.zeros(64, np.float32)
+        k[(1,)](np.ones(64, np.float32), y, 64, BLOCK=64)
+        if y[0] != c:
+            wrong.append((c, float(y[0])))
+    assert wrong == []
+
+
+def test_perf_model_scores_a_config_that_reads_out_of_bounds_as_inf_with_its_reason():
+    src = '''
+def unmasked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+'''
+    ns = {"tl": TL, "__name__": "user"}
+    exec(compile(src, "<user>", "exec"), ns)
+    pm = autotile.perf_model(ns["unmasked"], grid=lambda m: (-(-1000 // m["BLOCK"]),))
+    x, y = np.zeros(1000, np.float32), np.zeros(1000, np.float32)
+    assert pm(x_ptr=x, y_ptr=y, n=1000, BLOCK=256, num_warps=4, num_stages=3) == float("inf")
+    assert any("OutOfBounds" in r for r in pm.last_reasons.values())
+    assert np.isfinite(pm(x_ptr=x, y_ptr=y, n=1000, BLOCK=200 // 200 * 8, num_warps=1,
+                          num_stages=3))

@@ -90,3 +90,30 @@ def test_online_softmax_with_a_column_loop_tunes_with_no_scorer():
 def _isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("AUTOTILE_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache"
+
+
+def test_many_warps_cap_registers_per_thread_instead_of_refusing_the_config():
+    """ptxas caps registers so one block fits the SM and spills the rest: a big block is
+    launchable with any num_warps, slower than a block that needs no spills."""
+    from autotile.measure import H200
+    from autotile.tuner import LaunchConfig
+
+    n = 1 << 20
+    sc = RecordsScorer(gelu_kernel, H200)
+    args = {"x_ptr": np.zeros(n, np.float32), "y_ptr": np.zeros(n, np.float32), "n": n}
+    grid = lambda m: (-(-n // m["BLOCK"]),)  # noqa: E731
+    big = [sc(LaunchConfig({"BLOCK": 65536}, num_warps=w), args, grid=grid) for w in (1, 16, 32)]
+    assert [r.status for r in big] == ["ok", "ok", "ok"]
+    fit = sc(LaunchConfig({"BLOCK": 1024}, num_warps=4), args, grid=grid)
+    assert all(r.metrics["time_s"] > fit.metrics["time_s"] for r in big)
+
+
+def test_a_spec_whose_grid_is_not_a_tuple_fails_naming_the_spec():
+    import dataclasses
+
+    from autotile.measure import H200, KernelModelMeasurer
+    from examples.user_kernels import GELU_SPEC
+
+    bad = dataclasses.replace(GELU_SPEC, grid=lambda s, meta: s["n"] // meta["BLOCK"])
+    r = KernelModelMeasurer(bad, {"n": 4096}, H200).measure({"BLOCK": 1024, "num_warps": 4})
+    assert r.status == "failed" and "spec 'gelu'" in r.error and "grid" in r.error

@@ -168,7 +168,10 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     scratch = int(_counts(r, "scratch_bytes", W).max(initial=0))
     smem = dot_smem * max(ns, 1) + scratch
     regs_need = params.reg_base_per_thread + _cdiv(LIVE_TILES_PER_THREAD * tile, 32 * nw)
-    regs = min(-(-regs_need // 8) * 8, hw.max_regs_per_thread)
+    # ptxas caps registers per thread at the hardware limit and at what lets one
+    # block of 32 * num_warps threads fit the SM's register file, and spills the rest
+    regs_cap = min(hw.max_regs_per_thread, hw.regs_per_sm // (32 * nw) // 8 * 8)
+    regs = min(-(-regs_need // 8) * 8, regs_cap)
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
         return occ.reason, RecordsEstimate()
@@ -222,8 +225,8 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     overhead_s = rounds * PROGRAM_OVERHEAD_S
     o = 1.0 - params.overlap_decay ** (ns * bps - 1) if bps * ns > 1 else 0.0
     t = max(compute_s, memory_s, latency_s, overhead_s) + (1.0 - o) * min(compute_s, memory_s)
-    if regs_need > hw.max_regs_per_thread:  # spills: every block value round-trips memory
-        t *= regs_need / hw.max_regs_per_thread
+    if regs_need > regs_cap:  # spills: every block value round-trips memory
+        t *= regs_need / regs_cap
     t += hw.launch_overhead_s
     return None, RecordsEstimate(
         time_s=t, compute_s=compute_s, memory_s=memory_s, latency_s=latency_s,
@@ -245,8 +248,10 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     args = self.model_args()
     try:
         launches = spec.launches(shape, dtype, c, args)
-    except Exception as exc:  # noqa: BLE001 - a config the kernel cannot run
-        return _infeasible(self, config, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the spec itself is at fault: failed
+        return MeasureResult(self.config_text(config), "failed", {}, 0.0,
+                             f"spec {spec.name!r}: building the launches (make_args, grid, "
+                             f"constexprs) raised {type(exc).__name__}: {exc}")
     total: dict[str, float] = {}
     longest = -1.0
     for launch in launches:
