@@ -21,6 +21,7 @@ from autotile.kernels._knobs import KernelKnobs
 from autotile.kernels._matmul import MATMUL_KNOBS
 from autotile.kernels._persistent_matmul import MATMUL_PERSISTENT_KNOBS
 from autotile.kernels._softmax import SOFTMAX_FUSED_KNOBS
+from autotile.kernels._spec import DTYPE_ITEMSIZE_BYTES
 from autotile.space import Choice, Constraint, Knob, Space
 
 __all__ = [
@@ -36,8 +37,8 @@ __all__ = [
 #: SMs of the default GPU (H100 SXM5 / H200, GH100: NVIDIA H100 whitepaper, Table 3).
 _DEFAULT_N_SMS = 132
 
-#: Bytes per element of the dtypes the kernel spaces accept.
-DTYPE_ITEMSIZE: Mapping[str, int] = {"float16": 2, "bfloat16": 2, "float32": 4}
+#: Bytes per element of the dtypes the kernel spaces accept (the specs' table).
+DTYPE_ITEMSIZE: Mapping[str, int] = DTYPE_ITEMSIZE_BYTES
 
 #: Space constraints that only trim a block larger than the (padded) problem:
 #: ``block_m_le_padded_m``, ``block_n_le_padded_n`` (matmul, persistent matmul)

@@ -32,7 +32,8 @@ from autotile.kernels._knobs import KernelKnobs
 from autotile.space import Space
 
 __all__ = ["KernelSpec", "KernelLaunch", "LAUNCH_OPTIONS", "DTYPE_ITEMSIZE_BYTES",
-           "relative_l2_error", "as_float_array", "dtype_name", "new_array", "empty_array"]
+           "relative_l2_error", "default_rtol", "as_float_array", "dtype_name", "new_array",
+           "empty_array"]
 
 #: Triton launch options a config may set besides the kernel's meta-parameters.
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -300,11 +301,6 @@ class KernelSpec:
                                      f"got dtype={d!r}")
         return d
 
-    @property
-    def itemsize(self) -> Mapping[str, int]:
-        """Bytes per element of each dtype."""
-        return DTYPE_ITEMSIZE_BYTES
-
     # -- space ---------------------------------------------------------------------------
     def space(self, shape: Shape, dtype: str | None = None, hardware: Any = None) -> Space:
         """The search space of this kernel at ``shape``.
@@ -403,10 +399,20 @@ class KernelSpec:
         return tuple(self.reference(args))
 
     def tolerance(self, dtype: str | None = None) -> float:
-        """Relative L2 error allowed against the reference for ``dtype``."""
+        """Relative L2 error allowed against the reference for ``dtype`` (:func:`default_rtol`)."""
         if self.rtol is not None:
             return float(self.rtol)
-        return 1e-2 if self.check_dtype(dtype) in ("float16", "bfloat16") else 5e-3
+        return default_rtol(self.check_dtype(dtype))
+
+
+def default_rtol(dtype: str) -> float:
+    """Relative-error threshold of the correctness check for an operand dtype.
+
+    ``1e-2`` for float16/bfloat16 operands (fp16 rounding of the result is
+    ~5e-4; a wrong tile or index gives O(1)), ``5e-3`` for float32 (Triton's
+    default dot precision is tf32).
+    """
+    return 1e-2 if dtype in ("float16", "bfloat16") else 5e-3
 
 
 def relative_l2_error(out: Any, ref: Any) -> float:
@@ -469,8 +475,3 @@ def new_array(shape: Sequence[int], dtype: str, rng: np.random.Generator | None,
 def empty_array(shape: Sequence[int], dtype: str) -> Any:
     """An output array of ``dtype`` (zeros; bfloat16 as a BFloat16Array)."""
     return new_array(shape, dtype, None)
-
-
-def shape_tuple(shape: Shape, names: Sequence[str]) -> tuple[int, ...]:
-    """Sizes of ``names`` in order."""
-    return tuple(int(shape[n]) for n in names)

@@ -64,13 +64,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Import moved names lazily.
+    """Names moved out of :mod:`autotile.measure` resolve through :mod:`autotile.measure.gpu`."""
+    from autotile.measure import gpu
 
-    ``flash_attention_study`` moved to :mod:`autotile.search`; it stays importable
-    here for one release.
-    """
-    if name == "flash_attention_study":
-        from autotile.search._flash_study import flash_attention_study
-
-        return flash_attention_study
+    if name in ("flash_attention_study",):
+        return getattr(gpu, name)
     raise AttributeError(f"module 'autotile.measure' has no attribute {name!r}")

@@ -32,6 +32,7 @@ import numpy as np
 
 import autotile.lang as tl
 from autotile.measure._result import MeasureResult
+from autotile.measure.gpu._analytic import _infeasible, _ok
 from autotile.measure.gpu._hardware import HardwareProfile
 from autotile.measure.gpu._l2sim import simulate_l2_stream
 from autotile.measure.gpu._time_model import GpuModelParams, occupancy
@@ -80,16 +81,6 @@ PROGRAM_OVERHEAD_S = 8.1e-8
 _SECTOR_BYTES = 32
 
 
-def _ok(m: Any, config: Any, metrics: dict[str, float]) -> MeasureResult:
-    out: MeasureResult = m._ok(config, metrics)
-    return out
-
-
-def _infeasible(m: Any, config: Any, reason: str) -> MeasureResult:
-    out: MeasureResult = m._infeasible(config, reason)
-    return out
-
-
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -114,7 +105,7 @@ def _counts(rec: Any, name: str, n: int) -> np.ndarray:
     return np.asarray(v, dtype=np.int64)
 
 
-def _interleave(trace: Any, window: np.ndarray) -> np.ndarray:
+def _interleave(trace: Any) -> np.ndarray:
     """Row order of a lockstep replay: op 0 of every program, then op 1, ..."""
     prog = np.asarray(trace.program, np.int64)
     op = np.asarray(trace.op, np.int64)
@@ -183,7 +174,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     inflight = 0.0
     n_steps = 1.0
     if tr is not None and len(tr):
-        order = _interleave(tr, win)
+        order = _interleave(tr)
         key = (np.asarray(tr.buffer, np.int64)[order] << 40) + (
             np.asarray(tr.offset_bytes, np.int64)[order] // _SECTOR_BYTES)
         ids, inv = np.unique(key, return_inverse=True)

@@ -29,10 +29,11 @@ from typing import Any, Literal
 import numpy as np
 
 from autotile.errors import InvalidConfigError, MeasureError
-from autotile.kernels import KERNELS, KernelSpec, get_kernel_spec
+from autotile.kernels import KERNELS, KernelSpec, get_kernel_spec, relative_l2_error
 from autotile.kernels._spaces import (
     check_shape_mapping,
 )
+from autotile.kernels._spec import default_rtol
 from autotile.measure._result import Measurer, MeasureResult
 
 __all__ = [
@@ -163,6 +164,8 @@ def classify_error(exc: BaseException) -> Literal["infeasible", "failed"]:
 def relative_error(out: Any, ref: Any) -> float:
     """``||out - ref||_2 / ||ref||_2`` in float64; NaN if ``out`` has a NaN.
 
+    :func:`autotile.kernels.relative_l2_error` with this layer's error type.
+
     Parameters
     ----------
     out, ref : array-like of one shape
@@ -177,23 +180,10 @@ def relative_error(out: Any, ref: Any) -> float:
     MeasureError
         If the shapes differ.
     """
-    o = np.asarray(out, np.float64)
-    r = np.asarray(ref, np.float64)
-    if o.shape != r.shape:
-        raise MeasureError(f"out and ref must have one shape, got {o.shape} and {r.shape}")
-    den = float(np.linalg.norm(r))
-    num = float(np.linalg.norm(o - r))
-    return num / den if den > 0 else num
-
-
-def default_rtol(dtype: str) -> float:
-    """Relative-error threshold of the correctness check for an operand dtype.
-
-    ``1e-2`` for float16/bfloat16 operands (fp16 rounding of the result is
-    ~5e-4; a wrong tile or index gives O(1)), ``5e-3`` for float32 (Triton's
-    default dot precision is tf32).
-    """
-    return 1e-2 if dtype in ("float16", "bfloat16") else 5e-3
+    try:
+        return relative_l2_error(out, ref)
+    except InvalidConfigError as exc:
+        raise MeasureError(str(exc)) from None
 
 
 def kernel_flops(kernel: str | KernelSpec, shape: Mapping[str, int]) -> float:
