@@ -66,13 +66,23 @@ CASES_V2 = {
     "online_softmax": (USER_SPECS["online_softmax"], {"M": 8192, "N": 8192}, "float16"),
     "layer_norm": (KERNELS["layer_norm"], {"M": 8192, "N": 8192}, "float16"),
 }
+#: The third check (model v3): every kernel at a shape that no earlier check
+#: timed and nothing was fitted on (the v3 constants were fitted on v1 and v2).
+CASES_V3 = {
+    "gelu": (USER_SPECS["gelu"], {"n": 50_000_000}, "float16"),
+    "rms_norm": (USER_SPECS["rms_norm"], {"M": 4096, "N": 16384}, "float16"),
+    "transpose": (USER_SPECS["transpose"], {"M": 6144, "N": 12288}, "float16"),
+    "online_softmax": (USER_SPECS["online_softmax"], {"M": 16384, "N": 4096}, "float16"),
+    "layer_norm": (KERNELS["layer_norm"], {"M": 4096, "N": 16384}, "float16"),
+}
+SETS = {"v1": CASES_V1, "v2": CASES_V2, "v3": CASES_V3}
 CASES = CASES_V2
 
 
 def _predict_kernel(name: str, set_name: str) -> list[dict[str, object]]:
     from autotile.measure import H200_MEASURED_L2, KernelModelMeasurer
 
-    spec, shape, dtype = (CASES_V1 if set_name == "v1" else CASES_V2)[name]
+    spec, shape, dtype = SETS[set_name][name]
     m = KernelModelMeasurer(spec, shape, H200_MEASURED_L2, dtype=dtype)
     t0 = time.perf_counter()
     rows: list[dict[str, object]] = []
@@ -178,7 +188,7 @@ def report(args: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", required=True, choices=("predict", "time", "report"))
-    ap.add_argument("--set", choices=("v1", "v2"), default="v2",
+    ap.add_argument("--set", choices=tuple(SETS), default="v3",
                     help="which check: its cases and default file names")
     ap.add_argument("--predictions", default=None)
     ap.add_argument("--measured", default=None)
@@ -188,7 +198,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="processes for --part predict")
     args = ap.parse_args()
     global CASES
-    CASES = CASES_V1 if args.set == "v1" else CASES_V2
+    CASES = SETS[args.set]
     args.predictions = args.predictions or str(DATA / f"records_model_{args.set}_predictions.csv")
     args.measured = args.measured or str(DATA / f"records_model_{args.set}_h200.csv")
     {"predict": predict, "time": time_on_gpu, "report": report}[args.part](args)
