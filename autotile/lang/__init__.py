@@ -198,6 +198,7 @@ from autotile.lang._memory import (
     store,
 )
 from autotile.lang._record import AccessTrace, LaunchRecord, Recorder, recording
+from autotile.lang._liveness import LiveValues, live_values
 from autotile.lang._tensor import constexpr, tensor
 
 del _core_mod
@@ -208,7 +209,7 @@ __all__ = [
     "jit", "JITFunction", "constexpr", "tensor", "IRListing", "ir_listing",
     "from_triton", "is_triton_kernel",
     # recording
-    "LaunchRecord", "AccessTrace", "Recorder", "recording",
+    "LaunchRecord", "AccessTrace", "Recorder", "recording", "live_values", "LiveValues",
     # dtypes
     "dtype", "pointer_type", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "float16", "bfloat16", "float32", "float64",

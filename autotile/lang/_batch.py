@@ -52,6 +52,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from autotile.lang import _dtypes as D
 from autotile.lang._state import Divergence, Launch, NeedsSequential
@@ -180,6 +181,9 @@ class BatchRun:
         self._journal: list[tuple[Any, Any, Any]] = []
         self._log: dict[int, list[tuple[Any, Any, Any, bool, bool]]] = {}
         self._written: set[int] = set()
+        # per region: each program's byte span [lo, hi] over all its accesses and over
+        # its writes; disjoint spans rule out a conflict without the exact check
+        self._spans: dict[int, npt.NDArray[np.int64]] = {}
 
     # -- accounting --------------------------------------------------------------------
     def record(self, st: Launch, buf: Any, act: Any, n_act: Any, n_lanes: int,
@@ -239,8 +243,48 @@ class BatchRun:
         log.append((buf, act, counts, uniform, is_write))
         if is_write:
             self._written.add(r)
-        if check and (not self._exact[r] or self._conflict(log)):
+        disjoint = self._update_spans(r, buf, act, counts, uniform, is_write)
+        if check and not disjoint and (not self._exact[r] or self._conflict(log)):
             raise NeedsSequential("programs of the batch share memory through a store")
+
+    def _update_spans(self, r: int, buf: Any, act: Any, counts: Any, uniform: bool,
+                      is_write: bool) -> bool:
+        """Add an access to region ``r``'s per-program byte spans.
+
+        Returns whether no program's write span meets another program's span
+        (then no address is shared through a store: the exact check is not needed).
+        """
+        sp = self._spans.get(r)
+        if sp is None:
+            big = np.iinfo(np.int64).max
+            sp = self._spans[r] = np.array([[big] * self.n, [-1] * self.n,
+                                            [big] * self.n, [-1] * self.n], dtype=np.int64)
+        b = self._offset[buf.index] + act.astype(np.int64) * buf.itemsize
+        if uniform:
+            lo = np.full(self.n, b.min(), np.int64)
+            hi = np.full(self.n, b.max() + buf.itemsize - 1, np.int64)
+            has = np.ones(self.n, bool)
+        else:
+            has = np.asarray(counts) > 0
+            starts = np.concatenate(([0], np.cumsum(counts)[:-1]))[has]
+            lo = np.zeros(self.n, np.int64)
+            hi = np.zeros(self.n, np.int64)
+            if starts.size:
+                lo[has] = np.minimum.reduceat(b, starts)
+                hi[has] = np.maximum.reduceat(b, starts) + buf.itemsize - 1
+        rows = (0, 1, 2, 3) if is_write else (0, 1)
+        for k in rows:
+            if k % 2 == 0:
+                sp[k, has] = np.minimum(sp[k, has], lo[has])
+            else:
+                sp[k, has] = np.maximum(sp[k, has], hi[has])
+        wl, wh, al, ah = sp[2], sp[3], sp[0], sp[1]
+        w = np.flatnonzero(wh >= 0)
+        if not w.size:
+            return True
+        meet = (wl[w, None] <= ah[None, :]) & (al[None, :] <= wh[w, None])
+        meet[np.arange(w.size), w] = False  # a program's own accesses
+        return not bool(meet.any())
 
     def _conflict(self, log: list[tuple[Any, Any, Any, bool, bool]]) -> bool:
         """Whether an address is touched by two programs of the batch, one writing."""

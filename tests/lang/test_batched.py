@@ -625,3 +625,39 @@ def test_small_batches_of_the_matmul_equal_sequential():
     for batch in (2, 3):
         recs = both(launch, [a0, b0, np.zeros((M, N), np.float16)], "sector", batch)
         assert n_batched(recs) == n_prog == 12
+
+
+@jit
+def _row_scale(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * N + cols, mask=cols < N)
+        tl.store(y_ptr + row * N + cols, x * 2.0, mask=cols < N)
+
+
+@jit
+def _shifted_copy(x_ptr, N, BLOCK: tl.constexpr):
+    # program p reads row p, which program p - 1 wrote: a chain, sequential only
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * N + cols, mask=cols < N)
+    tl.store(x_ptr + (row + 1) * N + cols, v + 1.0, mask=cols < N)
+
+
+def test_disjoint_rows_stay_batched_and_match_sequential():
+    x = np.random.default_rng(0).standard_normal((64, 100)).astype(np.float32)
+    y1, y2 = np.zeros_like(x), np.zeros_like(x)
+    _row_scale[(64,)](x, y1, 100, BLOCK=32, batch_programs=True)
+    _row_scale[(64,)](x, y2, 100, BLOCK=32)
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(y1, 2 * x)
+
+
+def test_programs_that_share_rows_through_stores_match_sequential():
+    x0 = np.arange(9 * 16, dtype=np.float32).reshape(9, 16)
+    a, b = x0.copy(), x0.copy()
+    _shifted_copy[(8,)](a, 16, BLOCK=16, batch_programs=True)
+    _shifted_copy[(8,)](b, 16, BLOCK=16)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a[8], x0[0] + 8)  # the chain ran in program order

@@ -39,7 +39,7 @@ from autotile.measure.gpu._time_model import GpuModelParams, occupancy
 
 __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "WINDOW_PROGRAMS",
            "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S", "L2_LATENCY_S",
-           "PROGRAM_OVERHEAD_S", "LIVE_TILES_PER_THREAD"]
+           "PROGRAM_OVERHEAD_S", "PROGRAM_LATENCY_S", "L2_REUSE_FRACTION", "REG_BASE_PER_THREAD", "REGS_PER_LIVE_WORD"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -57,14 +57,42 @@ CUDA_CORE_LANES_PER_SM = 128
 #: for compute capability 9.0 (CUDA C++ Programming Guide, "Arithmetic
 #: Instructions", throughput table: 16 per clock per multiprocessor).
 SFU_LANES_PER_SM = 16
-#: Latency of an HBM load that misses L2, seconds, used by Little's law when
-#: ``params.pipeline_latency_s`` is 0 (about 1,000 cycles at 1.7 GHz; Luo et al.,
-#: "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture", IPDPS 2024,
-#: measure global-memory latencies of several hundred ns on H800/H100).
-HBM_LATENCY_S = 6.0e-7
-#: Block-sized values a thread keeps live at once, in 32-bit registers per
-#: block element per thread (an input tile and the result being built).
-LIVE_TILES_PER_THREAD = 2
+#: Latency of an HBM load that misses L2, as a program's dependent chain of loads
+#: sees it, seconds; used by Little's law when ``params.pipeline_latency_s`` is 0.
+#: Fitted, not sourced: with :data:`PROGRAM_LATENCY_S`, read off the H200 timings
+#: of GELU (one load per program, 16 warps, 512 elements: 0.83 us per program and
+#: SM slot) and RMS norm (8192 x 8192, 16 warps, 512-element steps: 7.5 us per row
+#: for 16 missing and 16 L2-hitting steps) of the v1 check
+#: (``benchmarks/h200/data/records_model_v1_h200.csv``). Luo et al. ("Benchmarking
+#: and Dissecting the Nvidia Hopper GPU Architecture", IPDPS 2024) measure several
+#: hundred ns for one isolated global load on H800/H100.
+HBM_LATENCY_S = 2.9e-7
+#: Time a program holds its SM slot beyond its load steps and instructions:
+#: block launch, the drain of its last stores and retirement, seconds. Fitted with
+#: :data:`HBM_LATENCY_S` (same data).
+PROGRAM_LATENCY_S = 5.1e-7
+#: Share of the L2 that holds data for reuse by the programs resident at once.
+#: Hopper's L2 is two partitions, each caching accesses of the SMs of the GPCs
+#: wired to it (NVIDIA A100 and H100 whitepapers, "L2 cache"), so a line can sit
+#: in both halves. Fitted, not sourced: RMS norm at 8192 x 8192 re-reads each row
+#: from L2 when 1,056 rows (17 MB) are resident and from HBM when 4,224 rows
+#: (69 MB) are, and half at 2,112 rows (35 MB) (v2 check, num_warps 8, 2 and 4).
+L2_REUSE_FRACTION = 0.5
+#: Registers per thread that Triton's code needs besides block values (indices,
+#: addresses, loop counters), and registers per 32-bit word of block values live
+#: across a load (:func:`autotile.lang.live_values`). Fitted, not sourced: least
+#: squares of ``n_regs + n_spills`` that Triton 3.6 gave 94 configs of GELU, RMS norm
+#: and transpose on the H200 (``benchmarks/h200/data/records_regs_h200.csv``, v1/v2
+#: shapes); on online softmax and layer norm, which the fit did not see, the
+#: median ratio of Triton's count to this estimate is 1.13 and 0.99.
+REG_BASE_PER_THREAD = 20
+REGS_PER_LIVE_WORD = 0.9
+#: Cycles one warp instruction takes its SM sub-partition: 1 for an FP32/INT
+#: ALU op (32 lanes per sub-partition per clock), 8 for a transcendental
+#: (MUFU: 16 per SM per clock = 4 per sub-partition; CUDA C++ Programming Guide,
+#: "Arithmetic Instructions", compute capability 9.0).
+_ALU_CYCLES_PER_WARP_OP = 1.0
+_SFU_CYCLES_PER_WARP_OP = 8.0
 #: Latency of a load that hits L2, seconds: "a few hundred cycles" (about 260 at
 #: 1.7 GHz; Luo et al., IPDPS 2024; Chips and Cheese, "Nvidia's H100: Funny L2, and
 #: Tons of Bandwidth", 2023).
@@ -141,7 +169,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``dot_flops``, ``alu_ops``, ``sfu_ops``.
     """
     n_prog = launch.n_programs
-    with tl.recording(trace="sector") as rec0:
+    with tl.recording(trace="sector") as rec0, tl.live_values() as live:
         launch.run(programs=[0], sanitize_overflow=sanitize_overflow)
     first = rec0.last.trace
     win = _window(n_prog, float(len(first)) if first is not None else 1.0)
@@ -154,11 +182,11 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     dot = _counts(r, "dot_flops", W)
     alu = _counts(r, "alu_ops", W)
     sfu = _counts(r, "sfu_ops", W)
-    tile = int(_counts(r, "max_tile_elems", W).max(initial=0))
     dot_smem = int(_counts(r, "dot_operand_bytes", W).max(initial=0))
     scratch = int(_counts(r, "scratch_bytes", W).max(initial=0))
     smem = dot_smem * max(ns, 1) + scratch
-    regs_need = params.reg_base_per_thread + _cdiv(LIVE_TILES_PER_THREAD * tile, 32 * nw)
+    live_words = live.peak_bytes / 4.0 / (32 * nw)
+    regs_need = int(np.ceil(REG_BASE_PER_THREAD + REGS_PER_LIVE_WORD * live_words))
     # ptxas caps registers per thread at the hardware limit and at what lets one
     # block of 32 * num_warps threads fit the SM's register file, and spills the rest
     regs_cap = min(hw.max_regs_per_thread, hw.regs_per_sm // (32 * nw) // 8 * 8)
@@ -178,7 +206,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         key = (np.asarray(tr.buffer, np.int64)[order] << 40) + (
             np.asarray(tr.offset_bytes, np.int64)[order] // _SECTOR_BYTES)
         ids, inv = np.unique(key, return_inverse=True)
-        cap = int(hw.l2_bytes * min(1.0, W / max(1, min(n_prog, n_res))))
+        cap = int(hw.l2_bytes * L2_REUSE_FRACTION * min(1.0, W / max(1, min(n_prog, n_res))))
         st = simulate_l2_stream(inv.astype(np.int64), np.asarray(tr.is_write)[order],
                                 np.full(ids.size, _SECTOR_BYTES, np.int64),
                                 l2_bytes=max(cap, _SECTOR_BYTES))
@@ -205,19 +233,26 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     sfu_s = rounds * float(sfu.mean()) / (SFU_LANES_PER_SM * clock)
     compute_s = dot_s + max(alu_s, sfu_s)
     lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
-    # a loop's loads are software-pipelined over num_stages - 1 iterations ahead
-    ahead = min(n_steps, float(max(1, ns - 1))) if n_steps > 1 else 1.0
+    # a loop's loads are software-pipelined over num_stages - 1 iterations ahead when
+    # they feed tl.dot (Triton's pipeliner); other loops wait for each load
+    ahead = min(n_steps, float(max(1, ns - 1))) if n_steps > 1 and dot.any() else 1.0
     bw_peak = hw.hbm_bytes_per_s * params.bandwidth_efficiency
     bw_little = hw.n_sms * bps * ahead * max(inflight, _SECTOR_BYTES) / lat
     memory_s = hbm / min(bw_peak, bw_little)
     waves = _cdiv(n_prog, n_res)
     step_lat = hit_rate * L2_LATENCY_S + (1.0 - hit_rate) * lat
-    latency_s = waves * n_steps * step_lat / ahead
+    # one program's dependent chain: its load steps, then its own instructions issued
+    # one warp instruction per cycle; an SM runs bps programs at once
+    issue_s = (float(alu.mean()) * _ALU_CYCLES_PER_WARP_OP
+               + float(sfu.mean()) * _SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock
+    program_s = PROGRAM_LATENCY_S + n_steps * step_lat / ahead + issue_s
+    latency_s = n_prog / float(hw.n_sms * bps) * program_s if n_prog >= n_res \
+        else program_s
     overhead_s = rounds * PROGRAM_OVERHEAD_S
     o = 1.0 - params.overlap_decay ** (ns * bps - 1) if bps * ns > 1 else 0.0
     t = max(compute_s, memory_s, latency_s, overhead_s) + (1.0 - o) * min(compute_s, memory_s)
     if regs_need > regs_cap:  # spills: every block value round-trips memory
-        t *= regs_need / regs_cap
+        t *= (regs_need / regs_cap) ** 2
     t += hw.launch_overhead_s
     return None, RecordsEstimate(
         time_s=t, compute_s=compute_s, memory_s=memory_s, latency_s=latency_s,

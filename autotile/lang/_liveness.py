@@ -1,0 +1,178 @@
+"""Register pressure of one program: the block values live across its loads.
+
+A GPU compiler keeps in registers every value that is still needed after a
+point where the whole block must exist at once. For element-wise code that
+point is a load: its values are issued together to hide the memory latency,
+and every value computed before the load and used after it (a loop's
+accumulator, a row kept for a second pass) stays live across it. A reduction
+is such a point too. Between those points a thread works element by element,
+so temporaries of an element-wise chain need no block-sized storage.
+
+:func:`live_values` runs code (a one-program launch) with the interpreter's
+block values tracked from creation to last read, and reports, over the
+program's loads and reductions, the largest sum of bytes of
+
+* the values created before the point and read after it, and
+* the block the load itself brings in,
+
+counting floating-point values and loaded values only: index, mask and
+pointer blocks derived from ``tl.arange`` are affine in the lane index, which
+a compiler keeps in a base register plus constants, not one register per
+element (Triton's blocked layout gives each thread contiguous elements).
+
+This is a liveness analysis on the executed op order, the textbook basis of
+register allocation (Aho, Lam, Sethi, Ullman, "Compilers", 2nd ed., §9.2.5
+"Live-Variable Analysis"), applied to block values instead of scalars. The
+records GPU model (``autotile.measure.gpu``) turns the peak into registers
+per thread, hence occupancy and spills.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from autotile.lang import _descriptor, _memory, _opcount
+from autotile.lang import _dtypes as D
+from autotile.lang._tensor import tensor
+
+__all__ = ["LiveValues", "live_values"]
+
+_LOCK = threading.Lock()
+
+
+class LiveValues:
+    """What :func:`live_values` measured (read after the ``with`` block ends).
+
+    Attributes
+    ----------
+    peak_bytes : int
+        Largest, over the program's loads and reductions, of the bytes of
+        floating-point and loaded block values live across the point plus the
+        bytes the load brings in (0 for a program with neither), bytes per
+        program.
+    n_points : int
+        Loads and reductions seen.
+    """
+
+    def __init__(self) -> None:
+        self.peak_bytes = 0
+        self.n_points = 0
+        self._clock = 0
+        self._born: dict[int, int] = {}
+        self._last: dict[int, int] = {}
+        self._bytes: dict[int, int] = {}
+        self._keep: list[Any] = []
+        self._points: list[tuple[int, int]] = []  # (clock, bytes brought in)
+        self._pending = False
+        self._thread = threading.get_ident()
+
+    def _finish(self) -> None:
+        peak = 0
+        ids = list(self._born)
+        born = np.array([self._born[i] for i in ids], np.int64)
+        last = np.array([self._last.get(i, -1) for i in ids], np.int64)
+        size = np.array([self._bytes[i] for i in ids], np.int64)
+        for clock, brought in self._points:
+            live = int(size[(born <= clock) & (last > clock)].sum()) if ids else 0
+            peak = max(peak, live + brought)
+        self.peak_bytes = peak
+        self.n_points = len(self._points)
+        self._keep.clear()
+
+
+@contextmanager
+def live_values() -> Iterator[LiveValues]:
+    """Track block values while the body runs (one thread at a time).
+
+    Run one program of a launch inside it (``launch.run(programs=[0])``);
+    batched launches are not tracked (their values hold many programs).
+
+    Yields
+    ------
+    LiveValues
+        Filled in when the block exits: ``peak_bytes`` per program.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import autotile.lang as tl
+    >>> @tl.jit
+    ... def rowsum(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    ...     acc = tl.zeros([BLOCK], dtype=tl.float32)
+    ...     for off in range(0, N, BLOCK):
+    ...         cols = off + tl.arange(0, BLOCK)
+    ...         acc += tl.load(x_ptr + cols, mask=cols < N, other=0.0)
+    ...     tl.store(y_ptr, tl.sum(acc, axis=0))
+    >>> x, y = np.ones(1024, np.float16), np.zeros(1, np.float32)
+    >>> with tl.live_values() as lv:
+    ...     rowsum[(1,)](x, y, 1024, BLOCK=256)
+    >>> lv.peak_bytes  # the float32 accumulator (1 KiB) + a float16 block loaded (512 B)
+    1536
+    """
+    lv = LiveValues()
+    with _LOCK:
+        slot = tensor.__dict__["v"]
+        init = tensor.__init__
+        access_m, access_d = _memory.access, _descriptor.access
+        reduction = _opcount.reduction
+        me = lv._thread
+
+        class _Tracked:
+            def __get__(self, obj: Any, typ: Any = None) -> Any:
+                if obj is None:
+                    return slot
+                if threading.get_ident() == me:
+                    lv._last[id(obj)] = lv._clock
+                return slot.__get__(obj, typ)
+
+            def __set__(self, obj: Any, value: Any) -> None:
+                slot.__set__(obj, value)
+
+        def _init(self: tensor, v: Any, dtype: Any, buf: Any = None, name: str | None = None
+                  ) -> None:
+            init(self, v, dtype, buf, name)
+            if threading.get_ident() != me or type(self) is not tensor:
+                return
+            lv._clock += 1
+            i = id(self)
+            lv._keep.append(self)
+            lv._born[i] = lv._clock
+            is_float = type(dtype) is not D.pointer_type and getattr(dtype, "is_floating",
+                                                                      lambda: False)()
+            n = v.size if type(v) is np.ndarray else 0
+            lv._bytes[i] = n * ((dtype.bits + 7) // 8) if (is_float and n > 1) else 0
+            if lv._pending:  # the value a load just brought in: counted whatever its type
+                lv._bytes[i] = n * ((dtype.bits + 7) // 8) if n > 1 else 0
+                lv._pending = False
+
+        def _access(st: Any, buf: Any, off: Any, m: Any, is_write: bool) -> Any:
+            out = access_m(st, buf, off, m, is_write)
+            if not is_write and threading.get_ident() == me:
+                n = int(np.size(off))
+                lv._points.append((lv._clock, n * int(buf.itemsize) if n > 1 else 0))
+                lv._pending = True
+            return out
+
+        def _reduction(t: Any) -> None:
+            reduction(t)
+            if threading.get_ident() == me:
+                lv._points.append((lv._clock, 0))
+
+        try:
+            tensor.v = _Tracked()  # type: ignore[assignment,method-assign]
+            tensor.__init__ = _init  # type: ignore[method-assign]
+            _memory.access = _access
+            _descriptor.access = _access
+            _opcount.reduction = _reduction
+            yield lv
+        finally:
+            tensor.v = slot  # type: ignore[method-assign]
+            tensor.__init__ = init  # type: ignore[method-assign]
+            _memory.access, _descriptor.access = access_m, access_d
+            _opcount.reduction = reduction
+            lv._finish()

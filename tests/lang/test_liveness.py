@@ -1,0 +1,84 @@
+"""tl.live_values: block values live across loads and reductions (register pressure)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autotile.lang as tl
+from autotile.lang._tensor import tensor
+
+
+@tl.jit
+def _scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    t = x * 2.0 + 1.0
+    tl.store(y_ptr + offs, t * x, mask=mask)
+
+
+@tl.jit
+def _row_sum(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + cols, mask=cols < N, other=0.0)
+    tl.store(y_ptr, tl.sum(acc, axis=0))
+
+
+@tl.jit
+def _softmax_row(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < N, other=-float("inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + cols, e / tl.sum(e, axis=0), mask=cols < N)
+
+
+@pytest.mark.parametrize("block", [64, 256])
+def test_element_wise_program_holds_only_the_loaded_block(block):
+    x = np.ones(block, np.float16)
+    with tl.live_values() as lv:
+        _scale[(1,)](x, np.zeros_like(x), block, BLOCK=block)
+    # one float16 block comes in; offsets, mask and the element-wise chain need none
+    assert lv.peak_bytes == 2 * block
+    assert lv.n_points == 1
+
+
+@pytest.mark.parametrize("block,n", [(128, 1024), (512, 4096)])
+def test_loop_accumulator_is_live_across_every_load(block, n):
+    x = np.ones(n, np.float16)
+    with tl.live_values() as lv:
+        _row_sum[(1,)](x, np.zeros(1, np.float32), n, BLOCK=block)
+    assert lv.peak_bytes == 4 * block + 2 * block  # float32 acc + one float16 block
+    assert lv.n_points == n // block + 1  # the loads and the final sum
+
+
+def test_value_kept_across_a_reduction_counts():
+    x = np.ones(256, np.float32)
+    with tl.live_values() as lv:
+        _softmax_row[(1,)](x, np.zeros_like(x), 256, BLOCK=256)
+    # x (float32) is read after tl.max; e (float32) after tl.sum
+    assert lv.peak_bytes == 4 * 256
+
+
+def test_tracking_is_undone_and_results_are_unchanged():
+    slot = tensor.__dict__["v"]
+    init = tensor.__init__
+    x = (np.arange(300) / 100).astype(np.float16)
+    y1, y2 = np.zeros_like(x), np.zeros_like(x)
+    with tl.live_values():
+        _scale[(3,)](x, y1, 300, BLOCK=128)
+    _scale[(3,)](x, y2, 300, BLOCK=128)
+    assert tensor.__dict__["v"] is slot and tensor.__init__ is init
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_allclose(y2.astype(np.float32),
+                               (x.astype(np.float32) * 2 + 1) * x.astype(np.float32), rtol=1e-3)
+
+
+def test_tracking_is_undone_when_the_kernel_raises():
+    slot = tensor.__dict__["v"]
+    with pytest.raises(Exception):
+        with tl.live_values():
+            _scale[(4,)](np.ones(8, np.float16), np.zeros(8, np.float16), 1 << 20, BLOCK=64)
+    assert tensor.__dict__["v"] is slot
