@@ -93,7 +93,8 @@ def _predict_kernel(name: str, set_name: str) -> list[dict[str, object]]:
                      "config": json.dumps(cfg), "status": r.status,
                      "pred_time_s": r.metrics.get("time_s", ""),
                      "pred_hbm_bytes": r.metrics.get("hbm_bytes", ""),
-                     "reason": r.error or ""})
+                     "reason": r.error or "",
+                     "metrics": json.dumps({k: float(v) for k, v in r.metrics.items()})})
     print(f"{name}: {m.space.size} configs, {time.perf_counter() - t0:.1f} s", flush=True)
     return rows
 

@@ -39,7 +39,8 @@ from autotile.measure.gpu._time_model import GpuModelParams, occupancy
 
 __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "WINDOW_PROGRAMS",
            "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S", "L2_LATENCY_S",
-           "PROGRAM_OVERHEAD_S", "PROGRAM_LATENCY_S", "L2_REUSE_FRACTION", "REG_BASE_PER_THREAD", "REGS_PER_LIVE_WORD"]
+           "PROGRAM_OVERHEAD_S", "PROGRAM_LATENCY_S", "L2_REUSE_FRACTION", "REG_BASE_PER_THREAD", "REGS_PER_LIVE_WORD", "ALU_CYCLES_PER_WARP_OP",
+           "SFU_CYCLES_PER_WARP_OP", "SHORT_READ_PENALTY", "SHORT_WRITE_PENALTY", "SOFT_MAX_EXPONENT", "soft_max"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -87,12 +88,21 @@ L2_REUSE_FRACTION = 0.5
 #: median ratio of Triton's count to this estimate is 1.13 and 0.99.
 REG_BASE_PER_THREAD = 20
 REGS_PER_LIVE_WORD = 0.9
-#: Cycles one warp instruction takes its SM sub-partition: 1 for an FP32/INT
-#: ALU op (32 lanes per sub-partition per clock), 8 for a transcendental
-#: (MUFU: 16 per SM per clock = 4 per sub-partition; CUDA C++ Programming Guide,
-#: "Arithmetic Instructions", compute capability 9.0).
-_ALU_CYCLES_PER_WARP_OP = 1.0
-_SFU_CYCLES_PER_WARP_OP = 8.0
+#: Cycles between a warp's dependent instructions in a program's own chain: 4
+#: for an FP32/INT ALU op (the FFMA latency measured by Jia et al., "Dissecting
+#: the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, which later
+#: generations keep), 8 for a transcendental (MUFU issues 16 lanes per SM per
+#: clock = one warp instruction per 8 cycles per sub-partition; CUDA C++
+#: Programming Guide, "Arithmetic Instructions", compute capability 9.0).
+ALU_CYCLES_PER_WARP_OP = 4.0
+SFU_CYCLES_PER_WARP_OP = 8.0
+#: Extra HBM time for bytes moved in short contiguous pieces (DRAM bursts and
+#: row-buffer locality lost): reads in pieces of <= 64 bytes cost 15% more, 128
+#: bytes 7.5%, >= 256 bytes nothing; writes of 32-byte pieces 5% more. Fitted,
+#: not sourced: the 2-D transpose of the v1 and v2 checks (4 warps: 128-row tiles
+#: read in 32/64/128/256-byte pieces, 128-column tiles written in 32-byte pieces).
+SHORT_READ_PENALTY = 0.15
+SHORT_WRITE_PENALTY = 0.05
 #: Latency of a load that hits L2, seconds: "a few hundred cycles" (about 260 at
 #: 1.7 GHz; Luo et al., IPDPS 2024; Chips and Cheese, "Nvidia's H100: Funny L2, and
 #: Tons of Bandwidth", 2023).
@@ -131,6 +141,38 @@ def _counts(rec: Any, name: str, n: int) -> np.ndarray:
     if v is None:
         return np.zeros(n, dtype=np.int64)
     return np.asarray(v, dtype=np.int64)
+
+
+#: Exponent of the smooth maximum of the time bounds (compute, memory, latency,
+#: program overhead): a kernel near one bound is slowed by the others, which a
+#: hard maximum misses (it ties every config at the bandwidth bound). A choice,
+#: not fitted: 4 adds 19% when two bounds are equal, 2% when one is 60% of the
+#: other.
+SOFT_MAX_EXPONENT = 4.0
+
+
+def soft_max(bounds: tuple[float, ...], k: float = SOFT_MAX_EXPONENT) -> float:
+    """``(sum b**k) ** (1/k)``: the largest bound, raised smoothly by the others (s)."""
+    top = max(bounds)
+    if top <= 0.0:
+        return 0.0
+    return top * float(sum((b / top) ** k for b in bounds)) ** (1.0 / k)
+
+
+def _mean_run_bytes(trace: Any, rows: np.ndarray) -> float:
+    """Mean bytes of the contiguous sector runs of each (program, op) among ``rows``."""
+    prog = np.asarray(trace.program, np.int64)[rows]
+    op = np.asarray(trace.op, np.int64)[rows]
+    sec = np.asarray(trace.offset_bytes, np.int64)[rows] // _SECTOR_BYTES
+    buf = np.asarray(trace.buffer, np.int64)[rows]
+    order = np.lexsort((sec, buf, op, prog))
+    prog, op, sec, buf = prog[order], op[order], sec[order], buf[order]
+    same = (prog[1:] == prog[:-1]) & (op[1:] == op[:-1]) & (buf[1:] == buf[:-1])
+    dup = same & (sec[1:] == sec[:-1])
+    cont = same & (sec[1:] == sec[:-1] + 1)
+    n_sec = sec.size - int(dup.sum())
+    n_runs = n_sec - int(cont.sum())
+    return _SECTOR_BYTES * n_sec / max(n_runs, 1)
 
 
 def _interleave(trace: Any) -> np.ndarray:
@@ -200,6 +242,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     read_b = write_b = 0.0
     hit_rate = 0.0
     inflight = 0.0
+    run_r = run_w = 256.0
     n_steps = 1.0
     if tr is not None and len(tr):
         order = _interleave(tr)
@@ -223,7 +266,14 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
             inflight = float(per_op.max()) * _SECTOR_BYTES
             n_ops = np.unique(pk).size
             n_steps = max(1.0, n_ops / W)
+            run_r = _mean_run_bytes(tr, reads)
+        if (~reads).any():
+            run_w = _mean_run_bytes(tr, ~reads)
     hbm = read_b + (write_b if params.count_writes else 0.0)
+    # bytes weighted by the cost of their contiguous piece size
+    f_r = 1.0 + SHORT_READ_PENALTY * float(np.clip((8.0 - np.log2(run_r)) / 2.0, 0.0, 1.0))
+    f_w = 1.0 + SHORT_WRITE_PENALTY * float(np.clip(6.0 - np.log2(run_w), 0.0, 1.0))
+    hbm_cost = read_b * f_r + (write_b * f_w if params.count_writes else 0.0)
     # -- time: the busiest SM's programs, compute pipes in sequence --------------------
     rounds = _cdiv(n_prog, hw.n_sms)
     clock = hw.clock_hz
@@ -238,24 +288,25 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     ahead = min(n_steps, float(max(1, ns - 1))) if n_steps > 1 and dot.any() else 1.0
     bw_peak = hw.hbm_bytes_per_s * params.bandwidth_efficiency
     bw_little = hw.n_sms * bps * ahead * max(inflight, _SECTOR_BYTES) / lat
-    memory_s = hbm / min(bw_peak, bw_little)
+    memory_s = hbm_cost / min(bw_peak, bw_little)
     waves = _cdiv(n_prog, n_res)
     step_lat = hit_rate * L2_LATENCY_S + (1.0 - hit_rate) * lat
     # one program's dependent chain: its load steps, then its own instructions issued
     # one warp instruction per cycle; an SM runs bps programs at once
-    issue_s = (float(alu.mean()) * _ALU_CYCLES_PER_WARP_OP
-               + float(sfu.mean()) * _SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock
+    issue_s = (float(alu.mean()) * ALU_CYCLES_PER_WARP_OP
+               + float(sfu.mean()) * SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock
     program_s = PROGRAM_LATENCY_S + n_steps * step_lat / ahead + issue_s
     latency_s = n_prog / float(hw.n_sms * bps) * program_s if n_prog >= n_res \
         else program_s
     overhead_s = rounds * PROGRAM_OVERHEAD_S
     o = 1.0 - params.overlap_decay ** (ns * bps - 1) if bps * ns > 1 else 0.0
-    t = max(compute_s, memory_s, latency_s, overhead_s) + (1.0 - o) * min(compute_s, memory_s)
-    if regs_need > regs_cap:  # spills: every block value round-trips memory
-        t *= (regs_need / regs_cap) ** 2
-    t += hw.launch_overhead_s
+    t = soft_max((compute_s, memory_s, latency_s, overhead_s)) \
+        + (1.0 - o) * min(compute_s, memory_s)
+    spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
+    t = t * spill + hw.launch_overhead_s
     return None, RecordsEstimate(
         time_s=t, compute_s=compute_s, memory_s=memory_s, latency_s=latency_s,
+        overhead_s=overhead_s, overlap=o, spill_factor=spill,
         hbm_read_bytes=read_b, hbm_write_bytes=write_b, hbm_bytes=hbm,
         l2_hit_rate=hit_rate, occupancy=occ.occupancy, blocks_per_sm=float(bps),
         n_waves=float(waves),
@@ -284,12 +335,13 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
         reason, m = estimate_launch(launch, self.hardware, self.params, dtype)
         if reason is not None:
             return _infeasible(self, config, reason)
-        for k in ("time_s", "compute_s", "memory_s", "latency_s", "hbm_read_bytes",
+        for k in ("time_s", "compute_s", "memory_s", "latency_s", "overhead_s", "hbm_read_bytes",
                   "hbm_write_bytes", "hbm_bytes", "dot_flops", "alu_ops", "sfu_ops"):
             total[k] = total.get(k, 0.0) + m[k]
         if m["time_s"] > longest:
             longest = m["time_s"]
-            for k in ("occupancy", "blocks_per_sm", "n_waves", "smem_bytes",
+            for k in ("occupancy", "blocks_per_sm", "n_waves", "smem_bytes", "overlap",
+                      "spill_factor",
                       "regs_per_thread", "l2_hit_rate"):
                 total[k] = m[k]
     t = total["time_s"]
@@ -302,4 +354,6 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
         "hbm_read_bytes": reads, "l2_hit_rate": total["l2_hit_rate"],
         "compute_s": comp, "memory_s": total["memory_s"], "occupancy": total["occupancy"],
         "bound": 0.0 if comp >= mem else 1.0, "blocks_per_sm": total["blocks_per_sm"],
-        "n_waves": total["n_waves"], "k_merge": 1.0})
+        "n_waves": total["n_waves"], "k_merge": 1.0, "latency_s": total["latency_s"],
+        "overhead_s": total["overhead_s"], "regs_per_thread": total["regs_per_thread"],
+        "overlap": total["overlap"], "spill_factor": total["spill_factor"]})
