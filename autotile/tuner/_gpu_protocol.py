@@ -95,14 +95,18 @@ def worth_measuring(predicted_s: float | None, measured: Sequence[tuple[float, f
     """The early-stop rule: is the next candidate (in model order) worth measuring?
 
     Each measured candidate gives a ratio ``r = measured / predicted``. The
-    model's most favourable observed error, ``min(r)``, applied to the next
-    candidate's prediction is the fastest it plausibly runs. Measuring goes
-    on while that could still beat the best measured time::
+    median ratio ``r_mid`` corrects the model's scale; the spread
+    ``max(r) / min(r)`` is its observed error (1 for a model that ranks
+    perfectly). The next candidate's optimistic time is its prediction,
+    scaled by ``r_mid`` and divided by the spread; measuring goes on while
+    that could beat the best measured time::
 
-        n_measured < min_measured  or  predicted * min(r) < best_s
+        n_measured < min_measured  or  predicted * r_mid / spread < best_s
 
-    Candidates come in ascending prediction, so once this is False it is
-    False for every later one and tuning stops.
+    Candidates come in ascending prediction, so a later candidate has no
+    better chance than this one: tuning stops at the first for which this is
+    False. A model that ranks perfectly stops right after its
+    ``min_measured`` top candidates; a poor one measures on.
 
     Parameters
     ----------
@@ -121,13 +125,26 @@ def worth_measuring(predicted_s: float | None, measured: Sequence[tuple[float, f
     Returns
     -------
     bool
+
+    Examples
+    --------
+    A model off by a constant factor 2 ranks perfectly: stop after the top 2.
+
+    >>> worth_measuring(1.2, [(1.0, 2.0), (1.1, 2.2)], 2.0, 2, 2)
+    False
+
+    A model whose error varies (ratios 1.2 and 0.95) keeps measuring.
+
+    >>> worth_measuring(1.1, [(1.0, 1.2), (1.05, 0.9975)], 0.9975, 2, 2)
+    True
     """
     if n_measured < min_measured or predicted_s is None or not math.isfinite(best_s):
         return True
     ratios = [m / p for p, m in measured if p > 0 and math.isfinite(m) and math.isfinite(p)]
     if not ratios:
         return True
-    return predicted_s * min(ratios) < best_s
+    spread = max(ratios) / min(ratios)
+    return predicted_s * median(ratios) / spread < best_s
 
 
 def median(values: Sequence[float]) -> float:
