@@ -186,6 +186,15 @@ class CompilePool:
             w.stop()
         self._workers = []
 
+    def start(self, n_workers: int) -> None:
+        """Start up to ``n_workers`` workers now (at most ``n_jobs``), without waiting for them.
+
+        Their start-up (imports, ``init_fn``) then overlaps with what the
+        caller does before :meth:`run`.
+        """
+        while len(self._workers) < min(self.n_jobs, n_workers):
+            self._workers.append(_Worker(self._ctx, self.worker_fn, self.init_fn))
+
     def run(self, jobs: Sequence[Any]) -> list[CompileOutcome]:
         """Compile ``jobs`` and return one :class:`CompileOutcome` each, in order.
 
@@ -193,9 +202,7 @@ class CompilePool:
         """
         out: list[CompileOutcome | None] = [None] * len(jobs)
         todo = deque(range(len(jobs)))
-        want = min(self.n_jobs, len(jobs))
-        while len(self._workers) < want:
-            self._workers.append(_Worker(self._ctx, self.worker_fn, self.init_fn))
+        self.start(len(jobs))
         while any(o is None for o in out):
             for w in list(self._workers):  # hand out work
                 if w.ready and w.job is None and todo:

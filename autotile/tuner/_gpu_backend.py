@@ -340,7 +340,7 @@ def _compile_in_worker(job: dict[str, Any]) -> None:
 
 
 def _load_binary(compiled: Any) -> None:
-    """Load a compiled kernel's binary, which raises ``OutOfResources`` for too much shared memory."""
+    """Load a compiled kernel's binary (raises ``OutOfResources`` for too much shared memory)."""
     init = getattr(compiled, "_init_handles", None)
     if callable(init):
         init()

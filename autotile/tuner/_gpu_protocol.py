@@ -92,7 +92,7 @@ def rank_by_model(candidates: Sequence[C], predictions: Mapping[C, Prediction],
 
 def worth_measuring(predicted_s: float | None, measured: Sequence[tuple[float, float]],
                     best_s: float, n_measured: int, min_measured: int) -> bool:
-    """The early-stop rule: is the next candidate (in model order) worth measuring?
+    """Return whether the next candidate (in model order) is worth measuring: the early stop.
 
     Each measured candidate gives a ratio ``r = measured / predicted``. The
     median ratio ``r_mid`` corrects the model's scale; the spread

@@ -120,7 +120,7 @@ class GpuSession:
         return call
 
     def check_parts(self, config: LaunchConfig) -> tuple[Any, ...]:
-        """``(pre, launch, post, full)`` of one check run of ``config`` (:meth:`GpuChecker.check`)."""
+        """``(pre, launch, post, full)`` of one check run of ``config`` (``GpuChecker.check``)."""
         full = self.full(config)
 
         def pre() -> None:

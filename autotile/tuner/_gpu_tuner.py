@@ -565,18 +565,20 @@ class GpuAutotuner:
             if c.pre_hook is None and str(c) in known:
                 records[c] = _record_from_json(c, known[str(c)])
         todo = [c for c in candidates if c not in records]
-        preds = self.predict(todo, named, grid) if todo else {}
-        self.predictions = preds
-        order, pruned = rank_by_model(todo, preds, self.prune_factor)
-        for c, why in pruned.items():
-            records[c] = TuningRecord(c, "pruned", reason=why,
-                                      metrics={} if preds[c].time_s is None else
-                                      {"model_time_s": float(preds[c].time_s or 0.0)})
-        baseline = self._baseline(known, candidates) if order else None
-        to_compile = ([baseline] if baseline is not None else []) + order
-        pool = self._pool()
+        pool = self._pool() if todo else None
         try:
-            failed = session.compile_ahead(to_compile, pool)
+            if pool is not None:  # the workers start up while the model ranks
+                pool.start(len(todo) + 1)
+            preds = self.predict(todo, named, grid) if todo else {}
+            self.predictions = preds
+            order, pruned = rank_by_model(todo, preds, self.prune_factor)
+            for c, why in pruned.items():
+                records[c] = TuningRecord(c, "pruned", reason=why,
+                                          metrics={} if preds[c].time_s is None else
+                                          {"model_time_s": float(preds[c].time_s or 0.0)})
+            baseline = self._baseline(known, candidates) if order else None
+            to_compile = ([baseline] if baseline is not None else []) + order
+            failed = session.compile_ahead(to_compile, pool) if to_compile else {}
         finally:
             if pool is not None:
                 pool.close()

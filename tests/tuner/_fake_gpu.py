@@ -42,7 +42,7 @@ def compile_job_worker(job: Mapping[str, Any]) -> None:
 
 
 class FakeTritonKernel:
-    """Duck-typed ``triton.jit`` function: ``fn``, ``arg_names``, ``constexprs``, ``run``, ``warmup``.
+    """Duck-typed ``triton.jit`` function: ``fn``, ``arg_names``, ``constexprs``, ``run``...
 
     ``body(**named)`` does the work on NumPy arrays.
     """
