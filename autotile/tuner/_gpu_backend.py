@@ -120,8 +120,12 @@ class KernelRef:
         ImportError
             If the module can be neither imported nor loaded from its file.
         """
-        mod = sys.modules.get("__mp_main__") if self.module == "__main__" else None
-        if mod is None:
+        head = self.qualname.split(".")[0]
+        if self.module == "__main__":  # a worker re-imports the parent's script as __mp_main__
+            mod = sys.modules.get("__mp_main__")
+            if mod is not None and not hasattr(mod, head):
+                mod = None
+        else:
             mod = sys.modules.get(self.module)
         if mod is None and self.module != "__main__":
             try:

@@ -174,3 +174,35 @@ def test_configs_with_a_pre_hook_are_not_cached(tmp_path):
     be = FakeBackend(lambda m: 1e-3)
     _tune(be, configs=[*CONFIGS, hooked], cache_dir=tmp_path)
     assert 256 in be.benched and 16 not in be.benched
+
+
+def test_kernel_ref_loads_a_kernel_from_its_file(tmp_path):
+    from autotile.tuner._gpu_backend import KernelRef
+
+    path = tmp_path / "user_mod_13.py"
+    path.write_text("class K:\n    def warmup(self):\n        pass\n\n"
+                    "class Wrapper:\n    fn = K()\n\nmy_kernel = Wrapper()\n")
+    ref = KernelRef("user_mod_13", str(path), "my_kernel")
+    got = ref.load()
+    assert type(got).__name__ == "K"  # unwrapped down to the object with warmup
+    assert KernelRef("__main__", str(path), "my_kernel").load() is not None
+    with pytest.raises(ImportError, match="module 'nowhere_13' is not importable"):
+        KernelRef("nowhere_13", None, "k").load()
+
+
+def test_ported_source_keeps_jit_and_drops_other_decorators(tmp_path):
+    import types
+
+    from autotile.measure.gpu import triton_source
+
+    path = tmp_path / "decorated_13.py"
+    path.write_text("import autotile.lang as tl\nfrom autotile.lang import jit\n"
+                    "from autotile.tuner import autotune\n\n"
+                    "@autotune(configs=[], key=['n'])\n@jit\n"
+                    "def k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n")
+    ns: dict = {}
+    exec(compile("def k(x_ptr, n, BLOCK):\n    pass\n", str(path), "exec"), ns)
+    fn = types.FunctionType(ns["k"].__code__, {}, "k")  # its source file is `path`
+    src = triton_source([fn])
+    assert "\n@jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n" in src
+    assert "autotune" not in src

@@ -214,3 +214,33 @@ def test_space_form_on_the_gpu():
     assert rec[64].status == "ok" and rec[64].time_s == pytest.approx(1e-3)
     assert k.study is not None
     np.testing.assert_array_equal(y, 2 * x)
+
+
+# -- the default model prior on a library kernel ----------------------------------------
+def test_default_prior_is_the_gpu_model_of_the_library_matmul():
+    import autotile.lang as tl
+    from autotile.kernels import matmul_kernel
+
+    configs = [LaunchConfig({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 32, "GROUP_M": 8},
+                            num_warps=w, num_stages=3)
+               for bm, bn, w in ((16, 16, 2), (64, 64, 4), (32, 32, 2), (128, 128, 8))]
+    be = FakeBackend(lambda meta: 1e-3, knob="BLOCK_M", device="NVIDIA H200")
+    k = autotune(configs=configs, key=["M", "N", "K"], backend=be, disk_cache=False,
+                 compile_ahead=False, prune_factor=None, early_stop=False)(matmul_kernel)
+    M, N, K = 96, 80, 64
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    c = np.zeros((M, N), np.float32)
+
+    def mm_grid(meta):
+        return (tl.cdiv(meta["M"], meta["BLOCK_M"]) * tl.cdiv(meta["N"], meta["BLOCK_N"]),)
+
+    k[mm_grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, PID_ORDER="grouped")
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    preds = {cf.kwargs["BLOCK_M"]: p.time_s for cf, p in k.predictions.items()}
+    assert all(t is not None and 0 < t < 1e-3 for t in preds.values())
+    # compiled (and timed) in the model's order
+    assert be.compiled == sorted(preds, key=preds.get)
+    assert all(r.metrics["model_time_s"] == preds[r.config.kwargs["BLOCK_M"]]
+               for r in k.history)
