@@ -16,6 +16,7 @@ from typing import Any
 
 from autotile.measure import Measurer, MeasureResult
 from autotile.tuner._config import LaunchConfig
+from autotile.tuner._gpu_cache import record_from_json
 from autotile.tuner._gpu_protocol import Prediction
 from autotile.tuner._gpu_session import GpuSession
 from autotile.tuner._record import TuningRecord
@@ -96,12 +97,10 @@ def search_space(tuner: Any, known: Mapping[str, Any], named: dict[str, Any], gr
     Needs Optuna (:func:`autotile.search.tune`); the config-list form does not.
     """
     from autotile.search import tune
-    from autotile.tuner._gpu_tuner import _record_from_json
-
     space = tuner._space_for(named)
     pool = tuner._pool()
     measurer = GpuSpaceMeasurer(session, known, tuner.model(named, grid), tuner.prune_factor,
-                                pool, _record_from_json)
+                                pool, record_from_json)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", r"study .*: all \d+ trials of this run failed",

@@ -23,11 +23,9 @@ The protocol of one tuning (one key), in order:
 from __future__ import annotations
 
 import inspect
-import json
 import math
 import os
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,19 +33,21 @@ from typing import Any
 import numpy as np
 
 from autotile.errors import InvalidConfigError, MeasureError
-from autotile.measure import H100_SXM, HardwareProfile, MeasureResult
+from autotile.measure import HardwareProfile
 from autotile.space import Space
 from autotile.tuner._autotuner import PRINT_ENV, _n_programs, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import LaunchConfig
-from autotile.tuner._disk_cache import DiskCache, default_cache_dir, digest, source_hash
+from autotile.tuner._disk_cache import source_hash
 from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
+from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
 from autotile.tuner._gpu_check import GpuChecker
+from autotile.tuner._gpu_prior import model_prior
 from autotile.tuner._gpu_protocol import Prediction, rank_by_model, worth_measuring
 from autotile.tuner._gpu_session import GpuSession
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["GpuAutotuner", "as_launch_config", "model_hardware"]
+__all__ = ["GpuAutotuner", "as_launch_config"]
 
 
 def _verbose() -> bool:
@@ -71,31 +71,6 @@ def as_launch_config(c: Any) -> LaunchConfig:
                             pre_hook=getattr(c, "pre_hook", None))
     raise InvalidConfigError(f"a config must be a LaunchConfig, a triton.Config or a mapping, "
                              f"got {type(c).__name__}")
-
-
-def model_hardware(device_name: str) -> HardwareProfile:
-    """The GPU-model profile for a device name: H200 for an H200, else H100 SXM.
-
-    The profile only ranks candidates (the prior); times come from the device.
-    """
-    if "H200" in device_name.upper():
-        from autotile.measure.gpu import H200_MEASURED_L2
-
-        return H200_MEASURED_L2
-    return H100_SXM
-
-
-def _record_json(r: TuningRecord) -> dict[str, Any]:
-    return {"config": json.loads(r.config.to_json()), "status": r.status,
-            "time_s": None if math.isinf(r.time_s) else r.time_s, "reason": r.reason,
-            "metrics": {k: float(v) for k, v in r.metrics.items()}}
-
-
-def _record_from_json(config: LaunchConfig, d: Mapping[str, Any]) -> TuningRecord:
-    t = d.get("time_s")
-    metrics = {**dict(d.get("metrics") or {}), "from_cache": 1.0}
-    return TuningRecord(config, str(d["status"]), math.inf if t is None else float(t),
-                        d.get("reason"), metrics)
 
 
 class GpuAutotuner:
@@ -383,54 +358,14 @@ class GpuAutotuner:
 
     def model(self, named: Mapping[str, Any], grid: Any
               ) -> Callable[[LaunchConfig], Prediction] | None:
-        """The prior of one tuning: ``model(config) -> Prediction``, or None.
+        """The prior of one tuning (:func:`~autotile.tuner._gpu_prior.model_prior`), or None.
 
-        ``scorer(config, args_by_name)`` when given (with ``grid=`` if it has
-        a true ``wants_grid``), else :func:`~autotile.perf_model` on the
-        kernel's source in autotile's interpreter (zero-filled host stand-ins
-        of the tensors), with ``hardware`` (default: :func:`model_hardware`
-        of the device). A config whose scoring raises is unknown
-        (``Prediction(None)``); None when ``model_prior=False`` or the model
-        cannot be built for this kernel.
+        None when ``model_prior=False`` or no model can be built for the kernel.
         """
         if not self.model_prior:
             return None
-        score: Callable[[LaunchConfig], Any]
-        if self.scorer is not None:
-            scorer = self.scorer
-
-            def score(c: LaunchConfig) -> Any:
-                extra = {"grid": grid} if getattr(scorer, "wants_grid", False) else {}
-                return scorer(c, dict(named), **extra)
-        else:
-            from autotile.tuner._perf_model import PerfModel
-
-            hw = self.hardware or model_hardware(self.backend.device_name())
-            try:
-                pm = PerfModel(self.fn.fn if is_triton_jit(self.fn) else self.fn, hw, grid)
-            except Exception as exc:  # noqa: BLE001 - no model: measure in the user's order
-                if _verbose():
-                    print(f"autotile autotuning {self.__name__}: no model prior ({exc})")
-                return None
-
-            def score(c: LaunchConfig) -> Any:
-                return pm.estimate(**named, **c.all_kwargs())
-
-        def predict_one(c: LaunchConfig) -> Prediction:
-            try:
-                res = score(c)
-            except Exception:  # noqa: BLE001 - unknown prediction
-                return Prediction(None)
-            if isinstance(res, MeasureResult):
-                return (Prediction(float(res.metrics["time_s"])) if res.ok
-                        else Prediction(None, res.error or res.status))
-            if isinstance(res, (int, float)) and not isinstance(res, bool):
-                t = float(res)
-                return Prediction(t) if math.isfinite(t) and t >= 0 else Prediction(
-                    None, f"scorer returned {t}")
-            return Prediction(None)
-
-        return predict_one
+        return model_prior(self.fn, self.scorer, self.hardware, self.backend.device_name(),
+                           named, grid, verbose=_verbose())
 
     def _space_for(self, named: Mapping[str, Any]) -> Space:
         sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
@@ -439,44 +374,11 @@ class GpuAutotuner:
         return sp
 
     # -- disk cache -------------------------------------------------------------------
-    def _digest(self, key: tuple[Any, ...]) -> str:
-        return digest("gpu-per-config-v1", self._source_hash, repr(key),
-                      f"device:{self.backend.device_name()}",
-                      f"triton:{self.backend.version()}",
-                      f"check={self.check},reference={self.reference is not None},"
-                      f"rtol={self.rtol},atol={self.atol}")
-
-    def _disk(self) -> DiskCache | None:
-        if not self.disk_cache:
-            return None
-        return DiskCache(Path(self.cache_dir) if self.cache_dir is not None
-                         else default_cache_dir())
-
-    def _load(self, dig: str) -> dict[str, dict[str, Any]]:
-        disk = self._disk()
-        entry = disk.load(self.__name__, dig) if disk is not None else None
-        configs = (entry or {}).get("configs")
-        return dict(configs) if isinstance(configs, dict) else {}
-
-    def _store(self, key: tuple[Any, ...], dig: str, records: Sequence[TuningRecord]) -> None:
-        disk = self._disk()
-        if disk is None:
-            return
-        fresh = {str(r.config): _record_json(r) for r in records
-                 if r.status != "pruned" and r.config.pre_hook is None
-                 and not r.metrics.get("from_cache")}
-        if not fresh:
-            return
-        configs = {**self._load(dig), **fresh}
-        entry = {"kernel": self.__name__, "key": [repr(k) for k in key],
-                 "device": self.backend.device_name(), "triton": self.backend.version(),
-                 "configs": configs}
-        try:
-            disk.store(self.__name__, dig, entry)
-        except OSError as exc:
-            warnings.warn(f"autotune of {self.__name__!r}: could not write the disk cache file "
-                          f"{str(disk.path(self.__name__, dig))!r}: {exc}; the tuning is kept "
-                          f"in memory only", RuntimeWarning, stacklevel=3)
+    def _records_cache(self) -> ConfigRecordCache:
+        return ConfigRecordCache(
+            self.__name__, self._source_hash, self.backend.device_name(), self.backend.version(),
+            f"check={self.check},reference={self.reference is not None},rtol={self.rtol},"
+            f"atol={self.atol}", self.cache_dir, self.disk_cache)
 
     # -- tuning -----------------------------------------------------------------------
     def _session(self, named: dict[str, Any], grid: Any, args: tuple[Any, ...],
@@ -506,8 +408,8 @@ class GpuAutotuner:
             if all(_n_programs(grid, named, c) == 0 for c in candidates):
                 self.cache_source = "empty"
                 return candidates[0]
-        dig = self._digest(key)
-        known = self._load(dig)
+        records_cache = self._records_cache()
+        known = records_cache.load(key)
         session = self._session(named, grid, args, kwargs)
         if self.space is None:
             history = self._tune_list(candidates, known, named, grid, session)
@@ -536,7 +438,7 @@ class GpuAutotuner:
         self.cache_hit = self.cache_source == "disk"
         # as Triton: zero the reset_to_zero tensors once more before the real launch
         self.pre_hook({**named, **best.all_kwargs()}, reset_only=True)
-        self._store(key, dig, history)
+        records_cache.store(key, history)
         if _verbose():
             for r in history:
                 print(f"autotile autotuning {self.__name__}: {r.describe()}")
@@ -563,7 +465,7 @@ class GpuAutotuner:
         records: dict[LaunchConfig, TuningRecord] = {}
         for c in candidates:
             if c.pre_hook is None and str(c) in known:
-                records[c] = _record_from_json(c, known[str(c)])
+                records[c] = record_from_json(c, known[str(c)])
         todo = [c for c in candidates if c not in records]
         pool = self._pool() if todo else None
         try:
