@@ -225,8 +225,8 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
     are ``"infeasible"``, compile errors and timeouts ``"failed"``, each
     with its reason in ``history``. The hooks, ``reset_to_zero`` and
     ``restore_value`` act as in Triton around every timed run; after
-    tuning, the tensors the candidates wrote are put back as the call gave
-    them before the real launch. ``small_args``, ``check_max_elems`` and
+    tuning (with ``check=True``), the tensors the candidates wrote are put
+    back as the call gave them before the real launch. ``small_args``, ``check_max_elems`` and
     ``scheduler`` do not apply.
 
     The model's disk cache file is keyed by the SHA-256 of the kernel source, the

@@ -57,7 +57,9 @@ class GpuChecker:
         self.backend = backend
         self.named = dict(named)
         self.tensors = {k: v for k, v in named.items() if backend.is_tensor(v)}
-        self.saved = {k: backend.clone(v) for k, v in self.tensors.items()}
+        #: Copies of the tensors as the call gave them, taken before the first run (a
+        #: tuning that measures nothing, every config being cached, copies nothing).
+        self.saved: dict[str, Any] | None = None
         self.reference = reference
         self.rtol, self.atol = rtol, atol
         self.expected: dict[str, Any] | None = None
@@ -66,6 +68,8 @@ class GpuChecker:
 
     def restore(self) -> None:
         """Put every tensor the runs may have changed back as the call gave it."""
+        if self.saved is None:
+            return
         names = self.tensors if self.outputs is None else self.outputs
         for n in names:
             self.backend.copy_(self.tensors[n], self.saved[n])
@@ -74,6 +78,8 @@ class GpuChecker:
               post: Callable[[BaseException | None], Any], names: list[str],
               full: dict[str, Any]) -> tuple[dict[str, Any] | None, BaseException | None]:
         """One hooked run from the call's state: (copies of ``names`` after it, None) or error."""
+        if self.saved is None:
+            self.saved = {k: self.backend.clone(v) for k, v in self.tensors.items()}
         self.restore()
         for n in self.write_only:
             self.backend.poison_(self.tensors[n])
@@ -126,6 +132,7 @@ class GpuChecker:
             if exc is not None:
                 return None, exc
             assert got is not None
+            assert self.saved is not None
             self.outputs = [n for n, v in got.items() if not self.backend.equal(v, self.saved[n])]
             self.write_only = list(self.outputs)
             again, exc = self._once(pre, launch, post, self.outputs, full)

@@ -111,6 +111,7 @@ class FakeBackend(GpuBackend):
         self.jobs: list[Any] = []
         self.launched: list[Any] = []
         self.benched: list[Any] = []
+        self.n_clones = 0
         self._last: Mapping[str, Any] = {}
 
     def device_name(self) -> str:
@@ -164,6 +165,7 @@ class FakeBackend(GpuBackend):
         t[...] = 0
 
     def clone(self, t: Any) -> Any:
+        self.n_clones += 1
         return t.copy()
 
     def copy_(self, dst: Any, src: Any) -> None:

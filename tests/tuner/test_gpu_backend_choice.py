@@ -96,7 +96,8 @@ def test_disk_cache_reuses_every_measured_config(tmp_path):
     be = FakeBackend(_time)
     k = _tune(be, cache_dir=tmp_path)
     assert k.cache_source == "disk" and k.cache_hit
-    assert be.benched == [] and be.compiled == []
+    assert be.benched == [] and be.compiled == [] and be.launched == [64]
+    assert be.n_clones == 0  # nothing measured: the call's tensors are not even copied
     assert k.best_config.kwargs["BLOCK"] == 64
     assert all(r.metrics["from_cache"] == 1.0 for r in k.history)
     assert [r.time_s for r in k.history] == [_time({"BLOCK": b}) for b in BLOCKS]
