@@ -5,11 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from autotile.lang import JITFunction
+from autotile.errors import InvalidConfigError
 from autotile.tuner._autotuner import Autotuner
 from autotile.tuner._config import LaunchConfig
+from autotile.tuner._gpu_backend import gpu_unavailable_reason, is_triton_jit, resolve_backend
+from autotile.tuner._gpu_tuner import GpuAutotuner
 
-__all__ = ["autotune"]
+__all__ = ["autotune", "GPU_OPTIONS"]
+
+#: Options of the GPU backend only (ignored on the GPU-model path).
+GPU_OPTIONS = ("model_prior", "prune_factor", "min_measured", "early_stop", "retime_top",
+               "retime_rounds", "compile_ahead", "n_compile_jobs", "compile_timeout_s")
 
 
 def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] = (),
@@ -18,10 +24,13 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
              restore_value: Sequence[str] | None = None,
              pre_hook: Callable[..., Any] | None = None,
              post_hook: Callable[..., Any] | None = None, warmup: Any = None, rep: Any = None,
-             **options: Any) -> Callable[[JITFunction], Autotuner]:
+             **options: Any) -> Callable[[Any], Autotuner | GpuAutotuner]:
     """Decorator that tunes a ``@jit`` kernel's meta-parameters per call key.
 
-    Triton's ``triton.autotune``, with the GPU model instead of a GPU. On a
+    Triton's ``triton.autotune``. Where Triton, PyTorch and a CUDA device are
+    present (``backend="auto"``), it times candidates on the GPU
+    (:class:`GpuAutotuner`, see "Tuning on a GPU" below); elsewhere it scores
+    them with the GPU model, as described next. On a
     launch ``kernel[grid](*args, **kwargs)`` whose key is new, every
     candidate is (1) scored at the real shape by ``scorer`` (the GPU model
     for library kernels) and, when feasible, (2) run in the interpreter on a
@@ -74,10 +83,19 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         ``post_hook(kwargs, exception)`` after each candidate run
         (``exception`` is None on success). Replaces the ``restore_value``
         behaviour, as in Triton.
-    warmup, rep : optional
-        Accepted for Triton compatibility and ignored (nothing is timed).
+    warmup, rep : float, optional
+        GPU backend: ``do_bench``'s warm-up and timing budgets in
+        milliseconds (default 25 and 100, Triton's). Ignored by the model.
     **options
         Beyond Triton (keyword-only):
+
+        backend : {"auto", "gpu", "model"} or GpuBackend, default="auto"
+            ``"auto"``: the GPU when ``import triton, torch`` succeed and
+            ``torch.cuda.is_available()``, else the model; ``"gpu"``: the
+            GPU or a :class:`~autotile.errors.MeasureError` naming what is
+            missing; ``"model"``: the GPU model in the interpreter, as
+            without a GPU. A :class:`GpuBackend` instance is used as given
+            (tests pass a simulated one).
 
         space : Space or callable, optional
             Instead of ``configs``: a :class:`~autotile.space.Space` whose
@@ -139,10 +157,38 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         disk_cache : bool, default=True
             Read and write the disk cache.
 
+        GPU backend only (see "Tuning on a GPU"):
+
+        model_prior : bool, default=True
+            Rank, prune and order the candidates with the GPU model
+            (``scorer`` when given, else :func:`~autotile.perf_model` with
+            ``hardware``, default the device's profile).
+        prune_factor : float or None, default=3.0
+            Do not compile a candidate the model predicts slower than this
+            many times its best prediction (None: keep all feasible ones).
+        min_measured : int, default=4
+            The model's top candidates always measured before the early-stop
+            rule applies.
+        early_stop : bool, default=True
+            Stop measuring when the model, corrected by its observed error,
+            gives no remaining candidate a chance to beat the best time.
+        retime_top, retime_rounds : int, default=3, 3
+            Re-time the ``retime_top`` fastest in ``retime_rounds``
+            interleaved rounds (fresh random order each) and pick by median.
+        compile_ahead : bool, default=True
+            Compile the candidates in parallel worker processes first.
+        n_compile_jobs : int, optional
+            Compile workers (default ``min(8, os.cpu_count())``).
+        compile_timeout_s : float or None, default=60.0
+            Longest compile of one config, seconds; a slower one is stopped
+            and recorded ``"failed"`` (and remembered in the disk cache).
+
     Returns
     -------
     callable
-        Turns a :class:`~autotile.lang.JITFunction` into an :class:`Autotuner`.
+        Turns a :class:`~autotile.lang.JITFunction` into an :class:`Autotuner`
+        (model) or a :class:`GpuAutotuner` (GPU; it also takes a
+        ``triton.jit`` function).
 
     Raises
     ------
@@ -156,12 +202,34 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         ``cache_dir`` that is an existing file (with ``disk_cache=True``), or
         (at launch) a problem dimension ``< 1`` the default scorer cannot
         model on a non-empty grid.
+        Also for a ``triton.jit`` function when the GPU backend is not
+        available (``backend="model"``, or ``"auto"`` without a GPU).
+    MeasureError
+        For ``backend="gpu"`` without Triton, PyTorch or a CUDA device.
     TypeError
         If ``hardware`` is not a :class:`~autotile.measure.HardwareProfile`.
 
     Notes
     -----
-    The disk cache file is keyed by the SHA-256 of the kernel source, the
+    **Tuning on a GPU.** The arguments are device tensors (``torch``). Per
+    new key: Triton's ``prune_configs_by``; candidates already measured for
+    this kernel source, key, GPU name and Triton version are taken from the
+    disk cache (one record per config, so adding a config to the list
+    measures only it); the model prunes and orders the rest; the survivors
+    compile ahead in worker processes under ``compile_timeout_s``; then, in
+    model order, each is run once on the call's tensors and compared with
+    ``reference`` or the first valid candidate (a mismatch is ``"wrong"``
+    and never picked), and timed with ``triton.testing.do_bench`` (L2
+    flushed) until the early-stop rule holds; the fastest few are re-timed in
+    interleaved rounds and the lowest median wins. Out-of-resources configs
+    are ``"infeasible"``, compile errors and timeouts ``"failed"``, each
+    with its reason in ``history``. The hooks, ``reset_to_zero`` and
+    ``restore_value`` act as in Triton around every timed run; after
+    tuning (with ``check=True``), the tensors the candidates wrote are put
+    back as the call gave them before the real launch. ``small_args``, ``check_max_elems`` and
+    ``scheduler`` do not apply.
+
+    The model's disk cache file is keyed by the SHA-256 of the kernel source, the
     tuning key, the candidates (config list, or space JSON + searcher +
     budget + seed), the hardware profile (every field, so a profile
     changed with ``dataclasses.replace`` that keeps the name re-tunes) and
@@ -205,16 +273,27 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
     unknown = set(options) - {"space", "searcher", "budget", "seed", "scorer", "hardware",
                               "small_args", "reference", "check", "check_max_elems", "rtol",
                               "atol", "cache_dir", "disk_cache", "use_cuda_graph", "do_bench",
-                              "cache_results", "scheduler"}
+                              "cache_results", "scheduler", "backend", *GPU_OPTIONS}
     if unknown:
         raise TypeError(f"autotune() got unexpected keyword arguments {sorted(unknown)}")
     for ignored in ("use_cuda_graph", "do_bench", "cache_results"):
         options.pop(ignored, None)
+    gpu = resolve_backend(options.pop("backend", "auto"))
 
-    def decorator(fn: JITFunction) -> Autotuner:
+    def decorator(fn: Any) -> Autotuner | GpuAutotuner:
+        if gpu is not None:
+            return GpuAutotuner(fn, gpu, configs, key, reset_to_zero, restore_value, pre_hook,
+                                post_hook, prune_configs_by, warmup, rep, **options)
+        if is_triton_jit(fn):
+            raise InvalidConfigError(
+                f"@autotune of the triton.jit kernel {fn.fn.__name__!r} needs the GPU backend, "
+                f"which is not available here ({gpu_unavailable_reason() or 'backend=model'}); "
+                f"to tune it with the GPU model in the interpreter, decorate "
+                f"autotile.lang.from_triton({fn.fn.__name__}) instead")
+        model_options = {k: v for k, v in options.items() if k not in GPU_OPTIONS}
         return Autotuner(fn, getattr(fn, "arg_names", []), configs, key, reset_to_zero,
                          restore_value, pre_hook, post_hook, prune_configs_by, warmup, rep,
-                         **options)
+                         **model_options)
 
     return decorator
 

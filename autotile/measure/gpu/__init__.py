@@ -58,6 +58,7 @@ from autotile.measure.gpu._triton_measurer import (
     TRITON_METRICS,
     TritonMeasurer,
     classify_error,
+    classify_error_text,
     port_to_triton,
     triton_source,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "triton_source",
     "port_to_triton",
     "classify_error",
+    "classify_error_text",
     "MatmulObservations",
     "CalibrationReport",
     "DEFAULT_FIT",

@@ -43,6 +43,7 @@ __all__ = [
     "triton_source",
     "port_to_triton",
     "classify_error",
+    "classify_error_text",
     "relative_error",
     "kernel_flops",
     "default_rtol",
@@ -72,8 +73,9 @@ _INFEASIBLE_TEXT = ("out of resource", "outofresources", "too much shared data",
 def triton_source(kernels: Sequence[Any]) -> str:
     """Source of a module that defines ``kernels`` under ``triton.jit``.
 
-    Each kernel's function (decorators included) is cut out of its own file
-    with :mod:`ast`, unchanged; the module header imports ``triton``,
+    Each kernel's function is cut out of its own file with :mod:`ast`,
+    unchanged, with its ``jit`` decorator (other decorators, such as an
+    ``@autotune(...)`` above it, are left out); the module header imports ``triton``,
     ``triton.language as tl`` and ``jit`` from ``triton`` instead of
     ``autotile.lang``.
 
@@ -116,12 +118,26 @@ def triton_source(kernels: Sequence[Any]) -> str:
         found = None
         for node in ast.parse(src).body:
             if isinstance(node, ast.FunctionDef) and node.name == name:
-                start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
-                found = "\n".join(lines[start:node.end_lineno])
+                decorators = ["@" + (ast.get_source_segment(src, d) or "jit")
+                              for d in node.decorator_list if _is_jit_decorator(d)]
+                found = "\n".join(decorators + lines[node.lineno - 1:node.end_lineno])
         if found is None:
             raise MeasureError(f"kernel {name!r} is not a top-level function of {path}")
         chunks.append(found)
     return TRITON_HEADER + "\n\n\n".join(chunks) + "\n"
+
+
+def _is_jit_decorator(node: ast.expr) -> bool:
+    """Whether a decorator is ``jit``/``tl.jit``/``triton.jit`` (called or not).
+
+    Other decorators (an ``@autotune(...)`` above the kernel) are not part of
+    the ported kernel: the GPU tuner wraps the ported function itself.
+    """
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Name):
+        return node.id == "jit"
+    return isinstance(node, ast.Attribute) and node.attr == "jit"
 
 
 def classify_error(exc: BaseException) -> Literal["infeasible", "failed"]:
@@ -151,14 +167,39 @@ def classify_error(exc: BaseException) -> Literal["infeasible", "failed"]:
     e: BaseException | None = exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        names = {t.__name__ for t in type(e).__mro__}
-        if names & set(_INFEASIBLE_TYPES):
-            return "infeasible"
-        text = str(e).lower()
-        if any(s in text for s in _INFEASIBLE_TEXT):
+        if classify_error_text([t.__name__ for t in type(e).__mro__], str(e)) == "infeasible":
             return "infeasible"
         e = e.__cause__ or e.__context__
     return "failed"
+
+
+def classify_error_text(type_names: Iterable[str], message: str
+                        ) -> Literal["infeasible", "failed"]:
+    """:func:`classify_error` from an exception's class names and text.
+
+    For an error that crossed a process boundary as text (a compile
+    worker's), where the exception object is gone.
+
+    Parameters
+    ----------
+    type_names : iterable of str
+        Class names of the exception, its bases and its causes.
+    message : str
+        Its message.
+
+    Returns
+    -------
+    {"infeasible", "failed"}
+
+    Examples
+    --------
+    >>> classify_error_text(["OutOfResources", "Exception"], "out of resource: shared memory")
+    'infeasible'
+    """
+    if set(type_names) & set(_INFEASIBLE_TYPES):
+        return "infeasible"
+    text = message.lower()
+    return "infeasible" if any(s in text for s in _INFEASIBLE_TEXT) else "failed"
 
 
 def relative_error(out: Any, ref: Any) -> float:

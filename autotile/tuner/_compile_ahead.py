@@ -1,0 +1,277 @@
+"""Compile candidates ahead, in worker processes, each under a time limit.
+
+A GPU tuning compiles every candidate before it times any: :class:`CompilePool`
+hands the compile jobs to ``n_jobs`` worker processes (``spawn``: each may
+create its own CUDA context), so they compile in parallel into Triton's
+on-disk cache, and the tuner's own first launch of a config only loads the
+binary. A job that runs longer than ``timeout_s`` is stopped by terminating
+its worker (a compiler cannot be interrupted otherwise); a fresh worker
+takes the remaining jobs. The pool knows nothing of Triton: a job is any
+picklable value and ``worker_fn(job)`` any module-level function that
+compiles it (returns on success, raises on error).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from autotile.errors import InvalidConfigError
+
+__all__ = ["CompilePool", "CompileOutcome", "COMPILE_STATUSES"]
+
+#: ``"ok"``: compiled; ``"error"``: ``worker_fn`` raised (``error`` is the
+#: exception's text and ``error_type`` its class names); ``"timeout"``: stopped
+#: after ``timeout_s``; ``"crashed"``: the worker process died.
+COMPILE_STATUSES = ("ok", "error", "timeout", "crashed")
+
+
+@dataclass(frozen=True)
+class CompileOutcome:
+    """What happened to one compile job.
+
+    Attributes
+    ----------
+    status : {"ok", "error", "timeout", "crashed"}
+        See :data:`COMPILE_STATUSES`.
+    compile_s : float
+        Seconds from the job's start in its worker to its end (or to the
+        time limit).
+    error : str or None
+        ``"TypeName: message"`` of the exception, or why the job stopped.
+    error_types : tuple of str
+        Class names of the exception and of its bases and causes (e.g.
+        ``("OutOfResources", ...)``), so the parent can classify it without
+        unpickling the exception.
+    """
+
+    status: str
+    compile_s: float
+    error: str | None = None
+    error_types: tuple[str, ...] = ()
+
+
+def _error_types(exc: BaseException) -> tuple[str, ...]:
+    names: list[str] = []
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        names += [t.__name__ for t in type(e).__mro__]
+        e = e.__cause__ or e.__context__
+    return tuple(dict.fromkeys(names))
+
+
+def _worker_main(conn: Connection, worker_fn: Callable[[Any], Any],
+                 init_fn: Callable[[], Any] | None) -> None:
+    """Loop of one worker: init once, then ``(i, job)`` in, ``("start"|"done", i, ...)`` out."""
+    if init_fn is not None:
+        try:
+            init_fn()
+        except BaseException as exc:  # noqa: BLE001 - reported, then the worker ends
+            conn.send(("init_error", -1, f"{type(exc).__name__}: {exc}"[:2000],
+                       _error_types(exc)))
+            return
+    conn.send(("ready", -1, None, ()))
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        i, job = msg
+        conn.send(("start", i, None, ()))
+        try:
+            worker_fn(job)
+        except BaseException as exc:  # noqa: BLE001 - a failed compile is data
+            conn.send(("done", i, f"{type(exc).__name__}: {exc}"[:2000], _error_types(exc)))
+        else:
+            conn.send(("done", i, None, ()))
+
+
+class _Worker:
+    def __init__(self, ctx: Any, worker_fn: Callable[[Any], Any],
+                 init_fn: Callable[[], Any] | None) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, worker_fn, init_fn),
+                                daemon=True)
+        self.proc.start()
+        child.close()
+        self.born = time.monotonic()
+        self.ready = False
+        self.job: int | None = None
+        self.started_at: float | None = None
+
+    def stop(self) -> None:
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(2.0)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join(2.0)
+        self.conn.close()
+
+
+class CompilePool:
+    """Worker processes that compile jobs in parallel, each under a time limit.
+
+    Use as a context manager (the workers stay up across :meth:`run` calls,
+    so each pays its start-up, e.g. importing Triton, once)::
+
+        with CompilePool(compile_one, n_jobs=8, timeout_s=30.0) as pool:
+            outcomes = pool.run(jobs)
+
+    Parameters
+    ----------
+    worker_fn : callable
+        ``worker_fn(job)``, a module-level (picklable) function run in a
+        worker; it returns on success and raises on a failed compile.
+    n_jobs : int, default=8
+        Worker processes, ``>= 1`` (fewer are started for fewer jobs).
+    timeout_s : float or None, default=60.0
+        Longest time one job may take, in seconds, counted from its start in
+        the worker (worker start-up and ``init_fn`` excluded); None: no limit.
+    init_fn : callable, optional
+        Run once in each worker before its first job (module-level).
+    start_timeout_s : float, default=300.0
+        Longest time a worker may take to start (imports and ``init_fn``);
+        its job is then ``"crashed"``.
+    mp_context : str, default="spawn"
+        :mod:`multiprocessing` start method; ``"spawn"`` is the only one that
+        is safe once the parent holds a CUDA context.
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``n_jobs < 1`` or ``timeout_s`` is not positive.
+    """
+
+    def __init__(self, worker_fn: Callable[[Any], Any], n_jobs: int = 8,
+                 timeout_s: float | None = 60.0, init_fn: Callable[[], Any] | None = None,
+                 start_timeout_s: float = 300.0, mp_context: str = "spawn") -> None:
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+            raise InvalidConfigError(f"n_jobs must be an int >= 1, got n_jobs={n_jobs!r}")
+        if timeout_s is not None and not timeout_s > 0:
+            raise InvalidConfigError(f"timeout_s must be > 0 seconds or None, got "
+                                     f"timeout_s={timeout_s!r}")
+        self.worker_fn = worker_fn
+        self.n_jobs = n_jobs
+        self.timeout_s = None if timeout_s is None else float(timeout_s)
+        self.init_fn = init_fn
+        self.start_timeout_s = float(start_timeout_s)
+        self._ctx = mp.get_context(mp_context)
+        self._workers: list[_Worker] = []
+
+    def __enter__(self) -> CompilePool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker."""
+        for w in self._workers:
+            try:
+                if w.proc.is_alive() and w.job is None:
+                    w.conn.send(None)
+                    w.proc.join(1.0)
+            except (OSError, BrokenPipeError):
+                pass
+            w.stop()
+        self._workers = []
+
+    def start(self, n_workers: int) -> None:
+        """Start up to ``n_workers`` workers now (at most ``n_jobs``), without waiting for them.
+
+        Their start-up (imports, ``init_fn``) then overlaps with what the
+        caller does before :meth:`run`.
+        """
+        while len(self._workers) < min(self.n_jobs, n_workers):
+            self._workers.append(_Worker(self._ctx, self.worker_fn, self.init_fn))
+
+    def run(self, jobs: Sequence[Any]) -> list[CompileOutcome]:
+        """Compile ``jobs`` and return one :class:`CompileOutcome` each, in order.
+
+        Jobs start in the given order as workers free up.
+        """
+        out: list[CompileOutcome | None] = [None] * len(jobs)
+        todo = deque(range(len(jobs)))
+        self.start(len(jobs))
+        while any(o is None for o in out):
+            for w in list(self._workers):  # hand out work
+                if w.ready and w.job is None and todo:
+                    i = todo.popleft()
+                    w.job, w.started_at = i, None
+                    w.conn.send((i, jobs[i]))
+            if not self._workers:
+                break
+            ready = wait([w.conn for w in self._workers], timeout=0.05)
+            now = time.monotonic()
+            for w in list(self._workers):
+                if w.conn in ready:
+                    try:
+                        kind, i, err, types = w.conn.recv()
+                    except (EOFError, OSError):
+                        self._lost(w, out, todo, "the compile worker process died")
+                        continue
+                    if kind == "ready":
+                        w.ready = True
+                    elif kind == "init_error":
+                        self._lost(w, out, todo, f"the compile worker failed to start: {err}",
+                                   restart=False)
+                    elif kind == "start":
+                        w.started_at = now
+                    else:
+                        t = now - (w.started_at or now)
+                        out[i] = CompileOutcome("ok" if err is None else "error", t, err,
+                                                tuple(types))
+                        w.job, w.started_at = None, None
+                elif not w.proc.is_alive():
+                    self._lost(w, out, todo, f"the compile worker process died (exit code "
+                                             f"{w.proc.exitcode})")
+                elif (w.job is not None and w.started_at is not None
+                      and self.timeout_s is not None and now - w.started_at > self.timeout_s):
+                    i = w.job
+                    out[i] = CompileOutcome(
+                        "timeout", now - w.started_at,
+                        f"compile took longer than {self.timeout_s:g} s (compile_timeout_s); "
+                        f"stopped")
+                    w.job = None
+                    self._replace(w, bool(todo))
+                elif not w.ready and now - w.born > self.start_timeout_s:
+                    self._lost(w, out, todo, f"the compile worker did not start within "
+                                             f"{self.start_timeout_s:g} s", restart=False)
+            if not self._workers and todo:  # every worker is gone: the rest cannot compile
+                while todo:
+                    out[todo.popleft()] = CompileOutcome(
+                        "crashed", 0.0, "no compile worker could be started")
+        return [o if o is not None else CompileOutcome("crashed", 0.0, "not run") for o in out]
+
+    def _replace(self, w: _Worker, more: bool) -> None:
+        """Stop a worker whose job ran out of time; start another one if work is left."""
+        w.stop()
+        self._workers.remove(w)
+        if more:
+            self._workers.append(_Worker(self._ctx, self.worker_fn, self.init_fn))
+
+    def _lost(self, w: _Worker, out: list[CompileOutcome | None], todo: deque[int], why: str,
+              restart: bool = True) -> None:
+        """A worker died: its job is ``"crashed"``; start another one while work is left."""
+        if w.job is not None:
+            out[w.job] = CompileOutcome("crashed", 0.0, why)
+        elif not restart:
+            # a worker that cannot start: give its share of the queue the same reason
+            if len(self._workers) == 1:
+                while todo:
+                    out[todo.popleft()] = CompileOutcome("crashed", 0.0, why)
+        w.job = None
+        w.stop()
+        self._workers.remove(w)
+        if restart and todo:
+            self._workers.append(_Worker(self._ctx, self.worker_fn, self.init_fn))

@@ -1,0 +1,261 @@
+"""One GPU tuning (one key): compile, check, time and re-time candidates on the device.
+
+:class:`GpuSession` holds what one tuning needs (the call's arguments, the
+ported kernel, the compile pool, the result checker) and turns each step of
+the protocol into :class:`TuningRecord` bookkeeping; which candidates to
+compile and measure, and when to stop, is decided by
+:class:`~autotile.tuner._gpu_tuner.GpuAutotuner`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from autotile.measure.gpu import classify_error, classify_error_text
+from autotile.tuner._compile_ahead import CompilePool
+from autotile.tuner._config import LaunchConfig
+from autotile.tuner._gpu_backend import GpuBackend
+from autotile.tuner._gpu_check import GpuChecker
+from autotile.tuner._gpu_protocol import interleaved_retime, median
+from autotile.tuner._record import TuningRecord
+
+__all__ = ["GpuSession"]
+
+_MAX_REASON = 1000
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_REASON else text[:_MAX_REASON] + " ..."
+
+
+def _err(exc: BaseException) -> str:
+    return _short(f"{type(exc).__name__}: {exc}")
+
+
+class GpuSession:
+    """The device side of one tuning.
+
+    Parameters
+    ----------
+    backend : GpuBackend
+    kernel : object
+        The launchable kernel (:meth:`GpuBackend.kernel`).
+    grid : tuple or callable
+        The call's grid (a callable gets every argument and meta-parameter
+        by name, as in Triton).
+    args, kwargs : tuple, dict
+        The call's positional and keyword arguments (meta-parameters of a
+        config are added to ``kwargs`` at each launch).
+    named : dict
+        Every kernel argument by name.
+    pre_hook, post_hook : callable
+        The tuner's hooks, ``pre_hook(full)`` and ``post_hook(full,
+        exception)``.
+    checker : GpuChecker or None
+        The result check (None: ``check=False``).
+    warmup_ms, rep_ms : float
+        ``bench``'s warm-up and timing budgets, milliseconds.
+
+    Attributes
+    ----------
+    compile_s : dict of LaunchConfig to float
+        Compile seconds of each config compiled (ahead or here).
+    n_compiled, n_timed : int
+        Configs compiled and first-pass timings made.
+    retime_orders : list of list of LaunchConfig
+        The order of each re-timing round.
+    """
+
+    def __init__(self, backend: GpuBackend, kernel: Any, grid: Any, args: tuple[Any, ...],
+                 kwargs: Mapping[str, Any], named: Mapping[str, Any],
+                 pre_hook: Callable[..., Any], post_hook: Callable[..., Any],
+                 checker: GpuChecker | None, warmup_ms: float, rep_ms: float) -> None:
+        self.backend, self.kernel, self.grid = backend, kernel, grid
+        self.args, self.kwargs, self.named = tuple(args), dict(kwargs), dict(named)
+        self.pre_hook, self.post_hook = pre_hook, post_hook
+        self.checker = checker
+        self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
+        self.compile_s: dict[LaunchConfig, float] = {}
+        self.n_compiled = 0
+        self.n_timed = 0
+        self.retime_orders: list[list[LaunchConfig]] = []
+
+    # -- launches ---------------------------------------------------------------------
+    def full(self, config: LaunchConfig) -> dict[str, Any]:
+        """Every argument and meta-parameter by name (what hooks and a grid callable get)."""
+        return {**self.named, **config.all_kwargs()}
+
+    def grid_of(self, config: LaunchConfig) -> tuple[int, ...]:
+        """The launch grid of ``config`` as a tuple of ints."""
+        g = self.grid(self.full(config)) if callable(self.grid) else self.grid
+        g = g if isinstance(g, (tuple, list)) else (g,)
+        return tuple(int(x) for x in g)
+
+    def _launch(self, config: LaunchConfig) -> None:
+        self.backend.launch(self.kernel, self.grid, self.args,
+                            {**self.kwargs, **config.all_kwargs()})
+
+    def kernel_call(self, config: LaunchConfig) -> Callable[[], None]:
+        """Triton's timed call: ``config.pre_hook``, ``pre_hook``, launch, ``post_hook``."""
+        full = self.full(config)
+
+        def call() -> None:
+            if config.pre_hook is not None:
+                config.pre_hook(full)
+            self.pre_hook(full)
+            try:
+                self._launch(config)
+            except Exception as exc:
+                try:
+                    self.post_hook(full, exception=exc)
+                finally:
+                    raise
+            self.post_hook(full, exception=None)
+
+        return call
+
+    def check_parts(self, config: LaunchConfig) -> tuple[Any, ...]:
+        """``(pre, launch, post, full)`` of one check run of ``config`` (``GpuChecker.check``)."""
+        full = self.full(config)
+
+        def pre() -> None:
+            if config.pre_hook is not None:
+                config.pre_hook(full)
+            self.pre_hook(full)
+
+        return (pre, lambda: self._launch(config),
+                lambda e: self.post_hook(full, exception=e), full)
+
+    # -- compile ----------------------------------------------------------------------
+    def compile_ahead(self, configs: Sequence[LaunchConfig], pool: CompilePool | None
+                      ) -> dict[LaunchConfig, TuningRecord]:
+        """Compile ``configs`` (in the pool's workers, else here); return the failures' records.
+
+        A compile error that means "too many resources" (``OutOfResources``,
+        a ptxas shared-memory error) is ``"infeasible"``; any other error, a
+        compile past the time limit or a crashed worker is ``"failed"``, with
+        the reason.
+        """
+        failed: dict[LaunchConfig, TuningRecord] = {}
+        jobs, job_configs = [], []
+        for c in configs:
+            try:
+                grid = self.grid_of(c)
+            except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
+                failed[c] = TuningRecord(c, "failed", reason=f"the grid raised {_err(exc)}")
+                continue
+            if pool is None:
+                rec = self._compile_here(c)
+                if rec is not None:
+                    failed[c] = rec
+                continue
+            jobs.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, grid, c))
+            job_configs.append(c)
+        if pool is not None and jobs:
+            for c, out in zip(job_configs, pool.run(jobs)):
+                self.n_compiled += 1
+                self.compile_s[c] = out.compile_s
+                metrics = {"compile_s": out.compile_s}
+                if out.status == "ok":
+                    continue
+                if out.status == "timeout":
+                    failed[c] = TuningRecord(c, "failed", reason=f"compile timeout: {out.error}",
+                                             metrics=metrics)
+                elif out.status == "error":
+                    status = classify_error_text(out.error_types, out.error or "")
+                    failed[c] = TuningRecord(c, status, reason=_short(f"compile: {out.error}"),
+                                             metrics=metrics)
+                else:
+                    failed[c] = TuningRecord(c, "failed", reason=f"compile worker: {out.error}",
+                                             metrics=metrics)
+        return failed
+
+    def _compile_here(self, config: LaunchConfig) -> TuningRecord | None:
+        t0 = time.perf_counter()
+        try:
+            self.backend.compile(self.kernel, self.args, self.kwargs, self.grid, config)
+        except Exception as exc:  # noqa: BLE001 - a config that cannot compile is data
+            return TuningRecord(config, classify_error(exc), reason=f"compile: {_err(exc)}")
+        finally:
+            self.n_compiled += 1
+            self.compile_s[config] = time.perf_counter() - t0
+        return None
+
+    # -- measure ----------------------------------------------------------------------
+    def measure(self, config: LaunchConfig, model_time_s: float | None) -> TuningRecord:
+        """Check ``config``'s result, then time it once with ``bench``.
+
+        Returns
+        -------
+        TuningRecord
+            ``"ok"`` with ``time_s`` (seconds) and metrics ``first_time_s``,
+            ``compile_s`` and ``model_time_s`` (when known); ``"wrong"`` when
+            its outputs differ from the expected ones; ``"infeasible"`` or
+            ``"failed"`` when a launch raised (:func:`classify_error`).
+        """
+        metrics: dict[str, float] = {}
+        if config in self.compile_s:
+            metrics["compile_s"] = self.compile_s[config]
+        if model_time_s is not None:
+            metrics["model_time_s"] = float(model_time_s)
+        if self.checker is not None:
+            reason, exc = self.checker.check(*self.check_parts(config))
+            if exc is not None:
+                return TuningRecord(config, classify_error(exc),
+                                    reason=f"launch raised {_err(exc)}", metrics=metrics)
+            if reason is not None:
+                return TuningRecord(config, "wrong", reason=reason, metrics=metrics)
+        try:
+            self.n_timed += 1
+            t = self.backend.bench(self.kernel_call(config), self.warmup_ms, self.rep_ms)
+        except Exception as exc:  # noqa: BLE001 - classified into the record
+            return TuningRecord(config, classify_error(exc), reason=f"timing raised {_err(exc)}",
+                                metrics=metrics)
+        if not (math.isfinite(t) and t >= 0):
+            return TuningRecord(config, "failed", reason=f"the timing gave time_s={t}",
+                                metrics=metrics)
+        metrics["first_time_s"] = float(t)
+        return TuningRecord(config, "ok", float(t), None, metrics)
+
+    def retime(self, records: Sequence[TuningRecord], n_rounds: int,
+               rng: np.random.Generator) -> list[TuningRecord]:
+        """Re-time ``records``' configs in ``n_rounds`` interleaved rounds; time = the median.
+
+        Returns
+        -------
+        list of TuningRecord
+            The same candidates, in the same order, with ``time_s`` the median
+            of the rounds and metrics ``retime_median_s`` and ``n_rounds``; a
+            candidate whose re-timing raised keeps its first time and gets the
+            metric ``retime_failed`` = 1.
+        """
+        calls: dict[LaunchConfig, Callable[[], float]] = {}
+        for r in records:
+            call = self.kernel_call(r.config)
+
+            def timed(call: Callable[[], None] = call) -> float:
+                try:
+                    return self.backend.bench(call, self.warmup_ms, self.rep_ms)
+                except Exception:  # noqa: BLE001 - a failed re-time keeps the first time
+                    return math.inf
+
+            calls[r.config] = timed
+        times, orders = interleaved_retime(calls, n_rounds, rng)
+        self.retime_orders.extend(orders)
+        out = []
+        for r in records:
+            ts = [t for t in times[r.config] if math.isfinite(t)]
+            metrics = dict(r.metrics)
+            if not ts:
+                metrics["retime_failed"] = 1.0
+                out.append(TuningRecord(r.config, "ok", r.time_s, None, metrics))
+                continue
+            med = median(ts)
+            metrics.update(retime_median_s=med, n_rounds=float(len(ts)))
+            out.append(TuningRecord(r.config, "ok", med, None, metrics))
+        return out

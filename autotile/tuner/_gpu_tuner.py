@@ -1,0 +1,534 @@
+"""``GpuAutotuner``: ``@autotune`` with real GPU timings (Triton's contract, plus a model prior).
+
+The protocol of one tuning (one key), in order:
+
+1. Triton's ``prune_configs_by`` (``early_config_prune``, ``perf_model`` /
+   ``top_k``).
+2. The disk cache: every candidate measured before for this kernel, key,
+   GPU and Triton version keeps its record and is not measured again.
+3. The GPU model ranks the rest (:func:`~autotile.tuner._gpu_protocol.rank_by_model`):
+   a candidate it finds infeasible, or predicts slower than ``prune_factor``
+   times its best, is pruned and never compiled.
+4. The survivors compile ahead in ``n_compile_jobs`` processes, each under
+   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`).
+5. In model order, each candidate is checked (one run on the call's tensors,
+   compared with ``reference`` or the first valid candidate) and timed once
+   with ``do_bench``, until the early-stop rule
+   (:func:`~autotile.tuner._gpu_protocol.worth_measuring`) says the rest cannot
+   pay.
+6. The ``retime_top`` fastest are re-timed in ``retime_rounds`` interleaved
+   rounds; the winner has the lowest median.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from autotile.errors import InvalidConfigError, MeasureError
+from autotile.measure import HardwareProfile
+from autotile.space import Space
+from autotile.tuner._autotuner import PRINT_ENV, _n_programs, _tolerance
+from autotile.tuner._compile_ahead import CompilePool
+from autotile.tuner._config import LaunchConfig
+from autotile.tuner._disk_cache import source_hash
+from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
+from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
+from autotile.tuner._gpu_check import GpuChecker
+from autotile.tuner._gpu_prior import model_prior
+from autotile.tuner._gpu_protocol import Prediction, rank_by_model, worth_measuring
+from autotile.tuner._gpu_session import GpuSession
+from autotile.tuner._record import TuningRecord
+
+__all__ = ["GpuAutotuner", "as_launch_config"]
+
+
+def _verbose() -> bool:
+    return os.environ.get(PRINT_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def as_launch_config(c: Any) -> LaunchConfig:
+    """A :class:`LaunchConfig` from a LaunchConfig, a ``triton.Config`` or a flat mapping.
+
+    A ``triton.Config`` (anything with ``kwargs``, ``num_warps`` and
+    ``num_stages``) keeps its ``num_ctas``, ``maxnreg`` and ``pre_hook``.
+    """
+    if isinstance(c, LaunchConfig):
+        return c
+    if isinstance(c, Mapping):
+        return LaunchConfig.from_knobs(c)
+    if hasattr(c, "kwargs") and hasattr(c, "num_warps") and hasattr(c, "num_stages"):
+        return LaunchConfig(dict(c.kwargs), num_warps=c.num_warps, num_stages=c.num_stages,
+                            num_ctas=getattr(c, "num_ctas", 1) or 1,
+                            maxnreg=getattr(c, "maxnreg", None),
+                            pre_hook=getattr(c, "pre_hook", None))
+    raise InvalidConfigError(f"a config must be a LaunchConfig, a triton.Config or a mapping, "
+                             f"got {type(c).__name__}")
+
+
+class GpuAutotuner:
+    """A kernel that picks its best config per key by timing it on the GPU.
+
+    Built by :func:`~autotile.tuner.autotune` when the GPU backend is chosen;
+    :func:`~autotile.tuner.autotune` documents the parameters. Launch it like
+    the kernel: ``kernel[grid](*args, **kwargs)`` with device tensors.
+
+    Attributes
+    ----------
+    fn : object
+        The wrapped kernel (an autotile ``@jit`` kernel or a ``triton.jit`` function).
+    kernel : object or None
+        What runs on the device (``fn`` itself, or its ``triton.jit`` port).
+    backend : GpuBackend
+    configs, keys, cache, best_config, configs_timings, history, histories, study,
+    n_tuned, cache_hit, cache_source, bench_time
+        As :class:`~autotile.tuner.Autotuner`; ``configs_timings`` holds measured
+        seconds (the re-timed median for the leaders).
+    n_compiled, n_timed : int
+        Configs compiled and first-pass timings of the latest tuning.
+    retime_orders : list of list of LaunchConfig
+        The order of each interleaved re-timing round of the latest tuning.
+    predictions : dict of LaunchConfig to Prediction
+        The model's predictions of the latest tuning.
+    """
+
+    def __init__(self, fn: Any, backend: GpuBackend, configs: Sequence[Any] | None,
+                 key: Sequence[str], reset_to_zero: Sequence[str] | None = None,
+                 restore_value: Sequence[str] | None = None,
+                 pre_hook: Callable[..., Any] | None = None,
+                 post_hook: Callable[..., Any] | None = None,
+                 prune_configs_by: Mapping[str, Any] | None = None, warmup: Any = None,
+                 rep: Any = None, *, space: Any = None, searcher: str = "random",
+                 budget: int = 50, seed: int | None = 0, scorer: Any = None,
+                 hardware: HardwareProfile | None = None,
+                 reference: Callable[[dict[str, Any]], Any] | None = None, check: bool = True,
+                 rtol: float | None = None, atol: float | None = None,
+                 cache_dir: str | os.PathLike[str] | None = None, disk_cache: bool = True,
+                 model_prior: bool = True, prune_factor: float | None = 3.0,
+                 min_measured: int = 4, early_stop: bool = True, retime_top: int = 3,
+                 retime_rounds: int = 3, compile_ahead: bool = True,
+                 n_compile_jobs: int | None = None, compile_timeout_s: float | None = 60.0,
+                 **ignored: Any) -> None:
+        from autotile.lang import JITFunction
+
+        if not (isinstance(fn, JITFunction) or is_triton_jit(fn)):
+            raise InvalidConfigError(f"@autotune must sit above @jit or @triton.jit: it wraps a "
+                                     f"kernel, got {type(fn).__name__}")
+        self.fn, self.backend = fn, backend
+        self.base_fn = fn.fn
+        self.__name__ = getattr(fn, "__name__", fn.fn.__name__)
+        self.__doc__ = fn.fn.__doc__
+        self.arg_names = list(fn.arg_names)
+        self._constexprs = {self.arg_names[i] for i in getattr(fn, "constexprs", [])}
+        if space is not None and configs:
+            raise InvalidConfigError("pass either configs= or space=, not both")
+        if space is not None and prune_configs_by:
+            raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
+                                     "put the rules in the space's constraints")
+        self.configs = [as_launch_config(c) for c in (configs or [])]
+        if space is None and not self.configs:
+            raise InvalidConfigError(
+                f"@autotune of {self.__name__!r} needs candidates: pass a non-empty configs= "
+                f"list or space=, got configs={configs!r} and space=None")
+        self.space, self.searcher, self.seed = space, searcher, seed
+        if int(budget) != budget or budget < 1:
+            raise InvalidConfigError(f"budget must be an int >= 1, got budget={budget!r}")
+        self.budget = int(budget)
+        self.keys = self._names("key", key)
+        self.reset_to_zero = self._buffers("reset_to_zero", reset_to_zero)
+        self.restore_value = self._buffers("restore_value", restore_value)
+        pc = dict(prune_configs_by or {})
+        unknown = set(pc) - {"perf_model", "top_k", "early_config_prune"}
+        if unknown:
+            raise InvalidConfigError(f"prune_configs_by takes 'perf_model', 'top_k' and "
+                                     f"'early_config_prune', got {sorted(unknown)}")
+        self.perf_model = pc.get("perf_model")
+        self.configs_top_k = pc.get("top_k", 1.0)
+        self.early_config_prune = pc.get("early_config_prune")
+        self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        self.warmup_ms = 25.0 if warmup is None else float(warmup)
+        self.rep_ms = 100.0 if rep is None else float(rep)
+        if hardware is not None and not isinstance(hardware, HardwareProfile):
+            raise TypeError(f"@autotune of {self.__name__!r}: hardware must be a "
+                            f"HardwareProfile, got {type(hardware).__name__}")
+        self.hardware = hardware
+        self.scorer = scorer
+        self.reference, self.check = reference, bool(check)
+        self.rtol, self.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+        self.cache_dir, self.disk_cache = cache_dir, bool(disk_cache)
+        if self.disk_cache and cache_dir is not None and Path(cache_dir).exists() \
+                and not Path(cache_dir).is_dir():
+            raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
+                                     f"{str(cache_dir)!r}, which is an existing file")
+        self.model_prior = bool(model_prior)
+        if prune_factor is not None and not (isinstance(prune_factor, (int, float))
+                                             and prune_factor >= 1):
+            raise InvalidConfigError(f"prune_factor must be a number >= 1 or None, got "
+                                     f"prune_factor={prune_factor!r}")
+        self.prune_factor = None if prune_factor is None else float(prune_factor)
+        for name, v, lo in (("min_measured", min_measured, 1), ("retime_top", retime_top, 1),
+                            ("retime_rounds", retime_rounds, 1)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise InvalidConfigError(f"{name} must be an int >= {lo}, got {name}={v!r}")
+        self.min_measured, self.early_stop = min_measured, bool(early_stop)
+        self.retime_top, self.retime_rounds = retime_top, retime_rounds
+        self.compile_ahead = bool(compile_ahead) and backend.worker_fn is not None
+        n_jobs = n_compile_jobs if n_compile_jobs is not None else min(8, os.cpu_count() or 1)
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+            raise InvalidConfigError(f"n_compile_jobs must be an int >= 1, got "
+                                     f"n_compile_jobs={n_compile_jobs!r}")
+        self.n_compile_jobs = n_jobs
+        if compile_timeout_s is not None and not compile_timeout_s > 0:
+            raise InvalidConfigError(f"compile_timeout_s must be > 0 seconds or None, got "
+                                     f"compile_timeout_s={compile_timeout_s!r}")
+        self.compile_timeout_s = compile_timeout_s
+        self.kernel: Any = None
+        self.cache: dict[tuple[Any, ...], LaunchConfig] = {}
+        self.histories: dict[tuple[Any, ...], list[TuningRecord]] = {}
+        self.history: list[TuningRecord] = []
+        self.configs_timings: dict[LaunchConfig, float] = {}
+        self.predictions: dict[LaunchConfig, Prediction] = {}
+        self.best_config: LaunchConfig | None = None
+        self.study: Any = None
+        self.n_tuned = self.n_compiled = self.n_timed = 0
+        self.retime_orders: list[list[LaunchConfig]] = []
+        self.cache_hit = False
+        self.cache_source: str | None = None
+        self.bench_time = 0.0
+        self._restore_copies: dict[str, Any] = {}
+        self._source_hash = source_hash(self.base_fn)
+        self._tuned_names: set[str] = set().union(*(c.all_kwargs() for c in self.configs))
+
+    def __repr__(self) -> str:
+        form = f"space={self.space!r}" if self.space is not None else f"{len(self.configs)} configs"
+        return f"GpuAutotuner({self.__name__!r}, {form}, key={self.keys}, backend={self.backend!r})"
+
+    def _names(self, what: str, names: Sequence[str] | None) -> list[str]:
+        out = list(names or [])
+        bad = [n for n in out if n not in self.arg_names]
+        if bad:
+            raise InvalidConfigError(f"{what} must name kernel parameters {self.arg_names}, "
+                                     f"got {bad}")
+        return out
+
+    def _buffers(self, what: str, names: Sequence[str] | None) -> list[str]:
+        out = self._names(what, names)
+        for n in out:
+            if n in self._constexprs:
+                raise InvalidConfigError(
+                    f"{what} must name tensor (pointer) arguments of kernel {self.__name__!r}, "
+                    f"got {n!r}, a tl.constexpr parameter")
+        return out
+
+    # -- hooks (Triton's defaults, on device tensors) ----------------------------------
+    def pre_hook(self, kwargs: dict[str, Any], reset_only: bool = False) -> None:
+        """The user's ``pre_hook``, else zero ``reset_to_zero`` and save ``restore_value``."""
+        if self.user_pre_hook is not None:
+            if not reset_only:
+                self.user_pre_hook(kwargs)
+            elif "reset_only" in inspect.signature(self.user_pre_hook).parameters:
+                self.user_pre_hook(kwargs, reset_only=True)
+            return
+        for name in self.reset_to_zero:
+            if kwargs.get(name) is not None:
+                self.backend.zero_(kwargs[name])
+        if not reset_only:
+            self._restore_copies = {n: self.backend.clone(kwargs[n]) for n in self.restore_value
+                                    if kwargs.get(n) is not None}
+
+    def post_hook(self, kwargs: dict[str, Any], exception: BaseException | None) -> None:
+        """The user's ``post_hook``, else copy the saved ``restore_value`` tensors back."""
+        if self.user_post_hook is not None:
+            self.user_post_hook(kwargs, exception)
+            return
+        for name, saved in self._restore_copies.items():
+            self.backend.copy_(kwargs[name], saved)
+        self._restore_copies = {}
+
+    # -- launch -----------------------------------------------------------------------
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        def launcher(*args: Any, **kwargs: Any) -> None:
+            self.run(*args, grid=grid, **kwargs)
+
+        return launcher
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        named = dict(zip(self.arg_names, args))
+        named.update({k: v for k, v in kwargs.items() if k in self.arg_names})
+        for p in inspect.signature(self.base_fn).parameters.values():
+            if p.name not in named and p.default is not inspect.Parameter.empty:
+                named[p.name] = p.default
+        return named
+
+    def tuning_key(self, named: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The ``key`` values, then ``str(dtype)`` of every argument with a dtype (as Triton)."""
+        k: list[Any] = [named[n] for n in self.keys if n in named]
+        k += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
+        return tuple(k)
+
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> None:
+        """Tune on a new key (GPU timings), then launch the best config.
+
+        Raises
+        ------
+        InvalidConfigError
+            If a keyword argument is also a tuned meta-parameter, or an
+            argument named by ``reset_to_zero``/``restore_value`` is not a tensor.
+        MeasureError
+            If no candidate is valid (the message lists each reason).
+        """
+        if self.kernel is None:
+            self.kernel = self.backend.kernel(self.fn)
+        named = self._bind(args, kwargs)
+        conflicts = sorted(set(kwargs) & self._tuned_names)
+        if conflicts:
+            raise InvalidConfigError(
+                f"Conflicting meta-parameters: {', '.join(conflicts)}. Make sure that you "
+                f"don't re-define auto-tuned symbols.")
+        for what, names in (("reset_to_zero", self.reset_to_zero),
+                            ("restore_value", self.restore_value)):
+            for n in names:
+                if n in named and named[n] is not None and not self.backend.is_tensor(named[n]):
+                    raise InvalidConfigError(
+                        f"{what} must name tensor (pointer) arguments of kernel "
+                        f"{self.__name__!r}, got {n!r} = {named[n]!r} "
+                        f"({type(named[n]).__name__})")
+        key = self.tuning_key(named)
+        config = self.cache.get(key)
+        self.cache_hit = config is not None
+        self.cache_source = "memory" if config is not None else None
+        if config is None:
+            config = self._tune(key, named, grid, args, kwargs)
+        self.best_config = config
+        if config.pre_hook is not None:
+            config.pre_hook({**named, **config.all_kwargs()})
+        self.backend.launch(self.kernel, grid, args, {**kwargs, **config.all_kwargs()})
+
+    def clear_cache(self) -> None:
+        """Forget the in-memory tunings (the disk cache stays)."""
+        self.cache.clear()
+        self.histories.clear()
+
+    # -- candidates -------------------------------------------------------------------
+    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
+        """Triton's ``early_config_prune`` then ``perf_model``/``top_k``.
+
+        Raises
+        ------
+        MeasureError
+            If ``early_config_prune`` returns no config.
+        InvalidConfigError
+            If ``top_k`` is neither an int nor a float ``<= 1``.
+        """
+        pruned = list(self.configs)
+        if self.early_config_prune is not None:
+            pruned = [as_launch_config(c)
+                      for c in self.early_config_prune(self.configs, nargs, **kwargs)]
+            if not pruned:
+                raise MeasureError("No valid autotuner configs after pruning: "
+                                   "early_config_prune must return at least one config")
+        if self.perf_model is not None:
+            top_k = self.configs_top_k
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = max(1, int(len(pruned) * top_k))
+            elif not isinstance(top_k, int):
+                raise InvalidConfigError(f"top_k must be an int or a float <= 1.0, got "
+                                         f"top_k={top_k!r}")
+            if len(pruned) > top_k:
+                est = {c: self.perf_model(**{**nargs, **kwargs, **c.all_kwargs()})
+                       for c in pruned}
+                pruned = sorted(pruned, key=lambda c: est[c])[:top_k]
+        return pruned
+
+    def predict(self, candidates: Sequence[LaunchConfig], named: Mapping[str, Any],
+                grid: Any) -> dict[LaunchConfig, Prediction]:
+        """The model's prediction of each candidate at the call's shape (no device use).
+
+        See :meth:`model`; empty when ``model_prior=False`` or no model applies.
+        """
+        model = self.model(named, grid)
+        return {} if model is None else {c: model(c) for c in candidates}
+
+    def model(self, named: Mapping[str, Any], grid: Any
+              ) -> Callable[[LaunchConfig], Prediction] | None:
+        """The prior of one tuning (:func:`~autotile.tuner._gpu_prior.model_prior`), or None.
+
+        None when ``model_prior=False`` or no model can be built for the kernel.
+        """
+        if not self.model_prior:
+            return None
+        return model_prior(self.fn, self.scorer, self.hardware, self.backend.device_name(),
+                           named, grid, verbose=_verbose())
+
+    def _space_for(self, named: Mapping[str, Any]) -> Space:
+        sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
+        if not isinstance(sp, Space):
+            raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
+        return sp
+
+    # -- disk cache -------------------------------------------------------------------
+    def _records_cache(self) -> ConfigRecordCache:
+        return ConfigRecordCache(
+            self.__name__, self._source_hash, self.backend.device_name(), self.backend.version(),
+            f"check={self.check},reference={self.reference is not None},rtol={self.rtol},"
+            f"atol={self.atol}", self.cache_dir, self.disk_cache)
+
+    # -- tuning -----------------------------------------------------------------------
+    def _session(self, named: dict[str, Any], grid: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> GpuSession:
+        checker = GpuChecker(self.backend, named, self.reference, self.rtol, self.atol) \
+            if self.check else None
+        return GpuSession(self.backend, self.kernel, grid, args, kwargs, named, self.pre_hook,
+                          self.post_hook, checker, self.warmup_ms, self.rep_ms)
+
+    def _pool(self) -> CompilePool | None:
+        if not self.compile_ahead:
+            return None
+        assert self.backend.worker_fn is not None
+        return CompilePool(self.backend.worker_fn, n_jobs=self.n_compile_jobs,
+                           timeout_s=self.compile_timeout_s, init_fn=self.backend.worker_init,
+                           mp_context=self.backend.mp_context)
+
+    def _tune(self, key: tuple[Any, ...], named: dict[str, Any], grid: Any,
+              args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchConfig:
+        t0 = time.perf_counter()
+        if self.space is None:
+            candidates = self.prune_configs(dict(zip(self.arg_names, args)), kwargs)
+            if len(candidates) == 1:  # as Triton: a single config is not tuned
+                self.cache[key] = candidates[0]
+                self.cache_source = "single"
+                return candidates[0]
+            if all(_n_programs(grid, named, c) == 0 for c in candidates):
+                self.cache_source = "empty"
+                return candidates[0]
+        records_cache = self._records_cache()
+        known = records_cache.load(key)
+        session = self._session(named, grid, args, kwargs)
+        if self.space is None:
+            history = self._tune_list(candidates, known, named, grid, session)
+        else:
+            history = self._tune_space(known, named, grid, session)
+        if session.checker is not None:
+            session.checker.restore()
+        self.bench_time = time.perf_counter() - t0
+        self.n_tuned += 1
+        self.n_compiled, self.n_timed = session.n_compiled, session.n_timed
+        self.retime_orders = session.retime_orders
+        self.history = history
+        self.histories[key] = history
+        self.configs_timings = {r.config: r.time_s for r in history if r.status != "pruned"}
+        ok = [r for r in history if r.status == "ok"]
+        if not ok:
+            lines = "\n".join(f"  {r.describe()}" for r in history)
+            raise MeasureError(f"no valid config for kernel {self.__name__!r} with key {key} "
+                               f"on {self.backend.device_name()}; every candidate was "
+                               f"skipped:\n{lines}")
+        best = min(ok, key=lambda r: r.time_s).config
+        self.cache[key] = best
+        fresh = [r for r in history if not r.metrics.get("from_cache")]
+        self.cache_source = "tuned" if fresh and any(r.status != "pruned" for r in fresh) \
+            else "disk"
+        self.cache_hit = self.cache_source == "disk"
+        # as Triton: zero the reset_to_zero tensors once more before the real launch
+        self.pre_hook({**named, **best.all_kwargs()}, reset_only=True)
+        records_cache.store(key, history)
+        if _verbose():
+            for r in history:
+                print(f"autotile autotuning {self.__name__}: {r.describe()}")
+            print(f"autotile autotuning for function {self.__name__} on "
+                  f"{self.backend.device_name()}, key {key}: {self.bench_time:.2f}s, "
+                  f"{session.n_compiled} compiled, {session.n_timed} timed; best config {best}")
+        return best
+
+    def _baseline(self, known: Mapping[str, Mapping[str, Any]],
+                  candidates: Sequence[LaunchConfig]) -> LaunchConfig | None:
+        """The cached best config, run once as the check's baseline (no reference given)."""
+        if self.reference is not None or not self.check:
+            return None
+        ok = [(float(d["time_s"]), d) for d in known.values()
+              if d.get("status") == "ok" and d.get("time_s") is not None]
+        if not ok:
+            return None
+        best = LaunchConfig.from_json(min(ok, key=lambda t: t[0])[1]["config"])
+        by_text = {str(c): c for c in candidates}
+        return by_text.get(str(best), best)
+
+    def _tune_list(self, candidates: list[LaunchConfig], known: Mapping[str, Any],
+                   named: dict[str, Any], grid: Any, session: GpuSession) -> list[TuningRecord]:
+        records: dict[LaunchConfig, TuningRecord] = {}
+        for c in candidates:
+            if c.pre_hook is None and str(c) in known:
+                records[c] = record_from_json(c, known[str(c)])
+        todo = [c for c in candidates if c not in records]
+        pool = self._pool() if todo else None
+        try:
+            if pool is not None:  # the workers start up while the model ranks
+                pool.start(len(todo) + 1)
+            preds = self.predict(todo, named, grid) if todo else {}
+            self.predictions = preds
+            order, pruned = rank_by_model(todo, preds, self.prune_factor)
+            for c, why in pruned.items():
+                records[c] = TuningRecord(c, "pruned", reason=why,
+                                          metrics={} if preds[c].time_s is None else
+                                          {"model_time_s": float(preds[c].time_s or 0.0)})
+            baseline = self._baseline(known, candidates) if order else None
+            to_compile = ([baseline] if baseline is not None else []) + order
+            failed = session.compile_ahead(to_compile, pool) if to_compile else {}
+        finally:
+            if pool is not None:
+                pool.close()
+        if baseline is not None and baseline not in failed and session.checker is not None:
+            # its outputs are what the new candidates are compared with (it is not timed)
+            session.checker.check(*session.check_parts(baseline))
+        pairs = [(float(r.metrics["model_time_s"]), r.time_s) for r in records.values()
+                 if r.status == "ok" and "model_time_s" in r.metrics]
+        best_s = min([r.time_s for r in records.values() if r.status == "ok"], default=math.inf)
+        measured: list[TuningRecord] = []
+        n_measured = 0
+        for i, c in enumerate(order):
+            if c in failed:
+                records[c] = failed[c]
+                continue
+            pred = preds[c].time_s if c in preds else None
+            if self.early_stop and not worth_measuring(pred, pairs, best_s, n_measured,
+                                                       self.min_measured):
+                for rest in order[i:]:
+                    records[rest] = failed.get(rest) or TuningRecord(
+                        rest, "pruned", reason=f"early stop after {n_measured} measured: the "
+                        f"model's remaining candidates, corrected by its observed error, "
+                        f"cannot beat the best measured {best_s:.4g} s",
+                        metrics={} if preds.get(rest) is None or preds[rest].time_s is None
+                        else {"model_time_s": float(preds[rest].time_s or 0.0)})
+                break
+            rec = session.measure(c, pred)
+            n_measured += 1
+            records[c] = rec
+            if rec.status == "ok":
+                measured.append(rec)
+                best_s = min(best_s, rec.time_s)
+                if pred is not None:
+                    pairs.append((pred, rec.time_s))
+        self._retime(session, measured, records)
+        return [records[c] for c in candidates if c in records]
+
+    def _retime(self, session: GpuSession, measured: Sequence[TuningRecord],
+                records: dict[LaunchConfig, TuningRecord]) -> None:
+        if len(measured) < 2:
+            return
+        top = sorted(measured, key=lambda r: r.time_s)[:self.retime_top]
+        rng = np.random.default_rng(self.seed)
+        for r in session.retime(top, self.retime_rounds, rng):
+            records[r.config] = r
+
+    def _tune_space(self, known: Mapping[str, Any], named: dict[str, Any], grid: Any,
+                    session: GpuSession) -> list[TuningRecord]:
+        from autotile.tuner._gpu_space import search_space
+
+        return search_space(self, known, named, grid, session)

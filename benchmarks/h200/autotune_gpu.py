@@ -1,0 +1,331 @@
+"""``autotile.autotune`` on a GPU against ``triton.autotune``: tutorial 03's matmul, H200.
+
+For each shape (``--shapes``), from a cold Triton cache each time (a fresh
+``TRITON_CACHE_DIR`` and a freshly ported ``triton.jit`` function per tuner
+run, so no compiled kernel is reused in memory or on disk):
+
+(a) tune the library matmul kernel (``autotile.kernels.matmul_kernel``, the
+    tutorial's kernel written in ``autotile.lang``, run under ``triton.jit``)
+    over tutorial 03's 16 configs, once with ``autotile.autotune`` (default
+    settings, ``backend="gpu"``, an empty autotile disk cache) and once with
+    ``triton.autotune``: tuning wall time of the first call, configs
+    compiled / timed, the picked config;
+(b) time both picks, each of the 16 configs and ``torch.matmul`` (cuBLAS) in
+    ``--rounds`` interleaved rounds (a fresh random order each round), each
+    timing a ``triton.testing.do_bench`` median (L2 flushed).
+
+Writes to ``--out`` (the device's ``$OUT``), row by row as results arrive:
+``autotune_gpu_tuning.csv`` (one row per tuner run), ``autotune_gpu_history.csv``
+(every autotile candidate's record), ``autotune_gpu_rounds.csv`` (every timing),
+``autotune_gpu_summary.csv`` (per shape and candidate: median, TFLOP/s, % of the
+best tutorial config, % of cuBLAS) and ``autotune_gpu_env.json``. A failed shape
+is logged and skipped; the script stops starting new work past ``--deadline-s``.
+Needs torch and triton (and a CUDA device), not optuna::
+
+    python benchmarks/h200/autotune_gpu.py --out $OUT
+    python benchmarks/h200/autotune_gpu.py --out $OUT --shapes 4096x4096x4096:float16 --rounds 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.h200.h200_configs import TUTORIAL_CONFIGS  # noqa: E402
+
+#: Default problems: (M, N, K, dtype). Square, small M with N >> M, deep K in bf16, and
+#: sizes that are not multiples of 128.
+DEFAULT_SHAPES = "4096x4096x4096:float16,512x8192x8192:float16," \
+                 "4096x4096x16384:bfloat16,3000x5000x2000:float16"
+
+T0 = time.perf_counter()
+
+
+def log(*parts: Any) -> None:
+    print(f"[{time.perf_counter() - T0:7.1f}s]", *parts, flush=True)
+
+
+def parse_shapes(text: str) -> list[tuple[int, int, int, str]]:
+    out = []
+    for item in text.split(","):
+        dims, _, dtype = item.strip().partition(":")
+        m, n, k = (int(v) for v in dims.lower().split("x"))
+        out.append((m, n, k, dtype or "float16"))
+    return out
+
+
+class CsvOut:
+    """A CSV file written row by row (header from the first row's keys)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fields: list[str] | None = None
+
+    def write(self, row: dict[str, Any]) -> None:
+        new = self.fields is None
+        if new:
+            self.fields = list(row)
+        with self.path.open("a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=self.fields, extrasaction="ignore")
+            if new:
+                w.writeheader()
+            w.writerow(row)
+
+
+def tutorial_launch_configs() -> list[Any]:
+    from autotile.tuner import LaunchConfig
+
+    return [LaunchConfig({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": g},
+                         num_warps=w, num_stages=s)
+            for bm, bn, bk, g, s, w in TUTORIAL_CONFIGS]
+
+
+def config_text(c: Any) -> str:
+    kw = c.kwargs
+    return (f"{kw['BLOCK_M']}x{kw['BLOCK_N']}x{kw['BLOCK_K']} G{kw['GROUP_M']} "
+            f"w{c.num_warps} s{c.num_stages}")
+
+
+def fresh_triton_cache() -> str:
+    d = tempfile.mkdtemp(prefix="triton_cache_")
+    os.environ["TRITON_CACHE_DIR"] = d
+    return d
+
+
+def matmul_grid(meta: dict[str, Any]) -> tuple[int]:
+    return (-(-meta["M"] // meta["BLOCK_M"]) * -(-meta["N"] // meta["BLOCK_N"]),)
+
+
+def launch_args(a: Any, b: Any, c: Any) -> tuple[Any, ...]:
+    M, K = a.shape
+    N = b.shape[1]
+    return (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+            c.stride(0), c.stride(1))
+
+
+def tune_autotile(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut, history: CsvOut
+                  ) -> Any:
+    import torch
+
+    from autotile.kernels import matmul_kernel
+    from autotile.tuner import autotune
+
+    cache = fresh_triton_cache()
+    tuner = autotune(configs=tutorial_launch_configs(), key=["M", "N", "K"], backend="gpu",
+                     cache_dir=tempfile.mkdtemp(prefix="autotile_cache_"))(matmul_kernel)
+    c.zero_()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tuner[matmul_grid](*launch_args(a, b, c), PID_ORDER="grouped")
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    err = rel_error(c, a, b)
+    counts = {s: sum(r.status == s for r in tuner.history)
+              for s in ("ok", "pruned", "infeasible", "failed", "wrong")}
+    best = tuner.best_config
+    tuning.write({"shape": shape_id, "tuner": "autotile", "wall_s": wall,
+                  "n_compiled": tuner.n_compiled, "n_timed": tuner.n_timed,
+                  "n_retimed": sum(len(o) for o in tuner.retime_orders),
+                  "pick": config_text(best), "pick_time_s": tuner.configs_timings.get(best),
+                  "rel_error": err, **{f"n_{k}": v for k, v in counts.items()},
+                  "triton_cache": cache})
+    for r in tuner.history:
+        history.write({"shape": shape_id, "config": config_text(r.config), "status": r.status,
+                       "time_s": r.time_s if math.isfinite(r.time_s) else "",
+                       "model_time_s": r.metrics.get("model_time_s", ""),
+                       "first_time_s": r.metrics.get("first_time_s", ""),
+                       "retime_median_s": r.metrics.get("retime_median_s", ""),
+                       "compile_s": r.metrics.get("compile_s", ""),
+                       "reason": (r.reason or "")[:300]})
+    log(f"{shape_id} autotile: {wall:.2f}s, compiled {tuner.n_compiled}, timed "
+        f"{tuner.n_timed}, pick {config_text(best)}, statuses {counts}, rel err {err:.2e}")
+    return best
+
+
+def tune_triton(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut) -> tuple[Any, Any]:
+    import torch
+    import triton
+
+    from autotile.kernels import matmul_kernel
+    from autotile.measure.gpu import port_to_triton
+    from autotile.tuner import LaunchConfig
+
+    cache = fresh_triton_cache()
+    kern = port_to_triton([matmul_kernel]).matmul_kernel
+    configs = [triton.Config(dict(lc.kwargs), num_warps=lc.num_warps, num_stages=lc.num_stages)
+               for lc in tutorial_launch_configs()]
+    tuned = triton.autotune(configs=configs, key=["M", "N", "K"])(kern)
+    c.zero_()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tuned[matmul_grid](*launch_args(a, b, c), PID_ORDER="grouped")
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    err = rel_error(c, a, b)
+    bc = tuned.best_config
+    best = LaunchConfig(dict(bc.kwargs), num_warps=bc.num_warps, num_stages=bc.num_stages)
+    timings = getattr(tuned, "configs_timings", {}) or {}
+    n_inf = sum(1 for v in timings.values()
+                if not math.isfinite(v[0] if isinstance(v, (list, tuple)) else v))
+    tuning.write({"shape": shape_id, "tuner": "triton", "wall_s": wall,
+                  "n_compiled": len(configs), "n_timed": len(timings), "n_retimed": 0,
+                  "pick": config_text(best), "pick_time_s": "", "rel_error": err,
+                  "n_ok": len(timings) - n_inf, "n_pruned": 0, "n_infeasible": n_inf,
+                  "n_failed": 0, "n_wrong": "", "triton_cache": cache})
+    log(f"{shape_id} triton.autotune: {wall:.2f}s, timed {len(timings)} ({n_inf} inf), pick "
+        f"{config_text(best)}, rel err {err:.2e}")
+    return best, kern
+
+
+def rel_error(c: Any, a: Any, b: Any) -> float:
+    ref = (a.float() @ b.float())
+    return float((c.float() - ref).norm() / ref.norm())
+
+
+def time_rounds(a: Any, b: Any, c: Any, kern: Any, picks: dict[str, Any], shape: tuple[int, ...],
+                shape_id: str, n_rounds: int, warmup_ms: float, rep_ms: float, seed: int,
+                rounds_out: CsvOut, summary_out: CsvOut) -> None:
+    import numpy as np
+    import torch
+    import triton
+    import triton.testing
+
+    M, N, K = shape[:3]
+    flops = 2.0 * M * N * K
+    args = launch_args(a, b, c)
+    items: dict[str, Any] = {}
+    for i, cfg in enumerate(tutorial_launch_configs()):
+        items[f"tutorial_{i:02d}"] = cfg
+    for name, cfg in picks.items():
+        items[name] = cfg
+    fns: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for name, cfg in items.items():
+        def fn(cfg: Any = cfg) -> None:
+            kern[matmul_grid](*args, PID_ORDER="grouped", **cfg.kwargs, num_warps=cfg.num_warps,
+                              num_stages=cfg.num_stages)
+        try:
+            fn()
+            torch.cuda.synchronize()
+            fns[name] = fn
+        except Exception as exc:  # noqa: BLE001 - out of resources etc.
+            skipped[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    fns["cublas"] = lambda: torch.matmul(a, b, out=c)
+    rng = np.random.default_rng(seed)
+    names = list(fns)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(n_rounds):
+        for j in rng.permutation(len(names)):
+            name = names[j]
+            q = triton.testing.do_bench(fns[name], warmup=warmup_ms, rep=rep_ms,
+                                        quantiles=[0.5, 0.2, 0.8])
+            ms = float(q[0])
+            times[name].append(ms)
+            cfg = items.get(name)
+            rounds_out.write({"shape": shape_id, "round": r, "name": name,
+                              "config": config_text(cfg) if cfg is not None else "cuBLAS",
+                              "ms": ms, "p20_ms": float(q[1]), "p80_ms": float(q[2]),
+                              "tflops": flops / (ms * 1e-3) / 1e12})
+        log(f"{shape_id} round {r + 1}/{n_rounds} done")
+    med = {n: float(np.median(v)) for n, v in times.items()}
+    tut = [med[n] for n in med if n.startswith("tutorial_")]
+    best_tut = min(tut) if tut else math.nan
+    for name in list(items) + ["cublas"]:
+        cfg = items.get(name)
+        row = {"shape": shape_id, "name": name,
+               "config": config_text(cfg) if cfg is not None else "cuBLAS"}
+        if name in skipped:
+            summary_out.write({**row, "median_ms": "", "tflops": "",
+                               "pct_of_best_tutorial": "", "pct_of_cublas": "",
+                               "error": skipped[name]})
+            continue
+        m = med[name]
+        summary_out.write({**row, "median_ms": m, "tflops": flops / (m * 1e-3) / 1e12,
+                           "pct_of_best_tutorial": 100.0 * best_tut / m,
+                           "pct_of_cublas": 100.0 * med["cublas"] / m, "error": ""})
+    for name in picks:
+        if name in med:
+            log(f"{shape_id} {name}: {med[name]:.4f} ms = "
+                f"{100 * best_tut / med[name]:.1f}% of the best tutorial config, "
+                f"{100 * med['cublas'] / med[name]:.1f}% of cuBLAS")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "out")))
+    p.add_argument("--shapes", default=DEFAULT_SHAPES,
+                   help="comma-separated MxNxK:dtype (dtype float16 or bfloat16)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--warmup-ms", type=float, default=10.0)
+    p.add_argument("--rep-ms", type=float, default=50.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--deadline-s", type=float, default=270.0,
+                   help="start no new shape (or part) after this many seconds")
+    args = p.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    import torch
+    import triton
+
+    env = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__,
+           "torch": torch.__version__, "cuda": torch.version.cuda, "shapes": args.shapes,
+           "rounds": args.rounds, "warmup_ms": args.warmup_ms, "rep_ms": args.rep_ms,
+           "n_cpus": os.cpu_count()}
+    try:
+        import optuna  # noqa: F401
+        env["optuna"] = True
+    except ImportError:
+        env["optuna"] = False
+    (args.out / "autotune_gpu_env.json").write_text(json.dumps(env, indent=1))
+    log("env", env)
+    tuning = CsvOut(args.out / "autotune_gpu_tuning.csv")
+    history = CsvOut(args.out / "autotune_gpu_history.csv")
+    rounds_out = CsvOut(args.out / "autotune_gpu_rounds.csv")
+    summary = CsvOut(args.out / "autotune_gpu_summary.csv")
+    n_failed = 0
+    for i, (M, N, K, dtype) in enumerate(parse_shapes(args.shapes)):
+        shape_id = f"{M}x{N}x{K}:{dtype}"
+        if time.perf_counter() - T0 > args.deadline_s:
+            log(f"{shape_id}: skipped, past --deadline-s={args.deadline_s:g}")
+            continue
+        try:
+            torch.manual_seed(args.seed)
+            dt = getattr(torch, dtype)
+            a = torch.randn((M, K), device="cuda", dtype=dt)
+            b = torch.randn((K, N), device="cuda", dtype=dt)
+            c = torch.empty((M, N), device="cuda", dtype=dt)
+            picks: dict[str, Any] = {}
+            # the two tuners take turns going first (the GPU warms up under the first)
+            for which in (("autotile", "triton") if i % 2 == 0 else ("triton", "autotile")):
+                if which == "autotile":
+                    picks["autotile_pick"] = tune_autotile(a, b, c, shape_id, tuning, history)
+                else:
+                    picks["triton_pick"], kern = tune_triton(a, b, c, shape_id, tuning)
+            if time.perf_counter() - T0 > args.deadline_s:
+                log(f"{shape_id}: rounds skipped, past --deadline-s")
+                continue
+            time_rounds(a, b, c, kern, dict(sorted(picks.items())), (M, N, K), shape_id,
+                        args.rounds,
+                        args.warmup_ms, args.rep_ms, args.seed, rounds_out, summary)
+        except Exception:  # noqa: BLE001 - log the shape and go on
+            n_failed += 1
+            log(f"{shape_id} FAILED:\n{traceback.format_exc()}")
+        finally:
+            torch.cuda.empty_cache()
+    log(f"done; {n_failed} shape(s) failed; CSVs in {args.out}")
+    return 1 if n_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

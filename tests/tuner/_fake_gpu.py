@@ -1,0 +1,184 @@
+"""A simulated GPU for the GPU path of ``@autotune``: NumPy arrays as tensors, scripted times.
+
+``FakeBackend`` runs kernels in autotile's interpreter (an autotile ``@jit``
+kernel) or as plain Python (``FakeTritonKernel``, duck-typed like a
+``triton.jit`` function), and answers ``bench`` with a time computed from the
+meta-parameters of the last launch. It simulates compile errors, compile
+times (in the worker processes of the compile pool), ``OutOfResources`` at
+launch, and logs every compile, launch and timing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from autotile.tuner import GpuBackend, LaunchConfig
+from autotile.tuner._check import compare_outputs, poison
+from autotile.tuner._gpu_backend import loosest_tolerance
+
+
+class OutOfResources(Exception):
+    """Named like ``triton.runtime.errors.OutOfResources``."""
+
+
+def meta_key(meta: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The tuned part of a launch's keyword arguments, as a sortable key."""
+    return tuple(sorted((k, v) for k, v in meta.items() if k.isupper() or k in (
+        "num_warps", "num_stages")))
+
+
+def compile_job_worker(job: Mapping[str, Any]) -> None:
+    """Worker of the compile pool: sleep the config's compile time, raise its error."""
+    time.sleep(job["sleep_s"])
+    if job["error"] == "OutOfResources":
+        raise OutOfResources("out of resource: shared memory, Required: 300000")
+    if job["error"]:
+        raise RuntimeError(job["error"])
+
+
+class FakeTritonKernel:
+    """Duck-typed ``triton.jit`` function: ``fn``, ``arg_names``, ``constexprs``, ``run``...
+
+    ``body(**named)`` does the work on NumPy arrays.
+    """
+
+    def __init__(self, fn: Callable[..., Any], body: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.body = body
+        self.__name__ = fn.__name__
+        params = list(inspect.signature(fn).parameters.values())
+        self.arg_names = [p.name for p in params]
+        self.constexprs = [i for i, p in enumerate(params) if "constexpr" in str(p.annotation)]
+        self.launches: list[dict[str, Any]] = []
+
+    def warmup(self, *args: Any, grid: Any, **kwargs: Any) -> None:
+        return None
+
+    def run(self, *args: Any, grid: Any, warmup: bool = False, **kwargs: Any) -> None:
+        named = dict(zip(self.arg_names, args))
+        named.update(kwargs)
+        self.launches.append(dict(named))
+        self.body(**{k: v for k, v in named.items() if k in self.arg_names})
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+
+class FakeBackend(GpuBackend):
+    """A simulated GPU.
+
+    Parameters
+    ----------
+    time_of : callable
+        ``time_of(meta) -> seconds`` of a launch's keyword arguments; called
+        once per ``bench``. A list of times per meta key can be scripted with
+        ``sequences`` instead.
+    sequences : dict, optional
+        ``meta_key(meta) -> [t0, t1, ...]``: successive ``bench`` results.
+    compile_errors : dict, optional
+        ``BLOCK value -> "OutOfResources" | message`` raised when compiling.
+    compile_sleep_s : dict, optional
+        ``BLOCK value -> seconds`` a worker sleeps compiling it.
+    launch_errors : dict, optional
+        ``BLOCK value -> exception`` raised by a launch.
+    ahead : bool
+        Whether the compile pool is used (``worker_fn``).
+    """
+
+    mp_context = "fork"
+
+    def __init__(self, time_of: Callable[[Mapping[str, Any]], float] | None = None,
+                 sequences: dict[tuple[Any, ...], list[float]] | None = None,
+                 device: str = "Fake H200", version: str = "3.4.0",
+                 compile_errors: dict[Any, str] | None = None,
+                 compile_sleep_s: dict[Any, float] | None = None,
+                 launch_errors: dict[Any, BaseException] | None = None, ahead: bool = False,
+                 knob: str = "BLOCK") -> None:
+        self.time_of = time_of or (lambda meta: 1e-3)
+        self.sequences = {k: list(v) for k, v in (sequences or {}).items()}
+        self.device, self.ver = device, version
+        self.compile_errors = compile_errors or {}
+        self.compile_sleep_s = compile_sleep_s or {}
+        self.launch_errors = launch_errors or {}
+        self.knob = knob
+        self.worker_fn = compile_job_worker if ahead else None
+        self.compiled: list[Any] = []
+        self.jobs: list[Any] = []
+        self.launched: list[Any] = []
+        self.benched: list[Any] = []
+        self.n_clones = 0
+        self._last: Mapping[str, Any] = {}
+
+    def device_name(self) -> str:
+        return self.device
+
+    def version(self) -> str:
+        return self.ver
+
+    def kernel(self, fn: Any) -> Any:
+        return fn
+
+    def compile_job(self, kernel: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                    grid: tuple[int, ...], config: LaunchConfig) -> Any:
+        v = config.kwargs.get(self.knob)
+        self.jobs.append(v)
+        return {"sleep_s": self.compile_sleep_s.get(v, 0.0),
+                "error": self.compile_errors.get(v)}
+
+    def compile(self, kernel: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                grid: Any, config: LaunchConfig) -> None:
+        v = config.kwargs.get(self.knob)
+        self.compiled.append(v)
+        err = self.compile_errors.get(v)
+        if err == "OutOfResources":
+            raise OutOfResources("out of resource: shared memory, Required: 300000")
+        if err:
+            raise RuntimeError(err)
+
+    def launch(self, kernel: Any, grid: Any, args: tuple[Any, ...],
+               kwargs: Mapping[str, Any]) -> None:
+        v = kwargs.get(self.knob)
+        self.launched.append(v)
+        self._last = dict(kwargs)
+        if v in self.launch_errors:
+            raise self.launch_errors[v]
+        kernel[grid](*args, **kwargs)
+
+    def bench(self, call: Callable[[], Any], warmup_ms: float, rep_ms: float) -> float:
+        call()
+        meta = self._last
+        self.benched.append(meta.get(self.knob))
+        seq = self.sequences.get(meta_key(meta))
+        if seq:
+            return seq.pop(0)
+        return float(self.time_of(meta))
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, np.ndarray)
+
+    def zero_(self, t: Any) -> None:
+        t[...] = 0
+
+    def clone(self, t: Any) -> Any:
+        self.n_clones += 1
+        return t.copy()
+
+    def copy_(self, dst: Any, src: Any) -> None:
+        np.copyto(dst, src)
+
+    def poison_(self, t: Any) -> None:
+        poison(t)
+
+    def equal(self, a: Any, b: Any) -> bool:
+        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+
+    def mismatch(self, name: str, got: Any, want: Any, rtol: float | None,
+                 atol: float | None) -> str | None:
+        r0, a0 = loosest_tolerance(str(got.dtype), str(np.asarray(want).dtype))
+        return compare_outputs({name: got}, {name: np.asarray(want)},
+                               r0 if rtol is None else rtol, a0 if atol is None else atol)

@@ -1,0 +1,246 @@
+"""The GPU tuning protocol: model prior and pruning, early stop, compile ahead under a limit."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from autotile.measure import MeasureResult
+from autotile.space import Choice, Space
+from autotile.tuner import CompilePool, LaunchConfig, autotune
+from autotile.tuner._gpu_protocol import (
+    Prediction,
+    interleaved_retime,
+    median,
+    rank_by_model,
+    worth_measuring,
+)
+from tests.tuner._fake_gpu import FakeBackend, compile_job_worker
+from tests.tuner.test_gpu_autotune import CONFIGS, _data, _time, double_kernel, grid
+
+#: the model's predictions: BLOCK 16 cannot launch, 128 is 4x the best (64)
+PREDS = {16: None, 32: 2e-3, 64: 1e-3, 128: 4e-3}
+
+
+def scorer(config, args):
+    b = config.kwargs["BLOCK"]
+    if PREDS[b] is None:
+        return MeasureResult(str(config), "infeasible", {}, 0.0, "shared memory 300000 B > "
+                                                                 "232448 B")
+    return PREDS[b]
+
+
+def test_rank_by_model_orders_and_prunes():
+    preds = {"a": Prediction(3.0), "b": Prediction(1.0), "c": Prediction(None, "smem"),
+             "d": Prediction(None), "e": Prediction(3.5)}
+    order, pruned = rank_by_model(list("abcde"), preds, prune_factor=3.0)
+    assert order == ["b", "a", "d"]
+    assert pruned["c"] == "the GPU model says it cannot launch: smem"
+    assert pruned["e"] == ("the GPU model predicts 3.5 s, 3.50x its best candidate (1 s) > "
+                           "prune_factor=3")
+    order, pruned = rank_by_model(list("abcde"), preds, prune_factor=None)
+    assert order == ["b", "a", "e", "d"] and list(pruned) == ["c"]
+    # a model with no finite prediction says nothing: the user's order, nothing pruned
+    order, pruned = rank_by_model(list("cd"), preds, prune_factor=3.0)
+    assert order == ["c", "d"] and pruned == {}
+
+
+def test_worth_measuring_rule():
+    assert worth_measuring(5.0, [(1.0, 1.0)], 1.0, n_measured=1, min_measured=2)
+    assert worth_measuring(None, [(1.0, 1.0), (2.0, 2.0)], 1.0, 2, 2)
+    # a perfect model (constant ratio 1.5) stops at once
+    assert not worth_measuring(1.3, [(1.0, 1.5), (1.2, 1.8)], 1.5, 2, 2)
+    # ratios 1.5 and 1.0: r_mid 1.25, spread 1.5 -> optimistic 1.3 * 1.25 / 1.5 = 1.083
+    assert worth_measuring(1.3, [(1.0, 1.5), (1.2, 1.2)], 1.2, 2, 2)
+    assert not worth_measuring(1.5, [(1.0, 1.5), (1.2, 1.2)], 1.2, 2, 2)  # 1.25 >= 1.2
+
+
+def test_median_and_interleaved_rounds():
+    assert median([3.0, 1.0, 2.0]) == 2.0 and median([1.0, 2.0, 3.0, 10.0]) == 2.5
+    log = []
+    calls = {c: (lambda c=c: log.append(c) or float(ord(c))) for c in "abc"}
+    times, orders = interleaved_retime(calls, 4, np.random.default_rng(1))
+    assert len(orders) == 4 and all(sorted(o) == ["a", "b", "c"] for o in orders)
+    assert log == [c for o in orders for c in o]  # each round runs in its own order
+    assert times == {c: [float(ord(c))] * 4 for c in "abc"}
+
+
+def test_model_prunes_infeasible_and_far_off_configs_before_compiling():
+    be = FakeBackend(_time)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, scorer=scorer, disk_cache=False,
+                 compile_ahead=False)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert rec[16].status == "pruned" and "cannot launch: shared memory 300000 B" in rec[16].reason
+    assert rec[128].status == "pruned" and "4.00x its best candidate" in rec[128].reason
+    assert rec[128].metrics["model_time_s"] == 4e-3
+    assert be.compiled == [64, 32]  # model order, pruned ones never compiled
+    assert be.benched[:2] == [64, 32]
+    assert k.best_config.kwargs["BLOCK"] == 64
+    assert rec[64].metrics["model_time_s"] == 1e-3
+    # the history keeps the user's order
+    assert [r.config.kwargs["BLOCK"] for r in k.history] == [16, 32, 64, 128]
+
+
+def test_prune_factor_is_an_option():
+    be = FakeBackend(_time)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, scorer=scorer, disk_cache=False,
+                 compile_ahead=False, prune_factor=None, early_stop=False)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert be.compiled == [64, 32, 128]
+    be = FakeBackend(_time)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, scorer=scorer, disk_cache=False,
+                 compile_ahead=False, model_prior=False)(double_kernel)
+    k[grid](x, y, 200)
+    assert be.compiled == [16, 32, 64, 128]
+
+
+BIG = [LaunchConfig({"BLOCK": 2 ** i}) for i in range(3, 10)]  # 8 ... 512
+
+
+def test_early_stop_after_the_models_top_when_the_model_ranks_well():
+    pred = {c.kwargs["BLOCK"]: 1e-3 * (1 + 0.1 * i) for i, c in enumerate(BIG)}
+    be = FakeBackend(lambda meta: 2 * pred[meta["BLOCK"]])  # off by 2x, same ranking
+    k = autotune(configs=BIG, key=["n"], backend=be, scorer=lambda c, a: pred[c.kwargs["BLOCK"]],
+                 disk_cache=False, compile_ahead=False, min_measured=3,
+                 prune_factor=None)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert be.benched[:3] == [8, 16, 32] and k.n_timed == 3
+    stopped = [r for r in k.history if r.status == "pruned"]
+    assert len(stopped) == 4 and all(r.reason.startswith("early stop after 3 measured")
+                                     for r in stopped)
+    assert be.compiled == [b.kwargs["BLOCK"] for b in BIG]  # all were compiled ahead
+    assert k.best_config.kwargs["BLOCK"] == 8
+
+
+def test_a_model_with_a_varying_error_measures_on():
+    pred = {c.kwargs["BLOCK"]: 1e-3 * (1 + 0.1 * i) for i, c in enumerate(BIG)}
+    real = {8: 1.5e-3, 16: 1.1e-3, 32: 1.4e-3, 64: 0.9e-3, 128: 3e-3, 256: 3e-3, 512: 3e-3}
+    be = FakeBackend(lambda meta: real[meta["BLOCK"]])
+    k = autotune(configs=BIG, key=["n"], backend=be, scorer=lambda c, a: pred[c.kwargs["BLOCK"]],
+                 disk_cache=False, compile_ahead=False, min_measured=2,
+                 prune_factor=None)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    # after 8, 16: ratios 1.5, 1.0 -> measure 32 (1.2e-3 * 1.25 / 1.5 = 1.0e-3 < 1.1e-3), ...
+    assert be.benched[:4] == [8, 16, 32, 64]
+    assert k.best_config.kwargs["BLOCK"] == 64
+    # after 64 (ratio 0.69) the spread is 2.17: 128's optimistic time 1.4e-3 * 1.08 / 2.17
+    # = 0.70e-3 < 0.9e-3, and 128's ratio 2.1 widens it further: all seven are measured
+    assert sum(r.status == "ok" for r in k.history) == 7
+    be2 = FakeBackend(lambda meta: real[meta["BLOCK"]])
+    k2 = autotune(configs=BIG, key=["n"], backend=be2, disk_cache=False, compile_ahead=False,
+                  scorer=lambda c, a: pred[c.kwargs["BLOCK"]], early_stop=False,
+                  retime_top=1)(double_kernel)
+    k2[grid](x, y, 200)
+    assert be2.benched[:7] == [8, 16, 32, 64, 128, 256, 512]
+
+
+# -- compile ahead ---------------------------------------------------------------------
+def test_compile_pool_limits_each_job_and_keeps_going():
+    jobs = [{"sleep_s": 0.05, "error": None}, {"sleep_s": 30.0, "error": None},
+            {"sleep_s": 0.05, "error": "OutOfResources"}, {"sleep_s": 0.05, "error": "boom"},
+            {"sleep_s": 0.05, "error": None}]
+    t0 = time.perf_counter()
+    with CompilePool(compile_job_worker, n_jobs=2, timeout_s=1.0, mp_context="fork") as pool:
+        out = pool.run(jobs)
+        again = pool.run(jobs[:1])
+    assert time.perf_counter() - t0 < 15
+    assert [o.status for o in out] == ["ok", "timeout", "error", "error", "ok"]
+    assert out[1].error == "compile took longer than 1 s (compile_timeout_s); stopped"
+    assert 1.0 <= out[1].compile_s < 3.0
+    assert out[2].error_types[0] == "OutOfResources"
+    assert out[3].error == "RuntimeError: boom"
+    assert [o.status for o in again] == ["ok"]
+
+
+def test_compile_pool_spawn_start_method():
+    with CompilePool(compile_job_worker, n_jobs=1, timeout_s=30.0) as pool:
+        out = pool.run([{"sleep_s": 0.0, "error": "x"}])
+    assert out[0].status == "error" and out[0].error == "RuntimeError: x"
+
+
+def test_ahead_compile_timeouts_and_resource_errors_become_records():
+    be = FakeBackend(_time, ahead=True, compile_sleep_s={32: 30.0},
+                     compile_errors={16: "OutOfResources", 128: "LLVM ERROR: bad"})
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=2, compile_timeout_s=1.0)(double_kernel)
+    x, y = _data()
+    t0 = time.perf_counter()
+    k[grid](x, y, 200)
+    assert time.perf_counter() - t0 < 20
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert rec[32].status == "failed" and rec[32].reason.startswith("compile timeout: compile "
+                                                                    "took longer than 1 s")
+    assert rec[16].status == "infeasible" and "OutOfResources" in rec[16].reason
+    assert rec[128].status == "failed" and rec[128].reason == ("compile: RuntimeError: LLVM "
+                                                               "ERROR: bad")
+    assert be.jobs == [16, 32, 64, 128] and k.n_compiled == 4
+    assert be.launched.count(32) == 0 and be.launched.count(16) == 0
+    assert k.best_config.kwargs["BLOCK"] == 64 and rec[64].metrics["compile_s"] < 1.0
+
+
+def test_a_config_known_to_compile_slowly_is_not_compiled_again(tmp_path):
+    be = FakeBackend(_time, ahead=True, compile_sleep_s={32: 30.0})
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, cache_dir=tmp_path,
+                 n_compile_jobs=2, compile_timeout_s=1.0)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    be2 = FakeBackend(_time, ahead=True)
+    k2 = autotune(configs=CONFIGS, key=["n"], backend=be2, model_prior=False,
+                  cache_dir=tmp_path)(double_kernel)
+    k2[grid](x, y, 200)
+    assert be2.jobs == [] and k2.cache_source == "disk"
+    assert {r.config.kwargs["BLOCK"]: r.status for r in k2.history}[32] == "failed"
+
+
+# -- the space form --------------------------------------------------------------------
+def test_space_form_on_the_gpu():
+    pytest.importorskip("optuna")
+    space = Space([Choice("BLOCK", (16, 32, 64, 128)), Choice("num_warps", (4,))])
+    be = FakeBackend(_time)
+    k = autotune(space=space, key=["n"], backend=be, searcher="grid", budget=4, seed=0,
+                 disk_cache=False, scorer=scorer)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert k.best_config.kwargs["BLOCK"] == 64
+    assert rec[16].status == "pruned" and 16 not in be.compiled
+    assert rec[64].status == "ok" and rec[64].time_s == pytest.approx(1e-3)
+    assert k.study is not None
+    np.testing.assert_array_equal(y, 2 * x)
+
+
+# -- the default model prior on a library kernel ----------------------------------------
+def test_default_prior_is_the_gpu_model_of_the_library_matmul():
+    import autotile.lang as tl
+    from autotile.kernels import matmul_kernel
+
+    configs = [LaunchConfig({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 32, "GROUP_M": 8},
+                            num_warps=w, num_stages=3)
+               for bm, bn, w in ((16, 16, 2), (64, 64, 4), (32, 32, 2), (128, 128, 8))]
+    be = FakeBackend(lambda meta: 1e-3, knob="BLOCK_M", device="NVIDIA H200")
+    k = autotune(configs=configs, key=["M", "N", "K"], backend=be, disk_cache=False,
+                 compile_ahead=False, prune_factor=None, early_stop=False)(matmul_kernel)
+    M, N, K = 96, 80, 64
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    c = np.zeros((M, N), np.float32)
+
+    def mm_grid(meta):
+        return (tl.cdiv(meta["M"], meta["BLOCK_M"]) * tl.cdiv(meta["N"], meta["BLOCK_N"]),)
+
+    k[mm_grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, PID_ORDER="grouped")
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    preds = {cf.kwargs["BLOCK_M"]: p.time_s for cf, p in k.predictions.items()}
+    assert all(t is not None and 0 < t < 1e-3 for t in preds.values())
+    # compiled (and timed) in the model's order
+    assert be.compiled == sorted(preds, key=preds.get)
+    assert all(r.metrics["model_time_s"] == preds[r.config.kwargs["BLOCK_M"]]
+               for r in k.history)
