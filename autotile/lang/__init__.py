@@ -69,10 +69,21 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
   ``argmin`` point at that value (``[1, nan, 5, 2]``: max 5, argmax 2; an
   all-NaN row gives index 0), where Triton's GPU argmax lets a NaN win
   depending on the reduction tree;
-* ``tl.reduce`` and ``tl.associative_scan`` over a tuple of tensors raise
-  :class:`~autotile.errors.NotSupportedError`;
+* ``tl.reduce`` and ``tl.associative_scan`` take one tensor or a tuple of
+  tensors and a combine function (``@jit`` or plain Python) called on
+  blocks: ``reduce`` combines adjacent pairs level by level, ``scan`` folds
+  left to right, so any associative combine gives a left fold's result
+  (:mod:`autotile.lang._combine`); both run batched;
+* Python scalars follow Triton's weak typing: an int or float operand
+  takes the tensor's type when its kind (bool < int < float) is not higher,
+  and a literal is int32/uint32/int64/uint64 or float32/float64 by value;
+  ``>>`` is arithmetic when the shifted operand is signed, logical when
+  unsigned; ``tensor.shape`` equals the list of the same ints;
 * bfloat16 values are float32 arrays rounded to bfloat16 (nearest even)
-  after every op, cast, load and store.
+  after every op, cast, load and store; the fp8 types (``float8e5``,
+  ``float8e4nv``, ``float8e4b15``, ``float8e5b16``, ``float8e4b8``) likewise,
+  saturating to the largest finite value (:mod:`autotile.lang._fp8`), with
+  :class:`Float8Array` buffers (:func:`fp8_array`, :func:`reinterpret`).
 """
 
 from __future__ import annotations
@@ -164,19 +175,28 @@ from autotile.lang._descriptor import (
 )
 from autotile.lang._dtypes import (
     BFloat16Array,
+    Float8Array,
     bf16_array,
     bf16_to_float32,
     bfloat16,
     dtype,
+    float8e4b8,
+    float8e4b15,
+    float8e4nv,
+    float8e5,
+    float8e5b16,
     float16,
     float32,
     float64,
+    fp8_array,
+    fp8_to_float32,
     int1,
     int8,
     int16,
     int32,
     int64,
     pointer_type,
+    reinterpret,
     round_to_bf16,
     uint8,
     uint16,
@@ -211,8 +231,10 @@ __all__ = [
     "LaunchRecord", "AccessTrace", "Recorder", "recording",
     # dtypes
     "dtype", "pointer_type", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
-    "BFloat16Array", "bf16_array", "bf16_to_float32", "round_to_bf16",
+    "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "float8e5", "float8e4nv",
+    "float8e4b15", "float8e5b16", "float8e4b8",
+    "BFloat16Array", "bf16_array", "bf16_to_float32", "round_to_bf16", "Float8Array",
+    "fp8_array", "fp8_to_float32", "reinterpret",
     # builtins
     "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "cast", "where",
     "maximum", "minimum", "clamp", "PropagateNan", "exp", "exp2", "log", "log2", "sqrt",

@@ -9,6 +9,8 @@ Triton's documentation groups them:
 * :mod:`~autotile.lang._math`: elementwise math (``where``, ``maximum``,
   ``exp``, ``fma``, ...);
 * :mod:`~autotile.lang._reduce`: reductions, scans and ``softmax``;
+* :mod:`~autotile.lang._combine`: ``reduce`` and ``associative_scan`` with a
+  user combine function (one tensor or a tuple);
 * :mod:`~autotile.lang._dot`: the block matrix product;
 * :mod:`~autotile.lang._shape`: ``reshape``, ``trans``, ``broadcast_to``,
   ``join``, ...;
@@ -22,6 +24,7 @@ to :class:`~autotile.lang._tensor.tensor`.
 
 from __future__ import annotations
 
+from autotile.lang._combine import associative_scan, reduce
 from autotile.lang._control import (
     assume,
     cdiv,
@@ -66,12 +69,10 @@ from autotile.lang._math import (
 from autotile.lang._reduce import (
     argmax,
     argmin,
-    associative_scan,
     cumprod,
     cumsum,
     max,
     min,
-    reduce,
     softmax,
     sum,
     xor_sum,

@@ -26,7 +26,7 @@ from autotile.lang import _dtypes as D
 from autotile.lang._semantic import short_value
 from autotile.lang._state import CURRENT, Divergence, NeedsSequential, shape_str
 
-__all__ = ["tensor", "constexpr", "to_tensor", "unwrap", "BatchedTensor", "values",
+__all__ = ["tensor", "constexpr", "Shape", "to_tensor", "unwrap", "BatchedTensor", "values",
            "aligned", "wrap", "align_pair", "describe"]
 
 
@@ -62,6 +62,26 @@ class constexpr:  # noqa: N801 - Triton's name
         return getattr(self.value, name)
 
 
+class Shape(tuple):  # type: ignore[type-arg]
+    """A block shape: a tuple of ints that also equals the list of the same ints.
+
+    Triton's ``tensor.shape`` compares equal to a list (``x.shape == [M, N]``
+    in a ``tl.static_assert``); a plain tuple does not.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return tuple(self) == tuple(unwrap(o) for o in other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
 def unwrap(v: Any) -> Any:
     """Return ``v.value`` for a constexpr, else ``v``."""
     return v.value if isinstance(v, constexpr) else v
@@ -82,7 +102,7 @@ def to_tensor(v: Any) -> tensor:
         return v
     v = unwrap(v)
     if isinstance(v, (bool, int, float)):
-        dt = D.py_scalar_dtype(v)
+        dt = D.literal_dtype(v)
         return tensor(np.array(v, dtype=dt.np)[()], dt)
     if isinstance(v, np.generic):
         ndt = D.from_numpy(v.dtype)
@@ -131,9 +151,9 @@ class tensor:  # noqa: N801 - Triton's name
 
     # -- shape ---------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        """Block shape (``()`` for a scalar)."""
-        return np.shape(self.v)
+    def shape(self) -> Shape:
+        """Block shape (``()`` for a scalar); equals the list of the same ints, as in Triton."""
+        return Shape(np.shape(self.v))
 
     @property
     def type(self) -> Any:
@@ -328,9 +348,9 @@ class BatchedTensor(tensor):
         raise NeedsSequential("a builtin without batched support read a batched value")
 
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> Shape:
         """Block shape of one program (the program axis left out)."""
-        return self.pv.shape[1:]  # type: ignore[no-any-return]
+        return Shape(self.pv.shape[1:])
 
     @property
     def numel(self) -> int:
