@@ -80,7 +80,7 @@ class dtype:  # noqa: N801 - Triton's name
         if found is None:
             raise ValueError(f"unknown dtype name {name!r}; known names are "
                              f"{sorted(_BY_NAME)}")
-        return found
+        return found  # type: ignore[no-any-return]
 
     def __init__(self, name: str, compute: Any = None, storage: Any = None, kind: int = 0,
                  bits: int = 0, short: str = ""):
@@ -501,7 +501,9 @@ def fp8_array(x: Any, fp8_dtype: Any) -> Float8Array:
     [1.0, 1.125, 448.0]
     """
     dt = _fp8_type(fp8_dtype)
-    raw = np.ascontiguousarray(dt.fp8.encode(x)).view(Float8Array)
+    fmt = dt.fp8
+    assert fmt is not None  # checked by _fp8_type
+    raw = np.ascontiguousarray(fmt.encode(x)).view(Float8Array)
     raw.fp8_dtype = dt
     return raw
 
@@ -522,7 +524,9 @@ def fp8_to_float32(a: Float8Array, fp8_dtype: Any = None) -> npt.NDArray[np.floa
         Same shape.
     """
     dt = _fp8_type(fp8_dtype if fp8_dtype is not None else getattr(a, "fp8_dtype", None))
-    return dt.fp8.decode(np.asarray(a).view(np.uint8))
+    fmt = dt.fp8
+    assert fmt is not None  # checked by _fp8_type
+    return fmt.decode(np.asarray(a).view(np.uint8))
 
 
 def reinterpret(a: Any, dtype_: Any) -> Any:

@@ -125,7 +125,7 @@ class Fp8Format:
         if nan.any():  # a format without a NaN code gets its largest value
             code = self.nan_code if self.nan_code is not None else int(codes[-1])
             out = np.where(nan, np.uint8(code), out).astype(np.uint8)
-        return out.reshape(v.shape)
+        return np.asarray(out.reshape(v.shape), dtype=np.uint8)
 
     def round(self, x: Any) -> npt.NDArray[np.float32]:
         """Values rounded to this format, returned as float32."""

@@ -1,8 +1,8 @@
 """Elementwise math builtins: ``where``, ``maximum``/``minimum``, ``exp``, ``sqrt``, ``fma``, ...
 
 Binary operands are promoted to their common type as Triton does; float16
-results are computed in float32 and rounded back, bfloat16 results are
-rounded to bfloat16 after every op.  Batched operands (a launch with
+results are computed in float32 and rounded back, bfloat16 and fp8 results
+are rounded to their format after every op.  Batched operands (a launch with
 ``batch_programs=True``) keep their program axis.
 """
 
@@ -98,8 +98,8 @@ def _math1(x: Any, fn: Any, name: str, allow_int: bool = False) -> tensor:
     v = values(t)
     if dt is D.float16:
         r = fn(np.asarray(v, dtype=np.float32)).astype(np.float16)
-    elif dt is D.bfloat16:
-        r = D.round_to_bf16(fn(v))
+    elif dt.rounds:  # bfloat16 and fp8: computed in float32, rounded to the format
+        r = dt.cast(fn(v))
     else:
         r = fn(v)
     if type(t) is BatchedTensor:

@@ -80,8 +80,8 @@ def _red_finish(r: Any, t: tensor, axis: Any, keep_dims: bool, dt: Any, name: st
 def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None) -> tensor:
     """Sum along ``axis`` (all axes if None).
 
-    Integers narrower than 32 bits (and int1) sum in int32; float16 and
-    bfloat16 accumulate in float32 and round the result back.
+    Integers narrower than 32 bits (and int1) sum in int32; float16,
+    bfloat16 and fp8 accumulate in float32 and round the result back.
     """
     t, ax = _red_prep(input, axis, "sum")
     dt = t.dtype
@@ -93,7 +93,7 @@ def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None
         dt = D.int32 if dt.kind != 1 else D.uint32
         v = np.asarray(v).astype(dt.np)
     v, nax = _red_in(t, v, ax, contiguous=True)
-    if dt in (D.float16, D.bfloat16):
+    if dt is D.float16 or dt.rounds:  # float16, bfloat16, fp8: float32 accumulator
         r = dt.cast(np.sum(np.asarray(v, np.float32), axis=nax))
     else:
         r = np.sum(v, axis=nax, dtype=dt.np)

@@ -2,12 +2,21 @@
 
 Promotion follows ``triton/language/semantic.py``:
 
-* a Python scalar of a lower or equal kind (bool < uint < int < float) than
-  the tensor it meets takes the tensor's type (``x_fp16 * 2.0`` is float16);
-* float64 > float32 > float16 > bfloat16; mixing float16 and bfloat16 gives
-  float32; ``/`` and ``%`` on float16/bfloat16 compute in float32;
-* integers of equal signedness promote to the wider one; ``/`` on integers
-  is a float32 division; ``//`` is defined for integers only.
+* a Python scalar of a lower or equal kind (bool < int < float; signed and
+  unsigned integers are one kind) than the tensor it meets takes the
+  tensor's type (``x_fp16 * 2.0`` is float16, ``x_uint8 // 3`` is uint8);
+* float64 > float32 > float16 > bfloat16 > fp8; float16 with bfloat16 is
+  float16; ``/`` and ``%`` on float16/bfloat16 compute in float32; two
+  different fp8 types give float16;
+* integers of equal signedness promote to the wider one, mixed signedness to
+  the unsigned type unless the signed one is wider (C's rules); ``/`` on
+  integers is a float32 division; ``//`` is defined for integers only, and
+  ``/ // %`` refuse operands of different signedness.
+
+Error messages start with Triton's wording ("invalid operands of type",
+"Cannot use /, #, or % with ...", "Scalar ... is out of range for type
+...", "invalid axis ..."), so searching Triton's documentation and issues
+for a message finds the rule.
 """
 
 from __future__ import annotations
