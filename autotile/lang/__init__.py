@@ -89,6 +89,7 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
 from __future__ import annotations
 
 from autotile.lang import _core as _core_mod
+from autotile.lang import math
 from autotile.lang._coalesce import (
     CoalesceReport,
     ThreadLayout,
@@ -129,6 +130,9 @@ from autotile.lang._core import (
     floor,
     fma,
     full,
+    gather,
+    histogram,
+    interleave,
     join,
     log,
     log2,
@@ -159,6 +163,7 @@ from autotile.lang._core import (
     static_range,
     sum,
     trans,
+    umulhi,
     view,
     where,
     xor_sum,
@@ -244,7 +249,7 @@ __all__ = [
     "broadcast_to", "broadcast", "expand_dims", "ravel", "join", "split", "cat", "flip",
     "softmax", "static_range", "range", "multiple_of", "max_contiguous", "max_constancy",
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
-    "assume", "cdiv", "next_power_of_2",
+    "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave", "math",
     "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
     "atomic_and", "atomic_or", "atomic_xor",
     # descriptors and block pointers

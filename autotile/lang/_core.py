@@ -13,7 +13,8 @@ Triton's documentation groups them:
   user combine function (one tensor or a tuple);
 * :mod:`~autotile.lang._dot`: the block matrix product;
 * :mod:`~autotile.lang._shape`: ``reshape``, ``trans``, ``broadcast_to``,
-  ``join``, ...;
+  ``join``, ``interleave``, ...;
+* :mod:`~autotile.lang._gather`: ``gather`` and ``histogram``;
 * :mod:`~autotile.lang._control`: loop ranges, compiler hints, debugging,
   ``cdiv``.
 
@@ -42,6 +43,7 @@ from autotile.lang._control import (
 )
 from autotile.lang._creation import arange, cast, full, num_programs, program_id, zeros, zeros_like
 from autotile.lang._dot import dot
+from autotile.lang._gather import gather, histogram
 from autotile.lang._math import (
     PropagateNan,
     abs,
@@ -64,6 +66,7 @@ from autotile.lang._math import (
     sin,
     sqrt,
     sqrt_rn,
+    umulhi,
     where,
 )
 from autotile.lang._reduce import (
@@ -83,6 +86,7 @@ from autotile.lang._shape import (
     cat,
     expand_dims,
     flip,
+    interleave,
     join,
     permute,
     ravel,
@@ -102,7 +106,7 @@ __all__ = [
     "broadcast_to", "broadcast", "expand_dims", "ravel", "join", "split", "cat", "flip",
     "softmax", "static_range", "range", "multiple_of", "max_contiguous", "max_constancy",
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
-    "assume", "cdiv", "next_power_of_2",
+    "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave",
 ]
 
 
@@ -111,7 +115,8 @@ def _attach() -> None:
     for name in ("sum", "max", "min", "argmax", "argmin", "reduce", "reshape", "view", "trans",
                  "permute", "broadcast_to", "expand_dims", "ravel", "cumsum", "cumprod", "exp",
                  "exp2", "log", "log2", "sqrt", "abs", "sigmoid", "cos", "sin", "split",
-                 "xor_sum", "flip", "softmax", "associative_scan"):
+                 "xor_sum", "flip", "softmax", "associative_scan", "cast", "histogram",
+                 "gather", "sqrt_rn", "rsqrt", "erf", "floor", "ceil"):
         setattr(tensor, name, globals()[name])
 
 

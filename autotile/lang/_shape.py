@@ -21,7 +21,7 @@ from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap
 
 __all__ = [
     "reshape", "view", "permute", "trans", "broadcast_to", "broadcast", "expand_dims", "ravel",
-    "join", "split", "cat", "flip",
+    "join", "split", "cat", "flip", "interleave",
 ]
 
 
@@ -158,6 +158,18 @@ def join(a: Any, b: Any) -> tensor:
     x, y = to_tensor(a), to_tensor(b)
     xv, yv, ct = common(x, y)
     return tensor(np.stack(np.broadcast_arrays(xv, yv), axis=-1), ct)
+
+
+def interleave(a: Any, b: Any) -> tensor:
+    """Interleave two same-shape tensors along their last axis (Triton's ``tl.interleave``).
+
+    ``interleave([a0, a1], [b0, b1])`` is ``[a0, b0, a1, b1]``: :func:`join`
+    then merge the last two axes; two scalars give a block of shape (2,).
+    """
+    c = join(a, b)
+    if len(c.shape) == 1:
+        return c
+    return reshape(c, tuple(c.shape[:-2]) + (2 * c.shape[-2],))
 
 
 def split(a: Any) -> tuple[tensor, tensor]:

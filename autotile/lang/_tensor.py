@@ -59,6 +59,8 @@ class constexpr:  # noqa: N801 - Triton's name
         return hash(self.value)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "dtype" and isinstance(self.value, (bool, int, float)):
+            return D.literal_dtype(self.value)  # tl.constexpr(5).dtype is int32, as in Triton
         return getattr(self.value, name)
 
 
