@@ -187,6 +187,13 @@ class dtype:  # noqa: N801 - Triton's name
             return self.fp8.mbits
         return {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}.get(self.name, 0)
 
+    @property
+    def exponent_bias(self) -> int:
+        """Exponent bias of a float type (Triton compatibility)."""
+        if self.fp8 is not None:
+            return self.fp8.bias
+        return {"float16": 15, "bfloat16": 127, "float32": 127, "float64": 1023}.get(self.name, 0)
+
     def get_int_max_value(self) -> int:
         """Largest value of an integer type."""
         return int(np.iinfo(self.np).max) if self.kind != _KIND_BOOL else 1

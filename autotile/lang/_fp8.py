@@ -18,6 +18,10 @@ float8e5b16   5    2    16    57344        NaN 0x80, no inf, no -0 (FNUZ)
 float8e4b8    4    3    8     240          NaN 0x80, no inf, no -0 (FNUZ)
 ============  ===  ===  ====  ===========  =====================================
 
+Triton's own reference decoder (``convert_float_to_float32`` in
+``test_core.py``) treats 0x7F/0xFF of ``float8e4b15`` as NaN, as for
+``float8e4nv``; so does this module.
+
 References
 ----------
 OCP 8-bit Floating Point Specification (OFP8), rev. 1.0, 2023; Triton
@@ -50,7 +54,8 @@ class Fp8Format:
         Whether the all-ones exponent encodes inf (mantissa 0) and NaN
         (otherwise), as in IEEE 754.
     nan_codes : tuple of int
-        Codes that decode to NaN in a non-IEEE format (both signs).
+        Codes that decode to NaN in a non-IEEE format (both signs); NaN
+        encodes as 0x7F (0x80 for FNUZ).
     fnuz : bool, default=False
         Whether ``0x80`` is the only NaN and there is no negative zero.
     """
@@ -75,7 +80,7 @@ class Fp8Format:
         if fnuz:
             table[0x80] = np.nan
         self.table = table  # float64, code -> value
-        self.nan_code = 0x80 if fnuz else (0x7F if (ieee or nan_codes) else None)
+        self.nan_code = 0x80 if fnuz else 0x7F
         self.fnuz = fnuz
         pos = table[:128]
         finite = np.isfinite(pos)
@@ -122,9 +127,8 @@ class Fp8Format:
             neg &= out != 0  # no negative zero
         out = np.where(neg, out | np.uint8(0x80), out).astype(np.uint8)
         nan = np.isnan(v)
-        if nan.any():  # a format without a NaN code gets its largest value
-            code = self.nan_code if self.nan_code is not None else int(codes[-1])
-            out = np.where(nan, np.uint8(code), out).astype(np.uint8)
+        if nan.any():
+            out = np.where(nan, np.uint8(self.nan_code), out).astype(np.uint8)
         return np.asarray(out.reshape(v.shape), dtype=np.uint8)
 
     def round(self, x: Any) -> npt.NDArray[np.float32]:
@@ -136,7 +140,7 @@ class Fp8Format:
 FORMATS = {
     "float8e5": Fp8Format("float8e5", 5, 2, 15, ieee=True),
     "float8e4nv": Fp8Format("float8e4nv", 4, 3, 7, ieee=False, nan_codes=(0x7F, 0xFF)),
-    "float8e4b15": Fp8Format("float8e4b15", 4, 3, 15, ieee=False),
+    "float8e4b15": Fp8Format("float8e4b15", 4, 3, 15, ieee=False, nan_codes=(0x7F, 0xFF)),
     "float8e5b16": Fp8Format("float8e5b16", 5, 2, 16, ieee=False, fnuz=True),
     "float8e4b8": Fp8Format("float8e4b8", 4, 3, 8, ieee=False, fnuz=True),
 }

@@ -121,6 +121,33 @@ def describe(x: Any) -> str:
     return short_value(x)
 
 
+def _index_axes(idx: Any) -> tuple[int, ...]:
+    """Axes a ``x[...]`` index inserts (Triton's ``tensor.__getitem__``).
+
+    ``None`` at position ``i`` inserts a size-1 axis at ``i``; a full slice
+    (``:``, ``None:``, ``::None``, ...) keeps the axis (or does nothing past
+    the tensor's rank, as in Triton).
+
+    Raises
+    ------
+    LangError
+        For any other index ("unsupported tensor index").
+    """
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    axes = []
+    for i, sl in enumerate(idx):
+        sl = unwrap(sl)
+        if sl is None:
+            axes.append(i)
+        elif isinstance(sl, slice) and all(unwrap(a) is None for a in (sl.start, sl.stop,
+                                                                         sl.step)):
+            continue
+        else:
+            raise LangError(f"unsupported tensor index: {sl!r} (only None and ':' are allowed)")
+    return tuple(axes)
+
+
 class tensor:  # noqa: N801 - Triton's name
     """A block (or 0-d scalar) value inside a kernel.
 
@@ -176,6 +203,19 @@ class tensor:  # noqa: N801 - Triton's name
     def __repr__(self) -> str:
         return f"tensor({self.v!r}, dtype={self.dtype})"
 
+    def item(self) -> tensor:
+        """The one element of a single-element block, as a scalar (Triton's ``_unsplat``).
+
+        Raises
+        ------
+        LangError
+            If the block has more than one element.
+        """
+        if self.numel != 1:
+            raise LangError(f"item() needs a block of one element, got shape "
+                            f"{tuple(self.shape)}")
+        return tensor(np.asarray(self.v).reshape(-1)[0], self.dtype, self.buf)
+
     # -- Python protocol -----------------------------------------------------
     def __bool__(self) -> bool:
         if np.size(self.v) != 1:
@@ -197,19 +237,12 @@ class tensor:  # noqa: N801 - Triton's name
     __hash__ = object.__hash__
 
     def __getitem__(self, idx: Any) -> tensor:
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        for i in idx:
-            if i is not None and not (isinstance(i, slice) and i == slice(None)):
-                raise LangError(f"tensor indices must be None or ':', got {i!r}")
-        n_full = sum(1 for i in idx if i is not None)
-        if n_full not in (0, np.ndim(self.v)):
-            if n_full > np.ndim(self.v):
-                raise LangError(f"too many ':' in index {idx!r} for shape {self.shape}")
-        r = np.asarray(self.v)[idx]
+        r = self.v
+        for a in _index_axes(idx):  # one at a time, as Triton (past the rank: appended)
+            r = np.expand_dims(r, min(a, np.ndim(r)))
         st = CURRENT.get()
         if st is not None and st.ir is not None:
-            st.emit(f"tt.expand_dims : {shape_str(self.shape)} -> {shape_str(r.shape)}")
+            st.emit(f"tt.expand_dims : {shape_str(self.shape)} -> {shape_str(np.shape(r))}")
         return tensor(r, self.dtype, self.buf)
 
     # -- arithmetic ----------------------------------------------------------
@@ -394,14 +427,10 @@ class BatchedTensor(tensor):
         return float(self._uniform(key, "float"))
 
     def __getitem__(self, idx: Any) -> tensor:
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        for i in idx:
-            if i is not None and not (isinstance(i, slice) and i == slice(None)):
-                raise LangError(f"tensor indices must be None or ':', got {i!r}")
-        if sum(1 for i in idx if i is not None) > self.pv.ndim - 1:
-            raise LangError(f"too many ':' in index {idx!r} for shape {self.shape}")
-        return BatchedTensor(self.pv[(slice(None),) + idx], self.dtype, self.buf)
+        pv = self.pv
+        for a in _index_axes(idx):
+            pv = np.expand_dims(pv, min(a, pv.ndim - 1) + 1)
+        return BatchedTensor(pv, self.dtype, self.buf)
 
     def __neg__(self) -> tensor:
         if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 0:

@@ -155,3 +155,27 @@ def test_dtype_by_name_and_triton_type_lists():
     assert tl.uint8.get_int_max_value() == 255 and tl.int8.get_int_min_value() == -128
     with pytest.raises(ValueError, match="unknown dtype name 'int7'"):
         tl.dtype("int7")
+
+
+def test_indexing_follows_tritons_getitem():
+    @jit
+    def k(o_ptr, X: tl.constexpr):
+        data = tl.arange(0, X)
+        tl.static_assert(data[None, None:].shape == [1, X])
+        tl.static_assert(data[None, ::None, None].shape == [1, X, 1])
+        scalar = tl.full([], 1, tl.int32)
+        tl.static_assert(scalar[None, None, :].shape == [1, 1])  # ':' past the rank: no-op
+        one = tl.load(o_ptr + tl.arange(0, 1))
+        tl.static_assert(one.item().shape == [])
+        tl.store(o_ptr, one.item() + 1)
+
+    o = np.array([41], np.int32)
+    k[(1,)](o, X=8)
+    assert o[0] == 42
+
+    @jit
+    def bad(o_ptr):
+        tl.arange(0, 8)[2:]
+
+    with pytest.raises(LangError, match=r"unsupported tensor index: slice\(2, None, None\)"):
+        bad[(1,)](o)
