@@ -150,11 +150,13 @@ from autotile.lang._core import (
     range,
     ravel,
     reduce,
+    reduce_or,
     reshape,
     rsqrt,
     sigmoid,
     sin,
     softmax,
+    sort,
     split,
     sqrt,
     sqrt_rn,
@@ -162,6 +164,8 @@ from autotile.lang._core import (
     static_print,
     static_range,
     sum,
+    swizzle2d,
+    topk,
     trans,
     umulhi,
     view,
@@ -227,6 +231,42 @@ from autotile.lang._tensor import constexpr, tensor
 
 del _core_mod
 block_type = tensor
+#: Triton's limit on the elements of one block (``tl.TRITON_MAX_TENSOR_NUMEL``).
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+#: ``triton.language`` names the interpreter does not provide, and why; accessing one
+#: raises :class:`~autotile.errors.UnsupportedBuiltinError` naming it.
+UNSUPPORTED_BUILTINS = {
+    "rand": "Philox random numbers are not implemented",
+    "randn": "Philox random numbers are not implemented",
+    "randint": "Philox random numbers are not implemented",
+    "rand4x": "Philox random numbers are not implemented",
+    "randn4x": "Philox random numbers are not implemented",
+    "randint4x": "Philox random numbers are not implemented",
+    "philox": "Philox random numbers are not implemented",
+    "philox_impl": "Philox random numbers are not implemented",
+    "pair_uniform_to_normal": "Philox random numbers are not implemented",
+    "uint_to_uniform_float": "Philox random numbers are not implemented",
+    "inline_asm_elementwise": "inline PTX/GCN assembly cannot run on the CPU",
+    "dot_scaled": "block-scaled (microscaling) dot products are not implemented",
+    "bitonic_merge": "use tl.sort",
+    "extra": "libdevice and other backend libraries are not provided; use tl.math",
+    "async_task": "warp specialisation is a compiler feature",
+    "constexpr_function": "use plain Python functions of constexpr values",
+    "tensor_descriptor": "build descriptors with tl.make_tensor_descriptor",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Raise a clear error for a Triton builtin the interpreter lacks."""
+    from autotile.errors import UnsupportedBuiltinError
+
+    reason = UNSUPPORTED_BUILTINS.get(name)
+    if reason is not None:
+        raise UnsupportedBuiltinError(
+            f"tl.{name} is a triton.language builtin that autotile's interpreter does not "
+            f"support ({reason}); see 'The tile language and Triton' in the docs")
+    raise AttributeError(f"module 'autotile.lang' has no attribute {name!r}")
 
 __all__ = [
     # kernels and launch
@@ -250,6 +290,7 @@ __all__ = [
     "softmax", "static_range", "range", "multiple_of", "max_contiguous", "max_constancy",
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
     "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave", "math",
+    "reduce_or", "swizzle2d", "sort", "topk", "TRITON_MAX_TENSOR_NUMEL", "UNSUPPORTED_BUILTINS",
     "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
     "atomic_and", "atomic_or", "atomic_xor",
     # descriptors and block pointers

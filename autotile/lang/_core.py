@@ -15,6 +15,7 @@ Triton's documentation groups them:
 * :mod:`~autotile.lang._shape`: ``reshape``, ``trans``, ``broadcast_to``,
   ``join``, ``interleave``, ...;
 * :mod:`~autotile.lang._gather`: ``gather`` and ``histogram``;
+* :mod:`~autotile.lang._sort`: ``sort`` and ``topk``;
 * :mod:`~autotile.lang._control`: loop ranges, compiler hints, debugging,
   ``cdiv``.
 
@@ -40,6 +41,7 @@ from autotile.lang._control import (
     static_assert,
     static_print,
     static_range,
+    swizzle2d,
 )
 from autotile.lang._creation import arange, cast, full, num_programs, program_id, zeros, zeros_like
 from autotile.lang._dot import dot
@@ -76,6 +78,7 @@ from autotile.lang._reduce import (
     cumsum,
     max,
     min,
+    reduce_or,
     softmax,
     sum,
     xor_sum,
@@ -95,6 +98,7 @@ from autotile.lang._shape import (
     trans,
     view,
 )
+from autotile.lang._sort import sort, topk
 from autotile.lang._tensor import constexpr, tensor
 
 __all__ = [
@@ -107,6 +111,7 @@ __all__ = [
     "softmax", "static_range", "range", "multiple_of", "max_contiguous", "max_constancy",
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
     "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave",
+    "reduce_or", "swizzle2d", "sort", "topk",
 ]
 
 
@@ -116,7 +121,7 @@ def _attach() -> None:
                  "permute", "broadcast_to", "expand_dims", "ravel", "cumsum", "cumprod", "exp",
                  "exp2", "log", "log2", "sqrt", "abs", "sigmoid", "cos", "sin", "split",
                  "xor_sum", "flip", "softmax", "associative_scan", "cast", "histogram",
-                 "gather", "sqrt_rn", "rsqrt", "erf", "floor", "ceil"):
+                 "gather", "sqrt_rn", "rsqrt", "erf", "floor", "ceil", "reduce_or"):
         setattr(tensor, name, globals()[name])
 
 

@@ -23,7 +23,7 @@ from autotile.lang._state import CURRENT, shape_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
 
 __all__ = [
-    "sum", "xor_sum", "max", "min", "argmax", "argmin", "cumsum", "cumprod", "softmax",
+    "sum", "xor_sum", "reduce_or", "max", "min", "argmax", "argmin", "cumsum", "cumprod", "softmax",
 ]
 
 
@@ -106,6 +106,22 @@ def xor_sum(input: Any, axis: Any = None, keep_dims: bool = False) -> tensor:
     v, nax = _red_in(t, np.asarray(values(t)), ax)
     r = np.bitwise_xor.reduce(v, axis=nax)
     return _red_finish(r, t, ax, keep_dims, t.dtype, "xor")
+
+
+def reduce_or(input: Any, axis: Any, keep_dims: bool = False) -> tensor:
+    """Bitwise or along ``axis`` (integers only, as Triton's ``tl.reduce_or``).
+
+    Raises
+    ------
+    LangError
+        If ``input`` is not an integer tensor.
+    """
+    t, ax = _red_prep(input, axis, "reduce_or")
+    if t.dtype.kind == 3:
+        raise LangError(f"reduce_or only supported for integers, got {t.dtype}")
+    v, nax = _red_in(t, np.asarray(values(t)), ax)
+    r = np.bitwise_or.reduce(v, axis=nax)
+    return _red_finish(r, t, ax, keep_dims, t.dtype, "or")
 
 
 def _maxmin(input: Any, axis: Any, return_indices: bool, keep_dims: bool, is_max: bool) -> Any:

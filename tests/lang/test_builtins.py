@@ -151,3 +151,47 @@ def test_tensor_cast_pointer_cast_and_constexpr_dtype():
     with pytest.raises(LangError, match=r"only between element types of one size \(4 and 1 "
                                         r"bytes\)"):
         bad[(1,)](f)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_topk_and_reduce_or_match_numpy(descending):
+    @jit
+    def k(x_ptr, s_ptr, t_ptr, o_ptr, DESC: tl.constexpr):
+        offs = tl.arange(0, 4)[:, None] * 16 + tl.arange(0, 16)[None, :]
+        x = tl.load(x_ptr + offs)
+        tl.store(s_ptr + offs, tl.sort(x, descending=DESC))
+        tl.store(t_ptr + tl.arange(0, 4)[:, None] * 4 + tl.arange(0, 4)[None, :], tl.topk(x, 4))
+        tl.store(o_ptr + tl.arange(0, 4), x.reduce_or(1))
+
+    x = np.random.default_rng(int(descending)).integers(-50, 50, (4, 16)).astype(np.int32)
+    s, t, o = np.zeros_like(x), np.zeros((4, 4), np.int32), np.zeros(4, np.int32)
+    k[(1,)](x, s, t, o, DESC=descending)
+    ref = np.sort(x, axis=1)
+    np.testing.assert_array_equal(s, ref[:, ::-1] if descending else ref)
+    np.testing.assert_array_equal(t, np.sort(x, axis=1)[:, ::-1][:, :4])
+    np.testing.assert_array_equal(o, np.bitwise_or.reduce(x, axis=1))
+
+
+def test_swizzle2d_groups_rows_like_triton():
+    @jit
+    def k(o_ptr):
+        i = tl.arange(0, 4)[:, None] + tl.zeros((4, 4), tl.int32)
+        j = tl.arange(0, 4)[None, :] + tl.zeros((4, 4), tl.int32)
+        ni, nj = tl.swizzle2d(i, j, 4, 4, 2)
+        tl.store(o_ptr + ni * 4 + nj, i * 4 + j)
+
+    lin = np.zeros((4, 4), np.int32)
+    k[(1,)](lin)
+    np.testing.assert_array_equal(lin, [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14],
+                                        [9, 11, 13, 15]])  # Triton's docstring example
+
+
+def test_unsupported_builtins_name_themselves():
+    from autotile.errors import UnsupportedBuiltinError
+
+    assert not hasattr(tl, "rand")
+    with pytest.raises(UnsupportedBuiltinError, match=r"tl.inline_asm_elementwise is a "
+                                                      r"triton.language builtin that autotile"):
+        tl.inline_asm_elementwise  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_builtin'"):
+        tl.no_such_builtin  # noqa: B018
