@@ -231,6 +231,8 @@ from autotile.lang._tensor import constexpr, tensor
 
 del _core_mod
 block_type = tensor
+#: ``tl.pointer_type(tl.int32)`` under Triton's alias.
+pi32_t = pointer_type(int32)
 #: Triton's limit on the elements of one block (``tl.TRITON_MAX_TENSOR_NUMEL``).
 TRITON_MAX_TENSOR_NUMEL = 1048576
 
@@ -291,6 +293,7 @@ __all__ = [
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
     "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave", "math",
     "reduce_or", "swizzle2d", "sort", "topk", "TRITON_MAX_TENSOR_NUMEL", "UNSUPPORTED_BUILTINS",
+    "pi32_t",
     "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
     "atomic_and", "atomic_or", "atomic_xor",
     # descriptors and block pointers
