@@ -15,6 +15,7 @@ __all__ = [
     "OutOfBoundsError",
     "IntegerOverflowError",
     "NotSupportedError",
+    "UnsupportedBuiltinError",
     "MeasureError",
     "NotFittedError",
     "CorruptFileError",
@@ -61,6 +62,15 @@ class IntegerOverflowError(LangError, OverflowError):
 
 class NotSupportedError(LangError, NotImplementedError):
     """A Triton feature the interpreter does not implement (e.g. a reduction over a tuple)."""
+
+
+class UnsupportedBuiltinError(NotSupportedError, AttributeError):
+    """A ``triton.language`` builtin that ``autotile.lang`` does not provide (``tl.rand``, ...).
+
+    Raised on attribute access (``tl.rand``), so ``hasattr(tl, "rand")`` is
+    False; the message names the builtin and why it is missing.  The list is
+    in the documentation page "The tile language and Triton".
+    """
 
 
 class MeasureError(AutotileError, RuntimeError):

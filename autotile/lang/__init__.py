@@ -69,15 +69,27 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
   ``argmin`` point at that value (``[1, nan, 5, 2]``: max 5, argmax 2; an
   all-NaN row gives index 0), where Triton's GPU argmax lets a NaN win
   depending on the reduction tree;
-* ``tl.reduce`` and ``tl.associative_scan`` over a tuple of tensors raise
-  :class:`~autotile.errors.NotSupportedError`;
+* ``tl.reduce`` and ``tl.associative_scan`` take one tensor or a tuple of
+  tensors and a combine function (``@jit`` or plain Python) called on
+  blocks: ``reduce`` combines adjacent pairs level by level, ``scan`` folds
+  left to right, so any associative combine gives a left fold's result
+  (:mod:`autotile.lang._combine`); both run batched;
+* Python scalars follow Triton's weak typing: an int or float operand
+  takes the tensor's type when its kind (bool < int < float) is not higher,
+  and a literal is int32/uint32/int64/uint64 or float32/float64 by value;
+  ``>>`` is arithmetic when the shifted operand is signed, logical when
+  unsigned; ``tensor.shape`` equals the list of the same ints;
 * bfloat16 values are float32 arrays rounded to bfloat16 (nearest even)
-  after every op, cast, load and store.
+  after every op, cast, load and store; the fp8 types (``float8e5``,
+  ``float8e4nv``, ``float8e4b15``, ``float8e5b16``, ``float8e4b8``) likewise,
+  saturating to the largest finite value (:mod:`autotile.lang._fp8`), with
+  :class:`Float8Array` buffers (:func:`fp8_array`, :func:`reinterpret`).
 """
 
 from __future__ import annotations
 
 from autotile.lang import _core as _core_mod
+from autotile.lang import math
 from autotile.lang._coalesce import (
     CoalesceReport,
     ThreadLayout,
@@ -118,6 +130,9 @@ from autotile.lang._core import (
     floor,
     fma,
     full,
+    gather,
+    histogram,
+    interleave,
     join,
     log,
     log2,
@@ -135,11 +150,13 @@ from autotile.lang._core import (
     range,
     ravel,
     reduce,
+    reduce_or,
     reshape,
     rsqrt,
     sigmoid,
     sin,
     softmax,
+    sort,
     split,
     sqrt,
     sqrt_rn,
@@ -147,7 +164,10 @@ from autotile.lang._core import (
     static_print,
     static_range,
     sum,
+    swizzle2d,
+    topk,
     trans,
+    umulhi,
     view,
     where,
     xor_sum,
@@ -164,19 +184,28 @@ from autotile.lang._descriptor import (
 )
 from autotile.lang._dtypes import (
     BFloat16Array,
+    Float8Array,
     bf16_array,
     bf16_to_float32,
     bfloat16,
     dtype,
+    float8e4b8,
+    float8e4b15,
+    float8e4nv,
+    float8e5,
+    float8e5b16,
     float16,
     float32,
     float64,
+    fp8_array,
+    fp8_to_float32,
     int1,
     int8,
     int16,
     int32,
     int64,
     pointer_type,
+    reinterpret,
     round_to_bf16,
     uint8,
     uint16,
@@ -203,6 +232,44 @@ from autotile.lang._tensor import constexpr, tensor
 
 del _core_mod
 block_type = tensor
+#: ``tl.pointer_type(tl.int32)`` under Triton's alias.
+pi32_t = pointer_type(int32)
+#: Triton's limit on the elements of one block (``tl.TRITON_MAX_TENSOR_NUMEL``).
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+#: ``triton.language`` names the interpreter does not provide, and why; accessing one
+#: raises :class:`~autotile.errors.UnsupportedBuiltinError` naming it.
+UNSUPPORTED_BUILTINS = {
+    "rand": "Philox random numbers are not implemented",
+    "randn": "Philox random numbers are not implemented",
+    "randint": "Philox random numbers are not implemented",
+    "rand4x": "Philox random numbers are not implemented",
+    "randn4x": "Philox random numbers are not implemented",
+    "randint4x": "Philox random numbers are not implemented",
+    "philox": "Philox random numbers are not implemented",
+    "philox_impl": "Philox random numbers are not implemented",
+    "pair_uniform_to_normal": "Philox random numbers are not implemented",
+    "uint_to_uniform_float": "Philox random numbers are not implemented",
+    "inline_asm_elementwise": "inline PTX/GCN assembly cannot run on the CPU",
+    "dot_scaled": "block-scaled (microscaling) dot products are not implemented",
+    "bitonic_merge": "use tl.sort",
+    "extra": "libdevice and other backend libraries are not provided; use tl.math",
+    "async_task": "warp specialisation is a compiler feature",
+    "constexpr_function": "use plain Python functions of constexpr values",
+    "tensor_descriptor": "build descriptors with tl.make_tensor_descriptor",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Raise a clear error for a Triton builtin the interpreter lacks."""
+    from autotile.errors import UnsupportedBuiltinError
+
+    reason = UNSUPPORTED_BUILTINS.get(name)
+    if reason is not None:
+        raise UnsupportedBuiltinError(
+            f"tl.{name} is a triton.language builtin that autotile's interpreter does not "
+            f"support ({reason}); see 'The tile language and Triton' in the docs")
+    raise AttributeError(f"module 'autotile.lang' has no attribute {name!r}")
 
 __all__ = [
     # kernels and launch
@@ -212,8 +279,10 @@ __all__ = [
     "LaunchRecord", "AccessTrace", "Recorder", "recording", "live_values", "LiveValues",
     # dtypes
     "dtype", "pointer_type", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
-    "BFloat16Array", "bf16_array", "bf16_to_float32", "round_to_bf16",
+    "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "float8e5", "float8e4nv",
+    "float8e4b15", "float8e5b16", "float8e4b8",
+    "BFloat16Array", "bf16_array", "bf16_to_float32", "round_to_bf16", "Float8Array",
+    "fp8_array", "fp8_to_float32", "reinterpret",
     # builtins
     "program_id", "num_programs", "arange", "zeros", "zeros_like", "full", "cast", "where",
     "maximum", "minimum", "clamp", "PropagateNan", "exp", "exp2", "log", "log2", "sqrt",
@@ -223,7 +292,9 @@ __all__ = [
     "broadcast_to", "broadcast", "expand_dims", "ravel", "join", "split", "cat", "flip",
     "softmax", "static_range", "range", "multiple_of", "max_contiguous", "max_constancy",
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
-    "assume", "cdiv", "next_power_of_2",
+    "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave", "math",
+    "reduce_or", "swizzle2d", "sort", "topk", "TRITON_MAX_TENSOR_NUMEL", "UNSUPPORTED_BUILTINS",
+    "pi32_t",
     "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
     "atomic_and", "atomic_or", "atomic_xor",
     # descriptors and block pointers

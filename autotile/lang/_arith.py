@@ -40,16 +40,20 @@ def _scalar_value(b: Any, dt: D.dtype) -> Any:
         If ``b`` is an int outside ``dt``'s range (Triton: "Scalar ... is out
         of range for type ...").
     """
-    if dt is D.bfloat16:
-        return D.round_to_bf16(np.float32(b))[()]
+    if dt.rounds:
+        return dt.cast(np.float64(b))[()]
+    if dt.kind == 1 and b < 0:
+        raise LangError(f"Cannot perform a binary operation between an unsigned tensor and a "
+                        f"negative scalar. Perform a explicit cast on one of them (scalar {b}, "
+                        f"the op computes in {dt})")
     try:
         return dt.np.type(b)
     except OverflowError:
         if dt.kind == 3:
             return np.array(b).astype(dt.np)[()]
         info = np.iinfo(dt.np)
-        raise LangError(f"scalar {b} is out of range for {dt} [{info.min}, {info.max}], the "
-                        f"type the op computes in; cast the tensor first (e.g. "
+        raise LangError(f"Scalar {b} is out of range for type {dt} [{info.min}, {info.max}], "
+                        f"the type the op computes in; cast the tensor first (e.g. "
                         f"x.to(tl.int64))") from None
 
 
@@ -59,7 +63,7 @@ def _operand(b: Any) -> tuple[Any, D.dtype | D.pointer_type, bool] | None:
     if isinstance(b, constexpr):
         b = b.value
     if isinstance(b, (bool, int, float)):
-        return b, D.py_scalar_dtype(b), True
+        return b, D.literal_dtype(b), True
     if isinstance(b, np.generic):
         dt = D.from_numpy(b.dtype)
         if dt is not None:
@@ -74,6 +78,21 @@ def _trunc_div(a: Any, b: Any) -> Any:
 
 def _shift_right(a: Any, b: Any) -> Any:
     return np.right_shift(a, b)
+
+
+def _shift_right_by_sign(av: Any, bv: Any, ct: D.dtype, signed: bool) -> Any:
+    """``av >> bv`` in type ``ct``: arithmetic when ``signed``, else logical.
+
+    Triton picks ``ashr`` or ``lshr`` from the signedness of the shifted
+    operand's own type, then shifts in the promoted type ``ct``: ``int8 >>
+    uint16`` is an arithmetic shift of the sign-extended 16-bit pattern.
+    """
+    if signed == (ct.kind == 2) or ct.kind == 0:
+        return np.right_shift(av, bv)
+    other = np.dtype(f"{'i' if signed else 'u'}{ct.np.itemsize}")
+    r = np.right_shift(np.asarray(av).view(other) if np.ndim(av) else other.type(av),
+                       np.asarray(bv).astype(other))
+    return np.asarray(r).view(ct.np) if np.ndim(r) else np.asarray(r).view(ct.np)[()]
 
 
 # name -> (numpy function, div_or_mod, result is bool, int-only, MLIR int name, MLIR float name)
@@ -116,6 +135,9 @@ def _fast_table() -> dict[tuple[str, D.dtype], tuple[Any, D.dtype, str]]:
 
 
 _FAST = _fast_table()
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+           "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=", "and": "&",
+           "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>"}
 #: (op, dtype) pairs whose results are checked for overflow (see ``_overflow``).
 _CHECKED = frozenset((op, dt) for op in O.CHECKED_OPS for dt in O.SIGNED)
 
@@ -206,7 +228,11 @@ def binary(a: Any, b: Any, op: str) -> tensor:
     if op == "truediv" and ct.kind != 3:
         ct = D.float32
     if int_only and ct.kind == 3:
-        raise LangError(f"operator {op} requires integer operands, got {ta} and {tb}")
+        if op == "floordiv":
+            raise LangError(f"unexpected type {ct}: // needs integer operands, got {ta} and "
+                            f"{tb}")
+        raise LangError(f"invalid operands of type {ct} and {ct} (from {ta} and {tb}): "
+                        f"{_SYMBOL[op]} needs integer operands")
     if sa:
         av = _scalar_value(av, ct)
     elif ta is not ct:
@@ -216,7 +242,13 @@ def binary(a: Any, b: Any, op: str) -> tensor:
     elif tb is not ct:
         bv = ct.cast(bv)
     try:
-        r = fn(av, bv)
+        if op == "rshift":
+            # the shifted operand's own signedness picks ashr or lshr (Triton's __rshift__);
+            # for ``x >> y`` with a Python int x, Triton's __rrshift__ looks at y
+            src = tb if sa else ta
+            r = _shift_right_by_sign(av, bv, ct, src.kind == 2)
+        else:
+            r = fn(av, bv)
     except ValueError:
         raise LangError(
             f"incompatible shapes for {op}: {describe(a)} and {describe(b)}") from None
@@ -226,8 +258,8 @@ def binary(a: Any, b: Any, op: str) -> tensor:
         rt = D.int1
     else:
         rt = ct
-        if ct is D.bfloat16:
-            r = D.round_to_bf16(r)
+        if ct.rounds:
+            r = ct.cast(r)
             if r.ndim == 0:
                 r = r[()]
     if batched:

@@ -21,7 +21,7 @@ from autotile.lang._tensor import tensor, to_tensor, unwrap
 __all__ = [
     "static_range", "range", "multiple_of", "max_contiguous", "max_constancy", "assume",
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print", "cdiv",
-    "next_power_of_2",
+    "next_power_of_2", "swizzle2d",
 ]
 
 
@@ -139,3 +139,27 @@ def next_power_of_2(n: int) -> int:
     n = int(unwrap(n))
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
+
+
+def swizzle2d(i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -> tuple[Any, Any]:
+    """Row-major indices ``(i, j)`` of a ``size_i x size_j`` grid, column-major per group of rows.
+
+    Triton's ``tl.swizzle2d`` (``standard.py``): within each group of
+    ``size_g`` rows (the last group may be shorter) consecutive linear
+    indices walk down the rows first, the grouped ordering of a tiled
+    matmul.  Works on ints and int tensors alike.
+
+    Returns
+    -------
+    tuple
+        ``(new_i, new_j)``.
+    """
+    from autotile.lang._math import minimum
+
+    ij = i * size_j + j
+    size_gj = size_g * size_j
+    group_id = ij // size_gj
+    off_i = group_id * size_g
+    size_g = minimum(size_i - off_i, size_g)
+    ij = ij % size_gj
+    return off_i + ij % size_g, ij // size_g

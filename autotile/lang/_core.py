@@ -9,9 +9,13 @@ Triton's documentation groups them:
 * :mod:`~autotile.lang._math`: elementwise math (``where``, ``maximum``,
   ``exp``, ``fma``, ...);
 * :mod:`~autotile.lang._reduce`: reductions, scans and ``softmax``;
+* :mod:`~autotile.lang._combine`: ``reduce`` and ``associative_scan`` with a
+  user combine function (one tensor or a tuple);
 * :mod:`~autotile.lang._dot`: the block matrix product;
 * :mod:`~autotile.lang._shape`: ``reshape``, ``trans``, ``broadcast_to``,
-  ``join``, ...;
+  ``join``, ``interleave``, ...;
+* :mod:`~autotile.lang._gather`: ``gather`` and ``histogram``;
+* :mod:`~autotile.lang._sort`: ``sort`` and ``topk``;
 * :mod:`~autotile.lang._control`: loop ranges, compiler hints, debugging,
   ``cdiv``.
 
@@ -22,6 +26,7 @@ to :class:`~autotile.lang._tensor.tensor`.
 
 from __future__ import annotations
 
+from autotile.lang._combine import associative_scan, reduce
 from autotile.lang._control import (
     assume,
     cdiv,
@@ -36,9 +41,11 @@ from autotile.lang._control import (
     static_assert,
     static_print,
     static_range,
+    swizzle2d,
 )
 from autotile.lang._creation import arange, cast, full, num_programs, program_id, zeros, zeros_like
 from autotile.lang._dot import dot
+from autotile.lang._gather import gather, histogram
 from autotile.lang._math import (
     PropagateNan,
     abs,
@@ -61,17 +68,17 @@ from autotile.lang._math import (
     sin,
     sqrt,
     sqrt_rn,
+    umulhi,
     where,
 )
 from autotile.lang._reduce import (
     argmax,
     argmin,
-    associative_scan,
     cumprod,
     cumsum,
     max,
     min,
-    reduce,
+    reduce_or,
     softmax,
     sum,
     xor_sum,
@@ -82,6 +89,7 @@ from autotile.lang._shape import (
     cat,
     expand_dims,
     flip,
+    interleave,
     join,
     permute,
     ravel,
@@ -90,6 +98,7 @@ from autotile.lang._shape import (
     trans,
     view,
 )
+from autotile.lang._sort import sort, topk
 from autotile.lang._tensor import constexpr, tensor
 
 __all__ = [
@@ -101,7 +110,8 @@ __all__ = [
     "broadcast_to", "broadcast", "expand_dims", "ravel", "join", "split", "cat", "flip",
     "softmax", "static_range", "range", "multiple_of", "max_contiguous", "max_constancy",
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
-    "assume", "cdiv", "next_power_of_2",
+    "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave",
+    "reduce_or", "swizzle2d", "sort", "topk",
 ]
 
 
@@ -110,7 +120,8 @@ def _attach() -> None:
     for name in ("sum", "max", "min", "argmax", "argmin", "reduce", "reshape", "view", "trans",
                  "permute", "broadcast_to", "expand_dims", "ravel", "cumsum", "cumprod", "exp",
                  "exp2", "log", "log2", "sqrt", "abs", "sigmoid", "cos", "sin", "split",
-                 "xor_sum", "flip", "softmax", "associative_scan"):
+                 "xor_sum", "flip", "softmax", "associative_scan", "cast", "histogram",
+                 "gather", "sqrt_rn", "rsqrt", "erf", "floor", "ceil", "reduce_or"):
         setattr(tensor, name, globals()[name])
 
 

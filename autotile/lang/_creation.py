@@ -17,7 +17,7 @@ from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._operands import as_dtype, emit
 from autotile.lang._state import CURRENT, current, shape_str, type_str
-from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
+from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values, wrap
 
 __all__ = ["program_id", "num_programs", "arange", "full", "zeros", "zeros_like", "cast"]
 
@@ -104,6 +104,30 @@ def zeros_like(input: Any) -> tensor:
     return tensor(np.zeros(t.shape, dtype=t.dtype.np), t.dtype)
 
 
+def _cast_pointer(t: tensor, dt: Any) -> tensor:
+    """``ptr.to(tl.pointer_type(T))``: the same addresses seen as pointers to ``T``.
+
+    Raises
+    ------
+    LangError
+        If only one side is a pointer, or ``T`` has another size than the
+        pointed-to type (element offsets would change meaning).
+    """
+    src = t.dtype
+    if not (isinstance(src, D.pointer_type) and isinstance(dt, D.pointer_type)):
+        raise LangError(f"cannot cast {src} to {dt}: a pointer casts only to another "
+                        f"pointer type (use tl.pointer_type(...))")
+    if dt == src:
+        return t
+    old, new = src.element_ty, dt.element_ty
+    if old.itemsize != new.itemsize:
+        raise LangError(f"cannot cast {src} to {dt}: the interpreter reinterprets a buffer "
+                        f"only between element types of one size ({old.itemsize} and "
+                        f"{new.itemsize} bytes)")
+    buf = t.buf.retyped(new)
+    return wrap(values(t), dt, type(t) is BatchedTensor, buf)
+
+
 def cast(input: Any, dtype: Any, fp_downcast_rounding: str | None = None,
          bitcast: bool = False) -> tensor:
     """Cast ``input`` to ``dtype`` (``x.to(dtype)``).
@@ -118,10 +142,10 @@ def cast(input: Any, dtype: Any, fp_downcast_rounding: str | None = None,
         For a bitcast between types of different widths.
     """
     t = to_tensor(input)
+    if isinstance(t.dtype, D.pointer_type) or isinstance(unwrap(dtype), D.pointer_type):
+        return _cast_pointer(t, unwrap(dtype))
     dt = as_dtype(dtype)
     src = t.dtype
-    if isinstance(src, D.pointer_type):
-        raise LangError(f"cannot cast a pointer to {dt}")
     if src is dt:
         return t
     batched = type(t) is BatchedTensor

@@ -158,7 +158,9 @@ def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any
     Raises
     ------
     LangError
-        On rank mismatch, a non-unit last stride or a non-pointer base.
+        On rank mismatch, a non-unit last stride, a non-pointer base, or a
+        block whose last dimension spans fewer than 16 bytes (Triton's TMA
+        rule).
     """
     base = unwrap(base)
     if not isinstance(base, tensor) or not isinstance(base.dtype, D.pointer_type) or base.shape:
@@ -173,6 +175,11 @@ def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any
     if strd[-1] != 1:
         raise LangError(f"tensor descriptor last dim must be contiguous (stride 1), "
                         f"got strides {strd}")
+    elem_bytes = base.dtype.element_ty.itemsize
+    if blk[-1] * elem_bytes < 16:  # a TMA box row is at least 16 bytes (Triton's check)
+        raise LangError(f"Descriptor block shape must have at least 16 bytes in the last "
+                        f"dimension, but got {blk[-1]} * {elem_bytes} = "
+                        f"{blk[-1] * elem_bytes} bytes (block_shape={list(blk)})")
     return _DeviceDescriptor(base, shp, strd, blk, padding_option)
 
 

@@ -63,6 +63,9 @@ def _array_buffer(index: int, name: str, a: np.ndarray) -> tuple[Buffer, int]:
     if isinstance(a, D.BFloat16Array):
         dt = D.bfloat16
         a = a.view(np.ndarray)
+    elif isinstance(a, D.Float8Array) and a.fp8_dtype is not None:
+        dt = a.fp8_dtype
+        a = a.view(np.ndarray)
     else:
         dt = D.from_numpy(a.dtype)  # type: ignore[assignment]
         if dt is None:

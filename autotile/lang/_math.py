@@ -1,8 +1,8 @@
 """Elementwise math builtins: ``where``, ``maximum``/``minimum``, ``exp``, ``sqrt``, ``fma``, ...
 
 Binary operands are promoted to their common type as Triton does; float16
-results are computed in float32 and rounded back, bfloat16 results are
-rounded to bfloat16 after every op.  Batched operands (a launch with
+results are computed in float32 and rounded back, bfloat16 and fp8 results
+are rounded to their format after every op.  Batched operands (a launch with
 ``batch_programs=True``) keep their program axis.
 """
 
@@ -98,8 +98,8 @@ def _math1(x: Any, fn: Any, name: str, allow_int: bool = False) -> tensor:
     v = values(t)
     if dt is D.float16:
         r = fn(np.asarray(v, dtype=np.float32)).astype(np.float16)
-    elif dt is D.bfloat16:
-        r = D.round_to_bf16(fn(v))
+    elif dt.rounds:  # bfloat16 and fp8: computed in float32, rounded to the format
+        r = dt.cast(fn(v))
     else:
         r = fn(v)
     if type(t) is BatchedTensor:
@@ -217,3 +217,68 @@ def div_rn(x: Any, y: Any) -> tensor:
     """Floating-point division rounded to nearest."""
     return binary(x, y, "truediv")
 
+
+
+_UMULHI_DTYPES = ("int32", "int64", "uint32", "uint64")
+
+
+def _mulhi64(x: Any, y: Any, signed: bool) -> Any:
+    """High 64 bits of 64x64-bit products (two's complement when ``signed``)."""
+    xu = np.asarray(x).astype(np.uint64)
+    yu = np.asarray(y).astype(np.uint64)
+    m32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    xl, xh = xu & m32, xu >> s32
+    yl, yh = yu & m32, yu >> s32
+    ll, lh, hl, hh = xl * yl, xl * yh, xh * yl, xh * yh
+    mid = (ll >> s32) + (lh & m32) + (hl & m32)
+    hi = hh + (lh >> s32) + (hl >> s32) + (mid >> s32)
+    if signed:  # unsigned high part minus the correction for negative operands
+        hi = hi - np.where(np.asarray(x) < 0, yu, np.uint64(0)) \
+            - np.where(np.asarray(y) < 0, xu, np.uint64(0))
+        return hi.astype(np.int64)
+    return hi
+
+
+def umulhi(x: Any, y: Any) -> tensor:
+    """High half of the integer product ``x * y`` (``tl.umulhi``, CUDA's ``__umulhi``).
+
+    Parameters
+    ----------
+    x, y : tensor or int
+        int32, int64, uint32 or uint64 operands, promoted to their common
+        type as for ``*``.
+
+    Returns
+    -------
+    tensor
+        The most significant 32 (or 64) bits of the exact ``2n``-bit product,
+        in the common type: signed operands give the signed high part.
+
+    Raises
+    ------
+    LangError
+        If the common type is not one of int32, int64, uint32, uint64.
+    """
+    if any_batched(x, y):
+        (xv, yv), ct, batched = common_batched(x, y)
+    else:
+        xv, yv, ct = common(x, y)
+        batched = False
+    if isinstance(ct, D.pointer_type) or ct.name not in _UMULHI_DTYPES:
+        raise LangError(f"Expected dtype {list(_UMULHI_DTYPES)} but got {ct} (tl.umulhi)")
+    signed = ct.kind == 2
+    if ct.bits == 32:
+        wide = np.int64 if signed else np.uint64
+        r = ((np.asarray(xv).astype(wide) * np.asarray(yv).astype(wide)) >> 32).astype(ct.np)
+    else:
+        r = _mulhi64(xv, yv, signed).astype(ct.np)
+    if batched:
+        return _opcount.alu(BatchedTensor(r, ct))
+    if r.ndim == 0:
+        r = r[()]
+    emit(f"tt.mulhiui : {shape_str(np.shape(r))}")
+    return _opcount.alu(tensor(r, ct))
+
+
+__all__ += ["umulhi"]

@@ -1,18 +1,19 @@
-"""Reductions and scans: ``sum``, ``max``, ``argmax``, ``reduce``, ``cumsum``, ...
+"""Reductions and scans: ``sum``, ``max``, ``argmax``, ``cumsum``, ...
 
 A reduction along ``axis`` (all axes when None) removes that axis unless
 ``keep_dims``; narrow integers accumulate in int32 and float16/bfloat16 in
 float32.  ``softmax`` is here too: a row ``max`` and ``sum`` around ``exp``.
+``tl.reduce`` and ``tl.associative_scan`` (user combine functions) are in
+:mod:`autotile.lang._combine`.
 """
 
 from __future__ import annotations
 
-import builtins
 from typing import Any
 
 import numpy as np
 
-from autotile.errors import LangError, NotSupportedError
+from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _opcount
 from autotile.lang import _semantic as S
@@ -22,8 +23,7 @@ from autotile.lang._state import CURRENT, shape_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
 
 __all__ = [
-    "sum", "xor_sum", "max", "min", "argmax", "argmin", "reduce", "associative_scan", "cumsum",
-    "cumprod", "softmax",
+    "sum", "xor_sum", "reduce_or", "max", "min", "argmax", "argmin", "cumsum", "cumprod", "softmax",
 ]
 
 
@@ -80,8 +80,8 @@ def _red_finish(r: Any, t: tensor, axis: Any, keep_dims: bool, dt: Any, name: st
 def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None) -> tensor:
     """Sum along ``axis`` (all axes if None).
 
-    Integers narrower than 32 bits (and int1) sum in int32; float16 and
-    bfloat16 accumulate in float32 and round the result back.
+    Integers narrower than 32 bits (and int1) sum in int32; float16,
+    bfloat16 and fp8 accumulate in float32 and round the result back.
     """
     t, ax = _red_prep(input, axis, "sum")
     dt = t.dtype
@@ -93,7 +93,7 @@ def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None
         dt = D.int32 if dt.kind != 1 else D.uint32
         v = np.asarray(v).astype(dt.np)
     v, nax = _red_in(t, v, ax, contiguous=True)
-    if dt in (D.float16, D.bfloat16):
+    if dt is D.float16 or dt.rounds:  # float16, bfloat16, fp8: float32 accumulator
         r = dt.cast(np.sum(np.asarray(v, np.float32), axis=nax))
     else:
         r = np.sum(v, axis=nax, dtype=dt.np)
@@ -106,6 +106,22 @@ def xor_sum(input: Any, axis: Any = None, keep_dims: bool = False) -> tensor:
     v, nax = _red_in(t, np.asarray(values(t)), ax)
     r = np.bitwise_xor.reduce(v, axis=nax)
     return _red_finish(r, t, ax, keep_dims, t.dtype, "xor")
+
+
+def reduce_or(input: Any, axis: Any, keep_dims: bool = False) -> tensor:
+    """Bitwise or along ``axis`` (integers only, as Triton's ``tl.reduce_or``).
+
+    Raises
+    ------
+    LangError
+        If ``input`` is not an integer tensor.
+    """
+    t, ax = _red_prep(input, axis, "reduce_or")
+    if t.dtype.kind == 3:
+        raise LangError(f"reduce_or only supported for integers, got {t.dtype}")
+    v, nax = _red_in(t, np.asarray(values(t)), ax)
+    r = np.bitwise_or.reduce(v, axis=nax)
+    return _red_finish(r, t, ax, keep_dims, t.dtype, "or")
 
 
 def _maxmin(input: Any, axis: Any, return_indices: bool, keep_dims: bool, is_max: bool) -> Any:
@@ -203,79 +219,6 @@ def argmin(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool =
     :func:`argmax`.
     """
     return _argext(input, axis, tie_break_left, keep_dims, False)  # type: ignore[no-any-return]
-
-
-def _call(fn: Any, *args: Any) -> Any:
-    f = getattr(fn, "fn", fn)
-    return f(*args)
-
-
-def _refuse_tuple(input: Any, name: str) -> None:
-    if isinstance(input, (tuple, list)):
-        raise NotSupportedError(
-            f"tl.{name} over a tuple of {len(input)} tensors (a multi-operand {name}, e.g. "
-            f"(values, indices) with a combine_fn of 2 * {len(input)} arguments) is not "
-            f"supported by the interpreter; {name} each tensor on its own, or for an index "
-            f"use tl.argmax/tl.argmin or tl.max/tl.min with return_indices=True")
-
-
-def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> tensor:
-    """Reduce along ``axis`` with ``combine_fn(a, b)`` applied as a pairwise tree.
-
-    Raises
-    ------
-    NotSupportedError
-        If ``input`` is a tuple of tensors (Triton's multi-operand
-        reduction); reduce each tensor on its own.
-    """
-    _refuse_tuple(input, "reduce")
-    t, ax = _red_prep(input, axis, "reduce")
-    v = np.asarray(t.v)
-    if ax is None:
-        v = v.reshape(-1)
-    a = 0 if ax is None else ax
-    x = tensor(np.moveaxis(v, a, -1), t.dtype)
-    snap = _opcount.snapshot()  # one combine per input element, counted by _red_finish
-    while x.shape[-1] > 1:
-        n = x.shape[-1]
-        h = n // 2
-        left = tensor(x.v[..., :h], x.dtype)
-        right = tensor(x.v[..., h:2 * h], x.dtype)
-        c = to_tensor(_call(combine_fn, left, right))
-        if n % 2:
-            c = tensor(np.concatenate([c.v, x.v[..., 2 * h:]], axis=-1), c.dtype)
-        x = c
-    _opcount.restore(snap)
-    return _red_finish(x.v[..., 0], t, ax, keep_dims, x.dtype, "combine")
-
-
-def associative_scan(input: Any, axis: int, combine_fn: Any, reverse: bool = False) -> tensor:
-    """Inclusive scan along ``axis`` with ``combine_fn`` (applied sequentially).
-
-    Raises
-    ------
-    NotSupportedError
-        If ``input`` is a tuple of tensors (Triton's multi-operand scan).
-    """
-    _refuse_tuple(input, "associative_scan")
-    t = to_tensor(input)
-    ax = S.check_axis(axis, len(t.shape))
-    v = np.moveaxis(np.asarray(t.v), ax, 0)
-    if reverse:
-        v = v[::-1]
-    outs = [v[0]]
-    acc = tensor(v[0], t.dtype)
-    snap = _opcount.snapshot()  # one combine per input element, counted below
-    for i in builtins.range(1, v.shape[0]):
-        acc = to_tensor(_call(combine_fn, acc, tensor(v[i], t.dtype)))
-        outs.append(acc.v)
-    _opcount.restore(snap)
-    _opcount.reduction(t)
-    r = np.stack(outs)
-    if reverse:
-        r = r[::-1]
-    emit(f"tt.scan axis={ax} : {shape_str(t.shape)}")
-    return tensor(np.moveaxis(r, 0, ax), acc.dtype)
 
 
 def _scan(input: Any, axis: int, reverse: bool, fn: Any, name: str) -> tensor:

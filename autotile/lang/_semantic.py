@@ -2,12 +2,21 @@
 
 Promotion follows ``triton/language/semantic.py``:
 
-* a Python scalar of a lower or equal kind (bool < uint < int < float) than
-  the tensor it meets takes the tensor's type (``x_fp16 * 2.0`` is float16);
-* float64 > float32 > float16 > bfloat16; mixing float16 and bfloat16 gives
-  float32; ``/`` and ``%`` on float16/bfloat16 compute in float32;
-* integers of equal signedness promote to the wider one; ``/`` on integers
-  is a float32 division; ``//`` is defined for integers only.
+* a Python scalar of a lower or equal kind (bool < int < float; signed and
+  unsigned integers are one kind) than the tensor it meets takes the
+  tensor's type (``x_fp16 * 2.0`` is float16, ``x_uint8 // 3`` is uint8);
+* float64 > float32 > float16 > bfloat16 > fp8; float16 with bfloat16 is
+  float16; ``/`` and ``%`` on float16/bfloat16 compute in float32; two
+  different fp8 types give float16;
+* integers of equal signedness promote to the wider one, mixed signedness to
+  the unsigned type unless the signed one is wider (C's rules); ``/`` on
+  integers is a float32 division; ``//`` is defined for integers only, and
+  ``/ // %`` refuse operands of different signedness.
+
+Error messages start with Triton's wording ("invalid operands of type",
+"Cannot use /, #, or % with ...", "Scalar ... is out of range for type
+...", "invalid axis ..."), so searching Triton's documentation and issues
+for a message finds the rule.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ __all__ = [
     "check_input_precision",
     "DOT_INPUT_PRECISIONS",
     "check_axis",
+    "wrap_axis",
     "check_grid",
     "check_batch_programs",
     "check_programs",
@@ -88,11 +98,17 @@ def computation_type(a: D.dtype, a_scalar: bool, b: D.dtype, b_scalar: bool,
     return r
 
 
+def _triton_kind(t: D.dtype) -> int:
+    """Triton's ``dtype.kind()``: 0 bool, 1 integer (signed or not), 2 float."""
+    return 0 if t.kind == 0 else (2 if t.kind == 3 else 1)
+
+
 def _computation_type(a: D.dtype, a_scalar: bool, b: D.dtype, b_scalar: bool,
                       div_or_mod: bool) -> D.dtype:
     if a_scalar != b_scalar:
+        # a Python scalar of a lower or equal kind (bool < int < float) takes the tensor's type
         s, t = (a, b) if a_scalar else (b, a)
-        if s.kind <= t.kind:
+        if _triton_kind(s) <= _triton_kind(t):
             if div_or_mod and t in (D.float16, D.bfloat16):
                 return D.float32
             return t
@@ -101,17 +117,49 @@ def _computation_type(a: D.dtype, a_scalar: bool, b: D.dtype, b_scalar: bool,
     if D.float32 in (a, b):
         return D.float32
     if D.float16 in (a, b):
-        if D.bfloat16 in (a, b):
-            return D.float32
         return D.float32 if div_or_mod else D.float16
     if D.bfloat16 in (a, b):
         if a is b and not div_or_mod:
             return D.bfloat16
         return D.float32
+    if a.is_fp8() and b.is_fp8():
+        return a if a is b else D.float16
+    if a.kind == 3 or b.kind == 3:
+        raise LangError(f"unexpected type {a} and {b}")
     if div_or_mod and a.kind != b.kind and a.kind and b.kind:
         raise LangError(
-            f"cannot use / // or % between {a} and {b}: the operands' signedness differs")
+            f"Cannot use /, #, or % with {a} and {b} because they have different signedness; "
+            f"this is unlikely to result in a useful answer. Cast them to the same signedness.")
     return integer_promote(a, b)
+
+
+def wrap_axis(axis: Any, ndim: int) -> int:
+    """Normalise an axis of a ``ndim``-D tensor; negative axes count from the end.
+
+    Parameters
+    ----------
+    axis : int or constexpr
+        The axis, in ``[-ndim, ndim)``.
+    ndim : int
+        Rank of the tensor (for ``expand_dims``: of the result).
+
+    Returns
+    -------
+    int
+        ``axis`` in ``[0, ndim)``.
+
+    Raises
+    ------
+    LangError
+        If ``axis`` is not an int in ``[-ndim, ndim)`` (Triton's "invalid
+        axis" message, ``core._wrap_axis``).
+    """
+    if hasattr(axis, "value") and not hasattr(axis, "v"):
+        axis = axis.value
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or \
+            not -ndim <= axis < ndim:
+        raise LangError(f"invalid axis {axis}. Expected {-ndim} <= axis < {ndim}")
+    return int(axis) % ndim
 
 
 def check_power_of_two_range(start: Any, end: Any) -> None:

@@ -16,12 +16,12 @@ from autotile.errors import LangError
 from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._operands import common, emit
-from autotile.lang._state import NeedsSequential, shape_str
+from autotile.lang._state import shape_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap
 
 __all__ = [
     "reshape", "view", "permute", "trans", "broadcast_to", "broadcast", "expand_dims", "ravel",
-    "join", "split", "cat", "flip",
+    "join", "split", "cat", "flip", "interleave",
 ]
 
 
@@ -122,18 +122,27 @@ def broadcast(input: Any, other: Any) -> tuple[tensor, tensor]:
 
 
 def expand_dims(input: Any, axis: Any) -> tensor:
-    """Insert size-1 dimensions at ``axis`` (an int or a sequence)."""
+    """Insert size-1 dimensions at ``axis`` (an int or a sequence), as Triton does.
+
+    Axes index the *result*: each must be in ``[-new_ndim, new_ndim)`` where
+    ``new_ndim`` is the input's rank plus the number of axes.
+
+    Raises
+    ------
+    LangError
+        If an axis is out of range ("invalid axis ...") or two axes name the
+        same dimension ("duplicate axes, normalized axes = [...]").
+    """
     t = to_tensor(input)
     axis = unwrap(axis)
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    new_ndim = len(t.shape) + len(axes)
+    axes = [S.wrap_axis(unwrap(a), new_ndim) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise LangError(f"expand_dims received duplicate axes, normalized axes = {axes}")
     if type(t) is BatchedTensor:
-        axes = tuple(int(unwrap(a)) for a in axis) if isinstance(axis, (list, tuple)) else \
-            (int(axis),)
-        out_rank = len(t.shape) + len(axes)
-        if any(not -out_rank <= a < out_rank for a in axes):
-            raise NeedsSequential("expand_dims axis out of range")
-        return BatchedTensor(np.expand_dims(t.pv, tuple(a % out_rank + 1 for a in axes)),
-                             t.dtype, t.buf)
-    r = np.expand_dims(t.v, tuple(axis) if isinstance(axis, (list, tuple)) else axis)
+        return BatchedTensor(np.expand_dims(t.pv, tuple(a + 1 for a in axes)), t.dtype, t.buf)
+    r = np.expand_dims(t.v, tuple(axes))
     emit(f"tt.expand_dims : {shape_str(t.shape)} -> {shape_str(r.shape)}")
     return tensor(r, t.dtype, t.buf)
 
@@ -149,6 +158,18 @@ def join(a: Any, b: Any) -> tensor:
     x, y = to_tensor(a), to_tensor(b)
     xv, yv, ct = common(x, y)
     return tensor(np.stack(np.broadcast_arrays(xv, yv), axis=-1), ct)
+
+
+def interleave(a: Any, b: Any) -> tensor:
+    """Interleave two same-shape tensors along their last axis (Triton's ``tl.interleave``).
+
+    ``interleave([a0, a1], [b0, b1])`` is ``[a0, b0, a1, b1]``: :func:`join`
+    then merge the last two axes; two scalars give a block of shape (2,).
+    """
+    c = join(a, b)
+    if len(c.shape) == 1:
+        return c
+    return reshape(c, tuple(c.shape[:-2]) + (2 * c.shape[-2],))
 
 
 def split(a: Any) -> tuple[tensor, tensor]:

@@ -58,6 +58,16 @@ class Buffer:
         self.base_addr = 0
         self.key = key
 
+    def retyped(self, dtype: Any) -> Buffer:
+        """The same memory, counted as this buffer, seen as elements of ``dtype``.
+
+        ``dtype`` must have this buffer's itemsize (a pointer cast such as
+        ``p.to(tl.pointer_type(tl.int32))`` on a float32 buffer).
+        """
+        b = Buffer(self.index, self.name, self.flat.view(dtype.storage), dtype, self.key)
+        b.base_addr = self.base_addr
+        return b
+
 
 class OpCounter:
     """Op counters of the running program (or of every program of a running batch).

@@ -26,7 +26,7 @@ from autotile.lang import _dtypes as D
 from autotile.lang._semantic import short_value
 from autotile.lang._state import CURRENT, Divergence, NeedsSequential, shape_str
 
-__all__ = ["tensor", "constexpr", "to_tensor", "unwrap", "BatchedTensor", "values",
+__all__ = ["tensor", "constexpr", "Shape", "to_tensor", "unwrap", "BatchedTensor", "values",
            "aligned", "wrap", "align_pair", "describe"]
 
 
@@ -59,7 +59,29 @@ class constexpr:  # noqa: N801 - Triton's name
         return hash(self.value)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "dtype" and isinstance(self.value, (bool, int, float)):
+            return D.literal_dtype(self.value)  # tl.constexpr(5).dtype is int32, as in Triton
         return getattr(self.value, name)
+
+
+class Shape(tuple):  # type: ignore[type-arg]
+    """A block shape: a tuple of ints that also equals the list of the same ints.
+
+    Triton's ``tensor.shape`` compares equal to a list (``x.shape == [M, N]``
+    in a ``tl.static_assert``); a plain tuple does not.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return tuple(self) == tuple(unwrap(o) for o in other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
 
 
 def unwrap(v: Any) -> Any:
@@ -82,7 +104,7 @@ def to_tensor(v: Any) -> tensor:
         return v
     v = unwrap(v)
     if isinstance(v, (bool, int, float)):
-        dt = D.py_scalar_dtype(v)
+        dt = D.literal_dtype(v)
         return tensor(np.array(v, dtype=dt.np)[()], dt)
     if isinstance(v, np.generic):
         ndt = D.from_numpy(v.dtype)
@@ -97,6 +119,33 @@ def describe(x: Any) -> str:
         nm = f"{x.name!r} " if x.name else ""
         return f"{nm}tensor<{shape_str(x.shape)}x{x.dtype}>"
     return short_value(x)
+
+
+def _index_axes(idx: Any) -> tuple[int, ...]:
+    """Axes a ``x[...]`` index inserts (Triton's ``tensor.__getitem__``).
+
+    ``None`` at position ``i`` inserts a size-1 axis at ``i``; a full slice
+    (``:``, ``None:``, ``::None``, ...) keeps the axis (or does nothing past
+    the tensor's rank, as in Triton).
+
+    Raises
+    ------
+    LangError
+        For any other index ("unsupported tensor index").
+    """
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    axes = []
+    for i, sl in enumerate(idx):
+        sl = unwrap(sl)
+        if sl is None:
+            axes.append(i)
+        elif isinstance(sl, slice) and all(unwrap(a) is None for a in (sl.start, sl.stop,
+                                                                         sl.step)):
+            continue
+        else:
+            raise LangError(f"unsupported tensor index: {sl!r} (only None and ':' are allowed)")
+    return tuple(axes)
 
 
 class tensor:  # noqa: N801 - Triton's name
@@ -131,9 +180,9 @@ class tensor:  # noqa: N801 - Triton's name
 
     # -- shape ---------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        """Block shape (``()`` for a scalar)."""
-        return np.shape(self.v)
+    def shape(self) -> Shape:
+        """Block shape (``()`` for a scalar); equals the list of the same ints, as in Triton."""
+        return Shape(np.shape(self.v))
 
     @property
     def type(self) -> Any:
@@ -153,6 +202,19 @@ class tensor:  # noqa: N801 - Triton's name
 
     def __repr__(self) -> str:
         return f"tensor({self.v!r}, dtype={self.dtype})"
+
+    def item(self) -> tensor:
+        """The one element of a single-element block, as a scalar (Triton's ``_unsplat``).
+
+        Raises
+        ------
+        LangError
+            If the block has more than one element.
+        """
+        if self.numel != 1:
+            raise LangError(f"item() needs a block of one element, got shape "
+                            f"{tuple(self.shape)}")
+        return tensor(np.asarray(self.v).reshape(-1)[0], self.dtype, self.buf)
 
     # -- Python protocol -----------------------------------------------------
     def __bool__(self) -> bool:
@@ -175,19 +237,12 @@ class tensor:  # noqa: N801 - Triton's name
     __hash__ = object.__hash__
 
     def __getitem__(self, idx: Any) -> tensor:
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        for i in idx:
-            if i is not None and not (isinstance(i, slice) and i == slice(None)):
-                raise LangError(f"tensor indices must be None or ':', got {i!r}")
-        n_full = sum(1 for i in idx if i is not None)
-        if n_full not in (0, np.ndim(self.v)):
-            if n_full > np.ndim(self.v):
-                raise LangError(f"too many ':' in index {idx!r} for shape {self.shape}")
-        r = np.asarray(self.v)[idx]
+        r = self.v
+        for a in _index_axes(idx):  # one at a time, as Triton (past the rank: appended)
+            r = np.expand_dims(r, min(a, np.ndim(r)))
         st = CURRENT.get()
         if st is not None and st.ir is not None:
-            st.emit(f"tt.expand_dims : {shape_str(self.shape)} -> {shape_str(r.shape)}")
+            st.emit(f"tt.expand_dims : {shape_str(self.shape)} -> {shape_str(np.shape(r))}")
         return tensor(r, self.dtype, self.buf)
 
     # -- arithmetic ----------------------------------------------------------
@@ -328,9 +383,9 @@ class BatchedTensor(tensor):
         raise NeedsSequential("a builtin without batched support read a batched value")
 
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> Shape:
         """Block shape of one program (the program axis left out)."""
-        return self.pv.shape[1:]  # type: ignore[no-any-return]
+        return Shape(self.pv.shape[1:])
 
     @property
     def numel(self) -> int:
@@ -372,14 +427,10 @@ class BatchedTensor(tensor):
         return float(self._uniform(key, "float"))
 
     def __getitem__(self, idx: Any) -> tensor:
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        for i in idx:
-            if i is not None and not (isinstance(i, slice) and i == slice(None)):
-                raise LangError(f"tensor indices must be None or ':', got {i!r}")
-        if sum(1 for i in idx if i is not None) > self.pv.ndim - 1:
-            raise LangError(f"too many ':' in index {idx!r} for shape {self.shape}")
-        return BatchedTensor(self.pv[(slice(None),) + idx], self.dtype, self.buf)
+        pv = self.pv
+        for a in _index_axes(idx):
+            pv = np.expand_dims(pv, min(a, pv.ndim - 1) + 1)
+        return BatchedTensor(pv, self.dtype, self.buf)
 
     def __neg__(self) -> tensor:
         if isinstance(self.dtype, D.pointer_type) or self.dtype.kind == 0:

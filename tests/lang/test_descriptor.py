@@ -99,3 +99,14 @@ def test_descriptor_store_to_read_only_array_names_the_argument():
     out = np.zeros((16, 16), np.float32)
     copy_desc_kernel[(2, 2)](src, out, 16, 16, 16, 16, BM=8, BN=8)
     np.testing.assert_array_equal(out, 2.0)
+
+
+def test_descriptor_block_rows_must_span_16_bytes():
+    @jit
+    def k(src):
+        d = tl.make_tensor_descriptor(src, shape=[128, 128], strides=[128, 1], block_shape=[1, 2])
+        d.load([0, 0])
+
+    with pytest.raises(LangError, match=r"Descriptor block shape must have at least 16 bytes in "
+                                        r"the last dimension, but got 2 \* 4 = 8 bytes"):
+        k[(1,)](np.zeros((128, 128), np.int32))

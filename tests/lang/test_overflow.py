@@ -184,7 +184,7 @@ def test_scalar_out_of_range_for_the_tensor_type_raises():
         tl.store(o_ptr + tl.arange(0, 2), tl.arange(0, 2) + BIG)
 
     out = np.zeros(2, np.int32)
-    with pytest.raises(LangError, match="scalar 4294967296 is out of range for int32"):
+    with pytest.raises(LangError, match="Scalar 4294967296 is out of range for type int32"):
         k[(1,)](out, BIG=2**32)
 
 

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import autotile.lang as tl
-from autotile.errors import LangError, NotSupportedError
+from autotile.errors import LangError
 from autotile.lang import jit
 
 
@@ -269,38 +269,6 @@ def test_property_argmax_points_at_the_nan_ignoring_extremum(x, is_max):
     for r in range(3):
         hits = np.flatnonzero(x[r] == ref[r]) if not np.isnan(ref[r]) else [0]
         assert j[r] == hits[0]
-
-
-# -- clear refusals --------------------------------------------------------------------------
-def test_tuple_reduce_is_not_supported():
-    @jit
-    def combine(a, ia, b, ib):
-        return tl.maximum(a, b), tl.where(a > b, ia, ib)
-
-    @jit
-    def k(x_ptr, o_ptr):
-        x = tl.load(x_ptr + tl.arange(0, 4))
-        v, i = tl.reduce((x, tl.arange(0, 4)), 0, combine)
-        tl.store(o_ptr, v)
-
-    with pytest.raises(NotSupportedError, match=r"tl\.reduce over a tuple of 2 tensors .* is not "
-                                                r"supported by the interpreter.*tl\.argmax"):
-        k[(1,)](np.zeros(4, np.float32), np.zeros(1, np.float32))
-
-
-def test_tuple_associative_scan_is_not_supported():
-    @jit
-    def combine(a, ia, b, ib):
-        return a + b, ia + ib
-
-    @jit
-    def k(x_ptr, o_ptr):
-        x = tl.load(x_ptr + tl.arange(0, 4))
-        v, i = tl.associative_scan((x, x), 0, combine)
-        tl.store(o_ptr + tl.arange(0, 4), v)
-
-    with pytest.raises(NotSupportedError, match=r"tl\.associative_scan over a tuple of 2 tensors"):
-        k[(1,)](np.zeros(4, np.float32), np.zeros(4, np.float32))
 
 
 @pytest.mark.parametrize("prec", ["tf32", "tf32x3", "ieee", "bf16x3", "bf16x6", "IEEE", None])

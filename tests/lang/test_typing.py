@@ -1,0 +1,181 @@
+"""Triton's typing rules: weak Python scalars, literal types, shifts by signedness, errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import autotile.lang as tl
+from autotile.errors import LangError
+from autotile.lang import jit
+from autotile.lang._dtypes import literal_dtype
+
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+def _scalar_kernel(expr):
+    src = (f"def k(x_ptr, o_ptr, y: tl.constexpr):\n"
+           f"    x = tl.load(x_ptr + tl.arange(0, 8))\n"
+           f"    tl.store(o_ptr + tl.arange(0, 8), {expr})\n")
+    ns = {"tl": tl}
+    exec(src, ns)
+    return jit(ns["k"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(dt=st.sampled_from(INTS), op=st.sampled_from(["/", "//", "%", "+", "*", "&", ">>"]),
+       y=st.integers(1, 7), seed=st.integers(0, 2**16))
+def test_python_int_takes_the_tensor_type(dt, op, y, seed):
+    # Triton: a scalar of a lower or equal kind (bool < int < float) does not promote, so
+    # uint8 // 3 computes in uint8 and uint8 / 3 in float32
+    x = np.random.default_rng(seed).integers(0, 100, 8).astype(dt)
+    k = _scalar_kernel(f"x {op} y")
+    if op == "/":
+        ref = x.astype(np.float32) / np.float32(y)
+    elif op == "//":
+        ref = (x // y).astype(dt)  # non-negative: truncation == floor
+    elif op == "%":
+        ref = np.fmod(x, np.array(y, dt))
+    else:
+        ref = eval(f"x {op} np.array(y, dt)").astype(dt)
+    out = np.zeros(8, ref.dtype)
+    k[(1,)](x, out, y=y)
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_literal_types_follow_their_value():
+    assert literal_dtype(True) is tl.int1
+    assert literal_dtype(2**31 - 1) is tl.int32
+    assert literal_dtype(2**31) is tl.uint32
+    assert literal_dtype(2**32) is tl.int64
+    assert literal_dtype(-(2**31) - 1) is tl.int64
+    assert literal_dtype(2**63) is tl.uint64
+    assert literal_dtype(1.5) is tl.float32
+    assert literal_dtype(0.0) is tl.float32
+    assert literal_dtype(float("inf")) is tl.float32
+    assert literal_dtype(1e300) is tl.float64
+    assert literal_dtype(1e-300) is tl.float64
+    with pytest.raises(LangError, match="Nonrepresentable integer 18446744073709551616"):
+        literal_dtype(2**64)
+
+
+def test_literals_and_constexprs_in_kernels_have_triton_dtypes():
+    @jit
+    def k(o_ptr, C: tl.constexpr):
+        x = tl.full((4,), 1, tl.uint8)
+        tl.static_assert((x + C).dtype == tl.uint8)
+        tl.static_assert((x * 1.5).dtype == tl.float32)
+        tl.static_assert((x.to(tl.float16) + 1e300).dtype == tl.float16)  # weak float
+        h = tl.full((4,), 1, tl.float16)
+        tl.static_assert((h + h.to(tl.bfloat16)).dtype == tl.float16)
+        tl.store(o_ptr + tl.arange(0, 4), x + C)
+
+    o = np.zeros(4, np.uint8)
+    k[(1,)](o, C=3)
+    np.testing.assert_array_equal(o, 4)
+
+
+@pytest.mark.parametrize("xdt,ydt", [("int8", "uint8"), ("int8", "uint16"), ("int16", "uint8"),
+                                     ("uint8", "int8"), ("uint32", "int8"), ("int64", "uint64")])
+def test_right_shift_is_arithmetic_for_a_signed_left_operand(xdt, ydt):
+    # Triton's __rshift__: ashr when the shifted tensor is signed, lshr when unsigned, on the
+    # bits of the promoted type
+    rng = np.random.default_rng(0)
+    info = np.iinfo(xdt)
+    x = rng.integers(info.min, info.max, 16, dtype=xdt, endpoint=True)
+    bw = max(np.dtype(xdt).itemsize, np.dtype(ydt).itemsize) * 8
+    y = rng.integers(0, bw, 16).astype(ydt)
+    zdt = f"{'u' if xdt.startswith('u') else ''}int{bw}"
+    ref = x.astype(zdt) >> y.astype(zdt)
+
+    @jit
+    def k(x_ptr, y_ptr, o_ptr):
+        offs = tl.arange(0, 16)
+        tl.store(o_ptr + offs, tl.load(x_ptr + offs) >> tl.load(y_ptr + offs))
+
+    out = np.zeros(16, ref.dtype)
+    k[(1,)](x, y, out)
+    np.testing.assert_array_equal(out.view(zdt), ref)
+
+
+@pytest.mark.parametrize("expr,match", [
+    ("x.to(tl.float32) & y", r"invalid operands of type float32 and float32"),
+    ("x ^ y.to(tl.float16)", r"invalid operands of type float16 and float16"),
+    ("x / y", r"Cannot use /, #, or % with int8 and uint8 because they have different "
+              r"signedness"),
+    ("x % y", r"Cannot use /, #, or % with int8 and uint8"),
+    ("y + (-1)", r"Cannot perform a binary operation between an unsigned tensor and a negative "
+                 r"scalar"),
+    ("x + 300", r"Scalar 300 is out of range for type int8"),
+    ("x.to(tl.float32) // 2.0", r"unexpected type float32"),
+])
+def test_invalid_dtype_combinations_use_tritons_wording(expr, match):
+    src = (f"def k(x_ptr, y_ptr):\n"
+           f"    x = tl.load(x_ptr + tl.arange(0, 4))\n"
+           f"    y = tl.load(y_ptr + tl.arange(0, 4))\n"
+           f"    z = {expr}\n")
+    ns = {"tl": tl}
+    exec(src, ns)
+    with pytest.raises(LangError, match=match):
+        jit(ns["k"])[(1,)](np.ones(4, np.int8), np.ones(4, np.uint8))
+
+
+def test_shape_equals_a_list_and_expand_dims_checks_axes():
+    @jit
+    def k(N: tl.constexpr):
+        x = tl.arange(0, N)
+        tl.static_assert(x.shape == [N])
+        tl.static_assert(x[None, :, None].shape == [1, N, 1])
+        tl.static_assert(tl.expand_dims(x, (0, -1)).shape == [1, N, 1])
+        tl.static_assert(tl.expand_dims(x, (-4, 2, -1)).shape == [1, N, 1, 1])
+        tl.static_assert(tl.expand_dims(tl.sum(x), -1).shape == [1])
+        tl.static_assert(x.shape != [N, 1])
+        tl.static_assert(x.shape == (N,))
+
+    k[(1,)](N=8)
+
+    for axis, match in [(-3, r"invalid axis -3. Expected -2 <= axis < 2"),
+                        (2, r"invalid axis 2. Expected -2 <= axis < 2"),
+                        ((0, -3), r"expand_dims received duplicate axes, normalized axes = "
+                                  r"\[0, 0\]")]:
+        @jit
+        def bad(A: tl.constexpr):
+            tl.expand_dims(tl.arange(0, 4), A)
+
+        with pytest.raises(LangError, match=match):
+            bad[(1,)](A=axis)
+
+
+def test_dtype_by_name_and_triton_type_lists():
+    assert tl.dtype("int8") is tl.int8
+    assert tl.dtype(tl.constexpr("float8e4nv")) is tl.float8e4nv
+    names = tl.dtype.SINT_TYPES + tl.dtype.UINT_TYPES + tl.dtype.STANDARD_FP_TYPES
+    assert [tl.dtype(n).name for n in names] == list(names)
+    assert tl.int16.int_bitwidth == 16 and tl.float16.fp_mantissa_width == 10
+    assert tl.uint8.get_int_max_value() == 255 and tl.int8.get_int_min_value() == -128
+    with pytest.raises(ValueError, match="unknown dtype name 'int7'"):
+        tl.dtype("int7")
+
+
+def test_indexing_follows_tritons_getitem():
+    @jit
+    def k(o_ptr, X: tl.constexpr):
+        data = tl.arange(0, X)
+        tl.static_assert(data[None, None:].shape == [1, X])
+        tl.static_assert(data[None, ::None, None].shape == [1, X, 1])
+        scalar = tl.full([], 1, tl.int32)
+        tl.static_assert(scalar[None, None, :].shape == [1, 1])  # ':' past the rank: no-op
+        one = tl.load(o_ptr + tl.arange(0, 1))
+        tl.static_assert(one.item().shape == [])
+        tl.store(o_ptr, one.item() + 1)
+
+    o = np.array([41], np.int32)
+    k[(1,)](o, X=8)
+    assert o[0] == 42
+
+    @jit
+    def bad(o_ptr):
+        tl.arange(0, 8)[2:]
+
+    with pytest.raises(LangError, match=r"unsupported tensor index: slice\(2, None, None\)"):
+        bad[(1,)](o)
