@@ -16,7 +16,13 @@ from autotile.measure import (
     simulate_nest,
 )
 from autotile.measure.cpu._nestsim import AffineNest, _affine_steps
-from autotile.measure.cpu._periodic import GIVE_UP, footprint_lines, loop_periods, walk_periodic
+from autotile.measure.cpu._periodic import (
+    FIRST_SPARSE,
+    GIVE_UP,
+    footprint_lines,
+    loop_periods,
+    walk_periodic,
+)
 from autotile.space import gemm_space
 
 
@@ -27,11 +33,12 @@ def _counts(mb) -> tuple[int, int, int, int, int]:  # type: ignore[no-untyped-de
 
 def _simulated_fraction(nest: AffineNest, cache: CacheConfig) -> float:
     ext, step, addr0, base = _affine_steps(nest)
-    period, shift, lo, hi, _ = loop_periods(ext, step, base, nest.total_bytes,
+    period, dense, shift, lo, hi, _ = loop_periods(ext, step, base, nest.total_bytes,
                                             cache.line_bytes, cache.n_sets)
     n_ids = nest.total_bytes // cache.line_bytes + 1
     _, _, sim = walk_periodic(ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways,
-                              cache.n_lines, n_ids, period, shift, lo, hi, True, GIVE_UP)
+                              cache.n_lines, n_ids, period, dense, shift, lo, hi, True, GIVE_UP,
+                              FIRST_SPARSE)
     return int(sim) / (nest.n_iters * len(nest.accesses))
 
 

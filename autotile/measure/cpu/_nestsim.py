@@ -376,6 +376,7 @@ def simulate_nest(
     packed = any(acc.packed is not None for acc in nest.accesses)
     if extrapolate and not packed and cache.ways <= 62 and nest.accesses:
         from autotile.measure.cpu._periodic import (
+            FIRST_SPARSE,
             GIVE_UP,
             footprint_lines,
             loop_periods,
@@ -383,11 +384,11 @@ def simulate_nest(
         )
 
         ext, step, addr0, base = _affine_steps(nest)
-        period, shift, lo, hi, _ = loop_periods(
+        period, dense, shift, lo, hi, _ = loop_periods(
             ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
         sa_hits, fa_hits, _ = walk_periodic(
             ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
-            period, shift, lo, hi, use_shortcut, GIVE_UP)
+            period, dense, shift, lo, hi, use_shortcut, GIVE_UP, FIRST_SPARSE)
         touched = footprint_lines(ext, step, addr0, cache.line_bytes, n_ids)
     else:
         sa_hits, fa_hits, touched = _walk(

@@ -65,16 +65,18 @@ _I64 = npt.NDArray[np.int64]
 
 __all__ = ["loop_periods", "footprint_lines", "walk_periodic"]
 
-#: A loop is watched only if one iteration makes at least this many accesses:
-#: taking and comparing a snapshot costs about as much as a hundred accesses.
+#: A loop is compared after each of its first iterations only if one iteration
+#: makes at least this many accesses: a snapshot costs about a hundred accesses.
 MIN_BODY_ACCESSES = 48
-#: Iterations compared per run of a watched loop before giving up on that run.
+#: Iterations compared one by one per run of a densely watched loop.
 GIVE_UP = 16
+#: First iteration of a sparse comparison; later ones double it.
+FIRST_SPARSE = 32
 
 
 def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes: int,
                  n_sets: int, min_body: int = MIN_BODY_ACCESSES
-                 ) -> tuple[_I64, _I64, _I64, _I64, _I64]:
+                 ) -> tuple[_I64, npt.NDArray[np.bool_], _I64, _I64, _I64, _I64]:
     """Which loops to watch, their periods and the line shift of each buffer.
 
     Parameters
@@ -90,12 +92,17 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
     line_bytes, n_sets : int
         Cache geometry.
     min_body : int, default=MIN_BODY_ACCESSES
-        Smallest number of accesses per iteration of a watched loop.
+        Smallest number of accesses per iteration of a densely watched loop.
 
     Returns
     -------
     period : ndarray of shape (n_loops,), int64
-        ``P`` of each loop; 0 where the loop is not watched.
+        ``P`` of each loop; 0 where the loop is not watched (it runs fewer
+        than ``2 * P + 1`` iterations, or its buffers do not move together).
+    dense : ndarray of shape (n_loops,), bool
+        Whether one iteration makes at least ``min_body`` accesses: such a
+        loop is compared after each of its first iterations, the others only
+        at a few iterations spaced by powers of two.
     shift : ndarray of shape (n_loops, n_regions), int64
         Lines buffer ``r`` moves per ``P`` iterations of loop ``l``.
     region_lo, region_hi : ndarray of shape (n_regions,), int64
@@ -105,19 +112,17 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
         Buffer of each access.
     """
     n_loops, p = step.shape
-    bases = sorted(set(int(b) for b in base))
+    bases = sorted({int(b) for b in base})
     n_reg = len(bases)
     ends = bases[1:] + [int(total_bytes)]
     region_lo = np.array([b // line_bytes for b in bases], np.int64)
     region_hi = np.array([-(-e // line_bytes) for e in ends], np.int64)
     region_of = np.array([bases.index(int(b)) for b in base], np.int64)
     period = np.zeros(n_loops, np.int64)
+    dense = np.zeros(n_loops, np.bool_)
     shift = np.zeros((n_loops, n_reg), np.int64)
     modulus = line_bytes * n_sets
     for l in range(n_loops):
-        body = p * int(np.prod(ext[l + 1:], dtype=np.int64))
-        if body < min_body:
-            continue
         per = 1
         for a in range(p):
             g = gcd(abs(int(step[l, a])), modulus)
@@ -137,9 +142,10 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
         if not ok:
             continue
         period[l] = per
+        dense[l] = p * int(np.prod(ext[l + 1:], dtype=np.int64)) >= min_body
         for r, s in reg_step.items():
             shift[l, r] = per * s // line_bytes
-    return period, shift, region_lo, region_hi, region_of
+    return period, dense, shift, region_lo, region_hi, region_of
 
 
 @numba.njit(cache=True, nogil=True)
@@ -223,9 +229,14 @@ def _snapshot(tags, stamp, nxt, ends, out_sa, out_fa):  # type: ignore[no-untype
 
 
 @numba.njit(cache=True, nogil=True)
-def _translated_equal(old_sa, old_fa, new_sa, new_fa, shift_l, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Whether ``new == phi(old)`` with every line kept inside its buffer."""
+def _translated_equal(old_sa, old_fa, new_sa, new_fa, shift_l, lo, hi, active, ways):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Whether ``new == phi(old)`` with every line kept inside its buffer.
+
+    Only the sets in ``active`` (those the loop touches) are compared.
+    """
     for i in range(old_sa.shape[0]):
+        if not active[i // ways]:
+            continue
         x = old_sa[i]
         if x < 0:
             if new_sa[i] >= 0:
@@ -249,11 +260,11 @@ def _translated_equal(old_sa, old_fa, new_sa, new_fa, shift_l, lo, hi):  # type:
 
 
 @numba.njit(cache=True, nogil=True)
-def _shifted_ok(sa, fa, shift_l, times, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _shifted_ok(sa, fa, shift_l, times, lo, hi, active, ways):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Whether ``phi^times`` keeps every line of a snapshot inside its buffer."""
     for i in range(sa.shape[0]):
         x = sa[i]
-        if x >= 0:
+        if x >= 0 and active[i // ways]:
             r = _region(x, lo, hi)
             y = x + shift_l[r] * times
             if not (lo[r] <= y < hi[r]):
@@ -270,10 +281,16 @@ def _shifted_ok(sa, fa, shift_l, times, lo, hi):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, nogil=True)
-def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi, clock):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Set both caches to ``phi^times`` of a snapshot (stamps end at ``clock``)."""
+def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi, clock,  # type: ignore[no-untyped-def]
+             active):  # pragma: no cover
+    """Set both caches to ``phi^times`` of a snapshot (stamps end at ``clock``).
+
+    Sets not in ``active`` keep their lines, with their LRU order.
+    """
     n_sets, ways = tags.shape
     for s in range(n_sets):
+        if not active[s]:
+            continue
         for w in range(ways):
             x = sa[s * ways + w]
             if x < 0:
@@ -309,14 +326,24 @@ def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo,
 
 
 @numba.njit(cache=True, nogil=True)
+def _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,  # type: ignore[no-untyped-def]
+          sa_hits, fa_hits, clock):  # pragma: no cover
+    _snapshot(tags, stamp, nxt, ends, snap_sa[slot], snap_fa[slot])
+    snap_hits[slot, 0] = sa_hits
+    snap_hits[slot, 1] = fa_hits
+    snap_clock[slot] = clock
+
+
+@numba.njit(cache=True, nogil=True)
 def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap, n_ids,  # type: ignore[no-untyped-def]
-                  period, shift, lo, hi, shortcut, give_up):  # pragma: no cover
+                  period, dense, shift, lo, hi, shortcut, give_up, first_sparse):  # pragma: no cover
     """Set-associative and fully associative hits of an affine nest, extrapolating.
 
-    A watched loop ``l`` is compared at the end of its iterations
-    ``period[l] .. period[l] + give_up``; if none matches, the rest of
-    that run of the loop is simulated. Returns ``(sa_hits, fa_hits,
-    n_simulated)``; ``n_simulated`` is the number of accesses replayed.
+    A watched loop ``l`` (``period[l] > 0``) is compared at the end of its
+    iterations ``period[l] .. period[l] + give_up`` if ``dense[l]``, and at
+    iterations near ``first_sparse * 2**m``; where no comparison matches, that
+    run of the loop is simulated. Returns ``(sa_hits, fa_hits, n_simulated)``;
+    ``n_simulated`` is the number of accesses replayed.
     """
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
@@ -325,15 +352,20 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap, n_ids,  # 
     nxt = np.full(n_ids, -1, np.int64)
     resident = np.zeros(n_ids, np.bool_)
     ends = np.array([-1, -1, 0], np.int64)
+    last_touch = np.zeros(n_sets, np.int64)
+    active = np.zeros(n_sets, np.bool_)
     n_sa = n_sets * ways
-    # snapshot rings: level l owns slots [off[l], off[l] + period[l] + 1)
+    # snapshot slots: level l owns a ring [off[l], off[l] + period[l] + 1) for the
+    # dense comparisons, then two slots (before, after) for the sparse ones
     off = np.zeros(n_loops + 1, np.int64)
     for l in range(n_loops):
-        off[l + 1] = off[l] + (period[l] + 1 if period[l] > 0 else 0)
+        off[l + 1] = off[l] + (period[l] + 3 if period[l] > 0 else 0)
     n_slots = max(off[n_loops], 1)
     snap_sa = np.empty((n_slots, n_sa), np.int64)
     snap_fa = np.empty((n_slots, fa_cap), np.int64)
     snap_hits = np.zeros((n_slots, 2), np.int64)
+    snap_clock = np.zeros(n_slots, np.int64)
+    next_sparse = np.zeros(n_loops, np.int64)
     sa_hits = 0
     fa_hits = 0
     simulated = 0
@@ -356,6 +388,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap, n_ids,  # 
         if same:
             sa_hits += p
             fa_hits += p
+            for a in range(p):
+                ln = lines[a]
+                last_touch[(ln & (n_sets - 1)) if pow2_sets else ln % n_sets] = clock
         else:
             simulated += p
             c0 = clock - p
@@ -364,6 +399,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap, n_ids,  # 
                 last[a] = ln
                 c0 += 1
                 s = (ln & (n_sets - 1)) if pow2_sets else ln % n_sets
+                last_touch[s] = c0
                 if sa_touch(tags, stamp, s, ln, c0):
                     sa_hits += 1
                 head = ends[0]
@@ -405,31 +441,59 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap, n_ids,  # 
             per = period[l]
             c = cnt[l]
             e = ext[l]
-            if per > 0 and c + per <= e - 1 and c <= per + give_up:
-                slot = off[l] + c % (per + 1)
-                _snapshot(tags, stamp, nxt, ends, snap_sa[slot], snap_fa[slot])
-                snap_hits[slot, 0] = sa_hits
-                snap_hits[slot, 1] = fa_hits
-                if c >= per:
-                    old = off[l] + (c - per) % (per + 1)
-                    if _translated_equal(snap_sa[old], snap_fa[old], snap_sa[slot],
-                                         snap_fa[slot], shift[l], lo, hi):
-                        rem = e - 1 - c
-                        q = rem // per
-                        r = rem % per
-                        part = off[l] + (c - per + r) % (per + 1)
-                        if _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi):
-                            sa_hits += q * (sa_hits - snap_hits[old, 0]) \
-                                + snap_hits[part, 0] - snap_hits[old, 0]
-                            fa_hits += q * (fa_hits - snap_hits[old, 1]) \
-                                + snap_hits[part, 1] - snap_hits[old, 1]
-                            clock += n_sa + 1
-                            _restore(tags, stamp, prev, nxt, resident, ends, snap_sa[part],
-                                     snap_fa[part], shift[l], q + 1, lo, hi, clock)
-                            for a in range(p):
-                                last[a] = -1
-                                addr[a] += step[l, a] * rem
-                            cnt[l] += rem
+            if per > 0 and c + per <= e - 1:
+                old = -1
+                new = -1
+                part = -1
+                if c == 0:
+                    # first sparse comparison of this run: the first iteration at or
+                    # after first_sparse (and after the dense ones) with the partial
+                    # block empty
+                    x = max(first_sparse, per + give_up + 1)
+                    next_sparse[l] = x + (e - 1 - x) % per
+                if dense[l] and c <= per + give_up:
+                    new = off[l] + c % (per + 1)
+                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          new, sa_hits, fa_hits, clock)
+                    if c >= per:
+                        old = off[l] + (c - per) % (per + 1)
+                        part = off[l] + (c - per + (e - 1 - c) % per) % (per + 1)
+                nsp = next_sparse[l]
+                if c == nsp - per:
+                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          off[l] + per + 1, sa_hits, fa_hits, clock)
+                elif c == nsp and old < 0:
+                    new = off[l] + per + 2
+                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          new, sa_hits, fa_hits, clock)
+                    old = off[l] + per + 1
+                    part = old
+                if c == nsp:
+                    x = 2 * nsp
+                    next_sparse[l] = x + (e - 1 - x) % per
+                if old >= 0:
+                    for s in range(n_sets):
+                        active[s] = last_touch[s] > snap_clock[old]
+                    rem = e - 1 - c
+                    q = rem // per
+                    if _translated_equal(snap_sa[old], snap_fa[old], snap_sa[new], snap_fa[new],
+                                         shift[l], lo, hi, active, ways) and \
+                            _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
+                                        active, ways):
+                        sa_hits += q * (sa_hits - snap_hits[old, 0]) \
+                            + snap_hits[part, 0] - snap_hits[old, 0]
+                        fa_hits += q * (fa_hits - snap_hits[old, 1]) \
+                            + snap_hits[part, 1] - snap_hits[old, 1]
+                        clock += n_sa + 1
+                        _restore(tags, stamp, prev, nxt, resident, ends, snap_sa[part],
+                                 snap_fa[part], shift[l], q + 1, lo, hi, clock, active)
+                        for s in range(n_sets):
+                            if active[s]:
+                                last_touch[s] = clock
+                        for a in range(p):
+                            last[a] = -1
+                            addr[a] += step[l, a] * rem
+                        cnt[l] += rem
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
