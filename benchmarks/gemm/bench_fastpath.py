@@ -72,7 +72,7 @@ def exhaustive(n_jobs: int) -> None:
         raise SystemExit(1)
 
 
-def sampled(n: int, samples: int, seed: int, full: bool) -> None:
+def sampled(n: int, samples: int, seed: int, full: bool, verbose: bool = False) -> None:
     space = gemm_space(n)
     m = ScheduleMeasurer(space)
     simulate_nest(m.nest(space.config_at(0)).simplified())  # compile before timing
@@ -92,6 +92,10 @@ def sampled(n: int, samples: int, seed: int, full: bool) -> None:
             if plain != fast:
                 bad += 1
                 print("  differs:", dict(cfg), fast, plain)
+        if verbose:
+            print(f"  {dict(cfg)}: fast {t_fast[-1]:.3f} s"
+                  + (f", plain {t_full[-1]:.3f} s, equal {plain == fast}" if full else ""),
+                  flush=True)
     print(f"n={n}: {samples} random schedules (seed {seed}), {n_neg} with negative conflict")
     f = np.array(t_fast)
     print(f"  fast path CPU/schedule: median {np.median(f):.4f} s, p90 "
@@ -116,13 +120,14 @@ def main() -> None:
     ap.add_argument("--no-full", action="store_true", help="time the fast path only")
     ap.add_argument("--exhaustive", action="store_true", help="every 64x64 schedule")
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--verbose", action="store_true", help="print each schedule's times")
     args = ap.parse_args()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"python {platform.python_version()}, load average {os.getloadavg()[0]:.2f}")
     if args.exhaustive:
         exhaustive(args.n_jobs)
     else:
-        sampled(args.n, args.samples, args.seed, not args.no_full)
+        sampled(args.n, args.samples, args.seed, not args.no_full, args.verbose)
 
 
 if __name__ == "__main__":

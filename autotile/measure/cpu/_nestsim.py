@@ -13,6 +13,11 @@ just used. Each of its accesses is a hit and the LRU stacks end in the same
 state, provided every set can hold all the lines of one iteration
 (``ways >= n_accesses``). Such iterations are counted as hits without being
 replayed. When ``ways < n_accesses`` the shortcut is off.
+
+A second, larger exact shortcut lives in :mod:`autotile.measure.cpu._periodic`
+and is on by default (``simulate_nest(..., extrapolate=True)``): where the
+cache states after iterations of a loop provably repeat, translated by the
+loop's stride, the rest of the loop's hits are added instead of replayed.
 """
 
 from __future__ import annotations

@@ -335,8 +335,9 @@ def _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,
 
 
 @numba.njit(cache=True, nogil=True)
-def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap, n_ids,  # type: ignore[no-untyped-def]
-                  period, dense, shift, lo, hi, shortcut, give_up, first_sparse):  # pragma: no cover
+def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: ignore[no-untyped-def]
+                  n_ids, period, dense, shift, lo, hi, shortcut, give_up,
+                  first_sparse):  # pragma: no cover
     """Set-associative and fully associative hits of an affine nest, extrapolating.
 
     A watched loop ``l`` (``period[l] > 0``) is compared at the end of its
