@@ -15,7 +15,11 @@ from autotile.measure import (
     simulate_cache_reference,
     simulate_nest,
 )
-from autotile.measure.cpu._nestsim import AffineNest, _affine_steps
+from autotile.measure.cpu._nestsim import (
+    EXTRAPOLATE_MIN_ACCESSES,
+    AffineNest,
+    _affine_steps,
+)
 from autotile.measure.cpu._periodic import (
     FIRST_SPARSE,
     GIVE_UP,
@@ -48,7 +52,8 @@ def test_random_schedules_match_full_simulation(n: int, k: int, seed: int) -> No
     m = ScheduleMeasurer(space)
     for cfg in space.sample(np.random.default_rng(seed), k):
         nest = m.nest(cfg).simplified()
-        assert _counts(simulate_nest(nest)) == _counts(simulate_nest(nest, extrapolate=False)), cfg
+        assert _counts(simulate_nest(nest, extrapolate=True)) == \
+            _counts(simulate_nest(nest, extrapolate=False)), cfg
 
 
 def test_negative_conflict_counts_are_kept() -> None:
@@ -60,7 +65,8 @@ def test_negative_conflict_counts_are_kept() -> None:
     space = gemm_space(64)
     m = ScheduleMeasurer(space)
     for i in rows[:: len(rows) // 40][:40]:
-        got = _counts(simulate_nest(m.nest(space.config_at(int(i))).simplified()))
+        got = _counts(simulate_nest(m.nest(space.config_at(int(i))).simplified(),
+                                   extrapolate=True))
         assert got[4] == conflict[i] < 0
         assert got[0] == truth.column("misses")[i]
         assert got[2] == truth.column("compulsory_misses")[i]
@@ -76,6 +82,7 @@ def test_fast_path_skips_most_of_a_periodic_nest() -> None:
     assert nest.extents == (256, 256, 256)
     assert _simulated_fraction(nest, CacheConfig()) < 0.02
     assert _counts(simulate_nest(nest)) == _counts(simulate_nest(nest, extrapolate=False))
+    assert nest.n_iters * 3 >= EXTRAPOLATE_MIN_ACCESSES  # extrapolated by default
 
 
 @pytest.mark.parametrize("cache", [CacheConfig(8192, 1), CacheConfig(8192, 2),
@@ -92,7 +99,7 @@ def test_other_geometries_and_padding_match_trace_replay(gemm, cache: CacheConfi
 
     nest = te.lower(gemm(32, steps, width=width))
     want = classify_misses(nest.byte_trace(), cache)
-    got = simulate_nest(nest, cache)
+    got = simulate_nest(nest, cache, extrapolate=True)
     assert got == want
 
 
