@@ -1,7 +1,9 @@
 """autotile.measure.cpu: score schedules on a CPU cache model.
 
 Trace-driven cache simulation (set-associative and fully associative LRU, the
-three Cs of misses), the fast walker for affine loop nests, the simple CPU
+three Cs of misses), the fast walker for affine loop nests (with its exact
+extrapolation of periodic loops, which makes ``n = 1024`` schedules
+searchable), the simple CPU
 cost model and :class:`ScheduleMeasurer`, which lowers a GEMM schedule config
 and scores it with them.
 """

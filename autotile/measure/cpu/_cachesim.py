@@ -298,14 +298,26 @@ def fa_touch(prev, nxt, resident, ends, capacity, x):  # type: ignore[no-untyped
 
 
 @numba.njit(cache=True, nogil=True)
-def _sim_set_assoc(lines: npt.NDArray[np.int64], n_sets: int, ways: int) -> int:  # pragma: no cover
+def _sim_set_assoc(lines, n_sets, ways, n_ids):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Set-associative hits and distinct lines (all ``lines < n_ids``).
+
+    Distinct lines are counted in the same loop (a ``seen`` flag per line),
+    not with ``np.unique`` afterwards: that sort took 60% of the time. With
+    ``n_ids == 0`` they are not counted (0 is returned).
+    """
     tags = np.full((n_sets, ways), -1, np.int64)
     stamp = np.zeros((n_sets, ways), np.int64)
+    seen = np.zeros(n_ids, np.bool_)
     hits = 0
+    touched = 0
     for t in range(lines.shape[0]):
-        if sa_touch(tags, stamp, lines[t] % n_sets, lines[t], t + 1):
+        x = lines[t]
+        if n_ids and not seen[x]:
+            seen[x] = True
+            touched += 1
+        if sa_touch(tags, stamp, x % n_sets, x, t + 1):
             hits += 1
-    return hits
+    return hits, touched
 
 
 @numba.njit(cache=True, nogil=True)
@@ -372,8 +384,13 @@ def simulate_cache(trace: npt.ArrayLike, cache: CacheConfig | None = None) -> Ca
         hits, touched = int(hits), int(touched)
     else:
         lines = addrs // cache.line_bytes
-        hits = int(_sim_set_assoc(lines, cache.n_sets, cache.ways)) if n else 0
-        touched = int(np.unique(lines).size)
+        if n == 0:
+            return CacheStats(0, 0, 0, 0, 0, cache.line_bytes)
+        hi = int(lines.max()) + 1
+        dense = hi <= 4 * n + 1024  # a flag per line fits; else (sparse) sort once
+        hits, touched = _sim_set_assoc(lines, cache.n_sets, cache.ways, hi if dense else 0)
+        hits = int(hits)
+        touched = int(touched) if dense else int(np.unique(lines).size)
     return CacheStats(n, hits, n - hits, touched, touched, cache.line_bytes)
 
 

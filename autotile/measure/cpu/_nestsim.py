@@ -13,6 +13,11 @@ just used. Each of its accesses is a hit and the LRU stacks end in the same
 state, provided every set can hold all the lines of one iteration
 (``ways >= n_accesses``). Such iterations are counted as hits without being
 replayed. When ``ways < n_accesses`` the shortcut is off.
+
+A second, larger exact shortcut lives in :mod:`autotile.measure.cpu._periodic`
+and is on by default (``simulate_nest(..., extrapolate=True)``): where the
+cache states after iterations of a loop provably repeat, translated by the
+loop's stride, the rest of the loop's hits are added instead of replayed.
 """
 
 from __future__ import annotations
@@ -320,8 +325,28 @@ def _walk(ext, coef, kind, base, item, lin, off, rc, cc, misc,  # type: ignore[n
     return sa_hits, fa_hits, touched
 
 
+#: Smallest nest (in accesses) that :func:`simulate_nest` extrapolates by
+#: default. Below it the comparisons cost more than they save: on a fair
+#: sample of 64x64 schedules (786,432 accesses) plain simulation was 1.6x
+#: faster; at n = 128 (6.3e6) extrapolating was 1.4x faster in total.
+EXTRAPOLATE_MIN_ACCESSES = 4_000_000
+
+
+def _affine_steps(nest: AffineNest) -> tuple[_I64, _I64, _I64, _I64]:
+    """Return ``(ext, step, addr0, base)`` of an affine nest.
+
+    Extents; bytes each access moves per iteration of each loop, of shape
+    (n_loops, n_accesses); start addresses; buffer bases.
+    """
+    ext, coef, _, base, item, lin, off, _, _, _ = nest._arrays()
+    step = (coef @ lin.T) * item[None, :]
+    addr0 = base + off * item
+    return ext, np.ascontiguousarray(step, np.int64), addr0.astype(np.int64), base
+
+
 def simulate_nest(
-    nest: AffineNest | LoopNest, cache: CacheConfig | None = None, *, shortcut: bool = True
+    nest: AffineNest | LoopNest, cache: CacheConfig | None = None, *, shortcut: bool = True,
+    extrapolate: bool | None = None,
 ) -> MissBreakdown:
     """Simulate an affine loop nest through a set-associative and a fully associative cache.
 
@@ -337,6 +362,13 @@ def simulate_nest(
         Count an iteration that repeats the previous iteration's lines as hits
         without replaying it (exact when ``ways >= n_accesses``; ignored
         otherwise).
+    extrapolate : bool, optional
+        Where a loop's cache states provably repeat, add the repeating counts
+        instead of replaying the rest of the loop (exact; see
+        :mod:`autotile.measure.cpu._periodic`). Default: only for nests of at
+        least ``EXTRAPOLATE_MIN_ACCESSES`` (4e6) accesses, where it pays for
+        its comparisons. Nests with a packed layout and caches of more than 62
+        ways are always simulated in full.
 
     Returns
     -------
@@ -352,13 +384,32 @@ def simulate_nest(
     cache = cache or CacheConfig()
     if not isinstance(nest, AffineNest):
         nest = AffineNest.from_loop_nest(nest)
-    arrays = nest._arrays()
     n_ids = nest.total_bytes // cache.line_bytes + 1
     use_shortcut = bool(shortcut and cache.ways >= len(nest.accesses))
-    sa_hits, fa_hits, touched = _walk(
-        *arrays, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids, use_shortcut
-    )
     n = nest.n_iters * len(nest.accesses)
+    packed = any(acc.packed is not None for acc in nest.accesses)
+    if extrapolate is None:
+        extrapolate = n >= EXTRAPOLATE_MIN_ACCESSES
+    if extrapolate and not packed and cache.ways <= 62 and nest.accesses:
+        from autotile.measure.cpu._periodic import (
+            FIRST_SPARSE,
+            GIVE_UP,
+            footprint_lines,
+            loop_periods,
+            walk_periodic,
+        )
+
+        ext, step, addr0, base = _affine_steps(nest)
+        period, dense, shift, lo, hi, _ = loop_periods(
+            ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
+        sa_hits, fa_hits, _ = walk_periodic(
+            ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
+            period, dense, shift, lo, hi, use_shortcut, GIVE_UP, FIRST_SPARSE)
+        touched = footprint_lines(ext, step, addr0, cache.line_bytes, n_ids)
+    else:
+        sa_hits, fa_hits, touched = _walk(
+            *nest._arrays(), cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
+            use_shortcut)
     sa = CacheStats(n, int(sa_hits), n - int(sa_hits), int(touched), int(touched), cache.line_bytes)
     fa = CacheStats(n, int(fa_hits), n - int(fa_hits), int(touched), int(touched), cache.line_bytes)
     return MissBreakdown(sa, fa)
