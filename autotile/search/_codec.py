@@ -84,6 +84,17 @@ class IndexCodec:
         clipped = np.minimum(pos, self._valid.size - 1)
         return clipped, self._valid[clipped] == p
 
+    @property
+    def radices(self) -> npt.NDArray[np.int64]:
+        """Number of values of each knob, shape (n_knobs,)."""
+        return self._radices
+
+    def compose(self, digits: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Product indices of knob value positions of shape (n, n_knobs) (any space)."""
+        d = np.asarray(digits, dtype=np.int64).reshape(-1, self._radices.size)
+        out: npt.NDArray[np.int64] = d @ self._strides
+        return out
+
     def digits(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Knob value positions of indices, shape (n, n_knobs) (fast spaces only)."""
         p = self.product(idx)
