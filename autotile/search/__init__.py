@@ -6,8 +6,8 @@ Searchers are Optuna samplers over an autotile :class:`~autotile.space.Space`
 model + simulated annealing), :class:`EvolutionarySearcher`
 (Ansor-style) and :class:`BanditSearcher` (OpenTuner's AUC bandit over
 model-guided, Parzen and random proposals; warm-started from earlier
-tables or studies through a :class:`Prior`). :func:`make_searcher` builds them, or Optuna's own samplers,
-by name. An objective gets its config with :func:`suggest_config`.
+tables or studies through a :class:`Prior`). :func:`make_searcher` builds
+them, or Optuna's own samplers, by name. An objective gets its config with :func:`suggest_config`.
 :func:`create_study` and :func:`tune` run a resumable :class:`Study`
 (Optuna storage, parallel measurement, progress bar); any number of workers
 share one study through :func:`open_storage` (heartbeats, an exact budget,
@@ -36,7 +36,6 @@ from autotile.search._methodology import (
     trials_to_target,
 )
 from autotile.search._model_guided import ModelGuidedSearcher
-from autotile.search._prior import Prior
 from autotile.search._params import (
     ENCODINGS,
     config_from_params,
@@ -44,6 +43,7 @@ from autotile.search._params import (
     space_distributions,
     suggest_config,
 )
+from autotile.search._prior import Prior
 from autotile.search._random import RandomSearcher
 from autotile.search._storage import open_storage
 from autotile.search._study import Study, TrialRecord

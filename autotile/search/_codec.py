@@ -187,7 +187,7 @@ class IndexCodec:
                 r = self._radices[j]
                 step = rng.integers(1, r, size=int(rows.sum()))
                 new[rows] = (cur[rows] + step) % r
-        moved: npt.NDArray[np.int64] = p + (new - cur) * self._strides[which]
+        moved = np.asarray(p + (new - cur) * self._strides[which], dtype=np.int64)
         return moved
 
     def neighbours(self, idx: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:

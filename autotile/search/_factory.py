@@ -32,7 +32,8 @@ _AUTOTILE = {
     "evolutionary": ("autotile.search._evolutionary", "EvolutionarySearcher"),
     "bandit": ("autotile.search._bandit", "BanditSearcher"),
 }
-_ALIASES = {"xgb": "model", "evo": "evolutionary", "auto": "bandit", "nsgaii": "nsga2", "cma": "cmaes"}
+_ALIASES = {"xgb": "model", "evo": "evolutionary", "auto": "bandit", "nsgaii": "nsga2",
+            "cma": "cmaes"}
 _NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}
 
 

@@ -9,7 +9,6 @@ import pytest
 from autotile.search import BanditSearcher, Prior, create_study, make_searcher
 from autotile.search._codec import IndexCodec
 from autotile.space import Choice, PowerOfTwo, Space
-
 from tests.search.conftest import ToyMeasurer
 
 
