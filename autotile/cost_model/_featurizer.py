@@ -112,6 +112,31 @@ class KnobFeaturizer:
         return np.asarray(self.space.encode(cfgs), dtype=np.float64).reshape(
             len(cfgs), self.n_features_out_)
 
+    def transform_digits(self, digits: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Encode configs given as knob value positions (vectorised).
+
+        Equal to :meth:`transform` of the configs, without building them:
+        searchers keep configs as index arrays.
+
+        Parameters
+        ----------
+        digits : ndarray of shape (n_configs, n_knobs), int
+            Position of each knob's value in ``space.knobs[j].values``.
+
+        Returns
+        -------
+        ndarray of shape (n_configs, n_features), dtype float64
+        """
+        if not hasattr(self, "feature_names_"):
+            self.fit()
+        if not hasattr(self, "_knob_tables"):
+            self._knob_tables = [
+                np.array([k.encode(v) for v in k.values], dtype=np.float64).reshape(
+                    len(k), k.n_features) for k in self.space.knobs]
+        d = np.asarray(digits, dtype=np.int64).reshape(-1, len(self.space.knobs))
+        cols = [t[d[:, j]] for j, t in enumerate(self._knob_tables)]
+        return np.hstack(cols) if cols else np.zeros((d.shape[0], 0))
+
     def fit_transform(self, configs: Iterable[Mapping[str, Any]], y: Any = None,
                       ) -> npt.NDArray[np.float64]:
         """``fit(configs).transform(configs)``."""
@@ -301,6 +326,56 @@ class LoopFeaturizer(KnobFeaturizer):
                 self._rows[cfg] = row
             out[r] = row
         return out
+
+    def transform_digits(self, digits: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Featurize configs given as knob value positions.
+
+        Equal to :meth:`transform` of the configs. With the analytic method
+        the split factors and loop orders are gathered from the knobs'
+        values by position, so no config is built; otherwise the configs
+        are built and featurized one by one.
+
+        Parameters
+        ----------
+        digits : ndarray of shape (n_configs, n_knobs), int
+            Position of each knob's value in ``space.knobs[j].values``.
+
+        Returns
+        -------
+        ndarray of shape (n_configs, ``n_features_out_``), dtype float64
+        """
+        if not hasattr(self, "feature_names_"):
+            self.fit()
+        d = np.asarray(digits, dtype=np.int64).reshape(-1, len(self.space.knobs))
+        knobs = self.space.knobs
+        if self._gemm is None:
+            cfgs = [Config._trusted(tuple((k.name, k.values[int(i)]) for k, i in zip(knobs, row)))
+                    for row in d]
+            return self.transform(cfgs)
+        if not hasattr(self, "_value_tables"):
+            pos = {k.name: j for j, k in enumerate(knobs)}
+            self._value_tables = (
+                [(pos[a], np.asarray(knobs[pos[a]].values, dtype=np.int64))
+                 for a in ("i_factor", "j_factor", "k_factor")],
+                (pos["order"], np.array([self._gemm.order_ids(v) for v in
+                                         knobs[pos["order"]].values], dtype=np.int64)),
+                [j for j, k in enumerate(knobs) if k.name not in _GEMM_KNOBS])
+        factors, (jo, order_tab), extra_cols = self._value_tables
+        f = np.stack([vals[d[:, j]] for j, vals in factors], axis=1)
+        ids = order_tab[d[:, jo]]
+        groups: dict[tuple[tuple[str, Any], ...], list[int]] = {}
+        if extra_cols:
+            combos, inverse = np.unique(d[:, extra_cols], axis=0, return_inverse=True)
+            for c, combo in enumerate(combos):
+                key = tuple((knobs[j].name, knobs[j].values[int(v)])
+                            for j, v in zip(extra_cols, combo))
+                groups[key] = np.flatnonzero(inverse.reshape(-1) == c).tolist()
+        else:
+            groups[()] = list(range(d.shape[0]))
+        if d.shape[0] == 0:
+            return np.zeros((0, self.n_features_out_), dtype=np.float64)
+        return np.hstack([KnobFeaturizer.transform_digits(self, d),
+                          self._gemm.features_of(f, ids, groups)])
 
     def transform(self, configs: Mapping[str, Any] | Iterable[Mapping[str, Any]]
                   ) -> npt.NDArray[np.float64]:

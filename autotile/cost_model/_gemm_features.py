@@ -160,6 +160,29 @@ class GemmLoopFeatures:
             ids[c] = self.order_ids(cfg["order"])
             extras = tuple((k, cfg[k]) for k in _EXTRA_KNOBS if k in cfg)
             groups.setdefault(extras, []).append(c)
+        return self.features_of(f, ids, groups)
+
+    def features_of(self, f: npt.NDArray[np.int64], ids: npt.NDArray[np.int64],
+                    groups: Mapping[tuple[tuple[str, Any], ...], Sequence[int]],
+                    ) -> npt.NDArray[np.float64]:
+        """Loop features from split factors and loop orders given as arrays.
+
+        Parameters
+        ----------
+        f : ndarray of shape (n_configs, 3), int64
+            ``i_factor``, ``j_factor``, ``k_factor``.
+        ids : ndarray of shape (n_configs, 6), int64
+            The loop order as loop ids (:meth:`order_ids`), outer to inner.
+        groups : mapping
+            Extra-knob combination (``((name, value), ...)``, empty without
+            extra knobs) -> the rows that have it; every row in one group.
+
+        Returns
+        -------
+        ndarray of shape (n_configs, n_loop_features), dtype float64
+            As :meth:`features`.
+        """
+        n_cfg = f.shape[0]
         first = next(iter(groups)) if groups else ()
         n_buf = len(self.buffers(first))
         per_level = 1 + len(PER_BUFFER_FEATURES) * n_buf

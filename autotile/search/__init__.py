@@ -3,9 +3,11 @@
 Searchers are Optuna samplers over an autotile :class:`~autotile.space.Space`
 (:class:`SpaceSearcher` documents the contract): :class:`GridSearcher`,
 :class:`RandomSearcher`, :class:`ModelGuidedSearcher` (AutoTVM-style cost
-model + simulated annealing) and :class:`EvolutionarySearcher`
-(Ansor-style). :func:`make_searcher` builds them, or Optuna's own samplers,
-by name. An objective gets its config with :func:`suggest_config`.
+model + simulated annealing), :class:`EvolutionarySearcher`
+(Ansor-style) and :class:`BanditSearcher` (OpenTuner's AUC bandit over
+model-guided, Parzen and random proposals; warm-started from earlier
+tables or studies through a :class:`Prior`). :func:`make_searcher` builds
+them, or Optuna's own samplers, by name. An objective gets its config with :func:`suggest_config`.
 :func:`create_study` and :func:`tune` run a resumable :class:`Study`
 (Optuna storage, parallel measurement, progress bar); any number of workers
 share one study through :func:`open_storage` (heartbeats, an exact budget,
@@ -16,12 +18,13 @@ trials to the optimum and Kernel Tuner's methodology score P(t).
 
 from __future__ import annotations
 
+from autotile.search._bandit import BanditSearcher
 from autotile.search._base import History, SpaceSearcher
 from autotile.search._compare import DEFAULT_SEARCHERS, compare, objective_direction
 from autotile.search._comparison import ComparisonResult
 from autotile.search._create import DEFAULT_STORAGE, create_study, tune
 from autotile.search._evolutionary import EvolutionarySearcher
-from autotile.search._factory import SEARCHERS, encoding_for, make_searcher
+from autotile.search._factory import DEFAULT_SEARCHER, SEARCHERS, encoding_for, make_searcher
 from autotile.search._flash_study import flash_attention_study
 from autotile.search._grid import GridSearcher
 from autotile.search._methodology import (
@@ -40,6 +43,7 @@ from autotile.search._params import (
     space_distributions,
     suggest_config,
 )
+from autotile.search._prior import Prior
 from autotile.search._random import RandomSearcher
 from autotile.search._storage import open_storage
 from autotile.search._study import Study, TrialRecord
@@ -52,6 +56,9 @@ __all__ = [
     "RandomSearcher",
     "ModelGuidedSearcher",
     "EvolutionarySearcher",
+    "BanditSearcher",
+    "Prior",
+    "DEFAULT_SEARCHER",
     "make_searcher",
     "SEARCHERS",
     "encoding_for",

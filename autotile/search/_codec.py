@@ -13,19 +13,28 @@ from autotile.space import Config, Permutation, Space
 __all__ = ["IndexCodec"]
 
 _MAX_TABLE = 1 << 16
+_MAX_PRODUCT = 1 << 27  # Space enumerates constrained products up to this size
+_MUTATE_TRIES = 100  # as Space.mutate
 
 
 class IndexCodec:
     """Vectorised helpers over the indices of a space's valid configs.
 
-    For a space without constraints (the common case for schedule
-    templates) index ``i`` is the mixed-radix number of the knob value
-    positions, so moves and encodings run on NumPy arrays of indices:
+    Every config has a mixed-radix *product index* (the knob value
+    positions, last knob fastest). For a space without constraints (the
+    common case for schedule templates) it is the space index; for a space
+    with constraints or an explicit valid set (Kernel Tuner caches) the
+    space index ``i`` is product index ``valid[i]`` of the space's sorted
+    valid product indices, and a product index maps back by binary search.
+    Either way moves and encodings run on NumPy arrays of indices:
     :meth:`mutate` changes one knob per row (another value; for a
-    permutation knob a random neighbour move from a precomputed table) and
+    permutation knob a random neighbour move from a precomputed table;
+    drawn again for rows that land on an invalid config, as
+    ``space.mutate`` does), :meth:`neighbours` keeps the valid ones, and
     :meth:`encode` gathers per-knob feature tables (equal to
-    ``space.encode``). Spaces with constraints or an explicit valid set go
-    through ``space.mutate`` and ``space.encode`` config by config.
+    ``space.encode``). Only spaces too large to enumerate (constraints and
+    a product above ``2**27``) go through ``space.mutate`` and
+    ``space.encode`` config by config.
 
     Parameters
     ----------
@@ -36,12 +45,13 @@ class IndexCodec:
     def __init__(self, space: Space) -> None:
         self.space = space
         knobs = space.knobs
-        self.fast = (
-            not space.constraints
-            and not space.is_explicit
-            and all(len(k) <= _MAX_TABLE for k in knobs)
-            and space.product_size < (1 << 62)
-        )
+        small = all(len(k) <= _MAX_TABLE for k in knobs) and space.product_size < (1 << 62)
+        constrained = bool(space.constraints) or space.is_explicit
+        self._valid: npt.NDArray[np.int64] | None = None
+        if small and constrained and space.product_size <= _MAX_PRODUCT:
+            self._valid = space.valid_product_indices()
+        #: Whether moves and encodings are vectorised (see the class docstring).
+        self.fast = small and (not constrained or self._valid is not None)
         self._radices = np.array([len(k) for k in knobs], dtype=np.int64)
         self._strides = np.array([math.prod(len(k) for k in knobs[i + 1:])
                                   for i in range(len(knobs))], dtype=np.int64)
@@ -51,10 +61,44 @@ class IndexCodec:
         self._nbrs: list[npt.NDArray[np.int64]] | None = None
 
     # -- conversions ------------------------------------------------------------------
+    def product(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Product indices of space indices (fast spaces only)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        return idx if self._valid is None else self._valid[idx]
+
+    def from_product(self, p: npt.NDArray[np.int64]
+                     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """Space indices of product indices, and which of them are valid configs.
+
+        Returns
+        -------
+        idx : ndarray of shape (n,), int64
+            The space index where ``ok`` holds (meaningless elsewhere).
+        ok : ndarray of shape (n,), bool
+            Whether the product index is a valid config.
+        """
+        p = np.asarray(p, dtype=np.int64)
+        if self._valid is None:
+            return p, np.ones(p.shape, dtype=bool)
+        pos = np.searchsorted(self._valid, p)
+        clipped = np.minimum(pos, self._valid.size - 1)
+        return clipped, self._valid[clipped] == p
+
+    @property
+    def radices(self) -> npt.NDArray[np.int64]:
+        """Number of values of each knob, shape (n_knobs,)."""
+        return self._radices
+
+    def compose(self, digits: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Product indices of knob value positions of shape (n, n_knobs) (any space)."""
+        d = np.asarray(digits, dtype=np.int64).reshape(-1, self._radices.size)
+        out: npt.NDArray[np.int64] = d @ self._strides
+        return out
+
     def digits(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Knob value positions of indices, shape (n, n_knobs) (fast spaces only)."""
-        idx = np.asarray(idx, dtype=np.int64)
-        return (idx[:, None] // self._strides[None, :]) % self._radices[None, :]
+        p = self.product(idx)
+        return (p[:, None] // self._strides[None, :]) % self._radices[None, :]
 
     def configs(self, idx: Sequence[int] | npt.NDArray[np.int64]) -> list[Config]:
         """``[space.config_at(i) for i in idx]``."""
@@ -114,9 +158,24 @@ class IndexCodec:
             return self.index([self.space.mutate(c, rng) for c in self.configs(idx)])
         if self._movable.size == 0 or idx.size == 0:
             return idx.copy()
-        d = self.digits(idx)
-        which = self._movable[rng.integers(self._movable.size, size=idx.size)]
-        cur = d[np.arange(idx.size), which]
+        out = idx.copy()
+        todo = np.arange(idx.size)
+        for _ in range(_MUTATE_TRIES):
+            got, ok = self.from_product(self._move(self.product(idx[todo]), rng))
+            out[todo[ok]] = got[ok]
+            todo = todo[~ok]
+            if todo.size == 0:
+                return out
+        # rows that found no valid move: Space.mutate's fallbacks, config by config
+        out[todo] = self.index([self.space.mutate(c, rng) for c in self.configs(idx[todo])])
+        return out
+
+    def _move(self, p: npt.NDArray[np.int64], rng: np.random.Generator
+              ) -> npt.NDArray[np.int64]:
+        """One random knob move of each product index (valid or not)."""
+        d = (p[:, None] // self._strides[None, :]) % self._radices[None, :]
+        which = self._movable[rng.integers(self._movable.size, size=p.size)]
+        cur = d[np.arange(p.size), which]
         new = cur.copy()
         for j in np.unique(which):
             rows = which == j
@@ -128,7 +187,8 @@ class IndexCodec:
                 r = self._radices[j]
                 step = rng.integers(1, r, size=int(rows.sum()))
                 new[rows] = (cur[rows] + step) % r
-        return idx + (new - cur) * self._strides[which]
+        moved = np.asarray(p + (new - cur) * self._strides[which], dtype=np.int64)
+        return moved
 
     def neighbours(self, idx: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """The distinct valid configs one knob-neighbour step from any of ``idx``.
@@ -161,10 +221,12 @@ class IndexCodec:
                 width = max(1, max(len(r) for r in rows))
                 self._nbrs.append(np.array([r + [-1] * (width - len(r)) for r in rows],
                                            dtype=np.int64))
+        p = self.product(idx)
         d = self.digits(idx)
         parts = []
         for j, tab in enumerate(self._nbrs):
             to = tab[d[:, j]]
-            cand = idx[:, None] + (to - d[:, j, None]) * self._strides[j]
+            cand = p[:, None] + (to - d[:, j, None]) * self._strides[j]
             parts.append(cand[to >= 0])
-        return np.setdiff1d(np.concatenate(parts), idx)
+        got, ok = self.from_product(np.concatenate(parts))
+        return np.setdiff1d(got[ok], idx)

@@ -28,8 +28,8 @@ __all__ = ["ComparisonPlan", "plan_comparison", "objective_direction", "DEFAULT_
 
 #: The searchers :func:`compare` runs by default.
 DEFAULT_SEARCHERS = ("grid", "random", "model", "evolutionary", "tpe")
-_KNOWN_SEARCHERS = ("grid", "random", "model", "evolutionary", "tpe", "cmaes", "gp", "nsga2",
-                    "qmc")
+_KNOWN_SEARCHERS = ("grid", "random", "model", "evolutionary", "bandit", "tpe", "cmaes", "gp",
+                    "nsga2", "qmc")
 #: What P(t) means, in one line: every report prints it next to the score.
 P_MEANING = ("P(t): 1 = found the optimum, 0 = as good as random search, < 0 = worse than "
              "random (methodology score of Willemsen et al. 2024)")
@@ -38,7 +38,7 @@ P_MEANING = ("P(t): 1 = found the optimum, 0 = as good as random search, < 0 = w
 # x86_64 box under load (Python 3.11; benchmarks/gemm/bench_compare.py prints the real
 # figures). Searcher cost dominates a replay; a live measurer adds its own time per trial.
 _RUN_COST = {"grid": (2e-3, 1e-6), "random": (1.5e-3, 6e-7), "tpe": (3e-3, 1.8e-5),
-             "evolutionary": (1.6e-2, 2.5e-5), "model": (3e-2, 1.5e-5),
+             "evolutionary": (3e-3, 1e-6), "model": (3.5e-3, 1e-6), "bandit": (5e-3, 1e-6),
              "nsga2": (4e-3, 1e-6), "qmc": (4e-3, 1e-6), "cmaes": (6e-3, 1e-6),
              "gp": (0.3, 1e-4)}
 _START_S = 3.0  # worker processes, imports

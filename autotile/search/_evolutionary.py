@@ -25,7 +25,9 @@ class EvolutionarySearcher(SpaceSearcher):
     random. Then each round:
 
     * **With a cost model** (the default, ``cost_model="xgb"``), the model
-      is refitted on every finished trial and a population of
+      is refitted on every finished trial when the trials have grown by
+      more than ``refit_growth`` since the last fit (Ansor's schedule;
+      the round's model otherwise), and a population of
       ``population`` configs (the best measured ones, ``init_measured_ratio``
       of it, ties broken at random, plus random configs) evolves for
       ``n_generations`` generations on the *predicted* cost, with the
@@ -80,6 +82,10 @@ class EvolutionarySearcher(SpaceSearcher):
     init_measured_ratio : float, default=0.5
         Share of the model-evolved population seeded from the best measured
         configs.
+    refit_growth : float, default=0.1
+        Refit the model only when the finished trials have grown by more
+        than this fraction since the last fit (Ansor retrains at +20 %); 0
+        refits every round.
 
     Raises
     ------
@@ -106,6 +112,7 @@ class EvolutionarySearcher(SpaceSearcher):
         featurizer: Any = "auto",
         epsilon: float = 0.05,
         init_measured_ratio: float = 0.5,
+        refit_growth: float = 0.1,
     ) -> None:
         super().__init__(space, seed)
         for name, v in (("population", population), ("batch_size", batch_size),
@@ -116,6 +123,9 @@ class EvolutionarySearcher(SpaceSearcher):
                         ("epsilon", epsilon), ("init_measured_ratio", init_measured_ratio)):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {name}={p!r}")
+        if not refit_growth >= 0.0:
+            raise ValueError(f"refit_growth must be >= 0, got refit_growth={refit_growth!r}")
+        self.refit_growth = float(refit_growth)
         self.population = int(population)
         self.batch_size = int(batch_size)
         self.n_generations = int(n_generations)
@@ -141,21 +151,22 @@ class EvolutionarySearcher(SpaceSearcher):
                 if memory.get("planned_at") == history.n_finished:
                     break  # nothing new to learn from: fall back to random
                 memory["planned_at"] = history.n_finished
-                plan.extend(self._round(history, self._trial_rng(number, stream=1)))
+                plan.extend(self._round(history, self._trial_rng(number, stream=1), memory))
                 if not plan:
                     break
         picked = self._random_untaken(history.taken, rng)
         return self.space.config_at(picked[0]) if picked else self._fallback(number)
 
     # -- one round --------------------------------------------------------------------
-    def _round(self, history: History, rng: np.random.Generator) -> list[int]:
+    def _round(self, history: History, rng: np.random.Generator,
+               memory: dict[str, Any]) -> list[int]:
         vals = history.value_array()
         if int(np.isfinite(vals).sum()) < 2:
             return self._random_untaken(history.taken, rng, self.batch_size)
         if self._scorer is None:
             return self._children(history, rng)
         seed = int(rng.integers(2**31 - 1))
-        if not self._scorer.fit(history, seed):
+        if not self._scorer.refit(history, seed, self.refit_growth, memory):
             return self._random_untaken(history.taken, rng, self.batch_size)
         return self._evolve_on_model(history, rng)
 

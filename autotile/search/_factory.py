@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import warnings
 from typing import Any
@@ -13,14 +14,26 @@ from autotile.search._params import Encoding
 from autotile.search._study_args import check_seed
 from autotile.space import Space
 
-__all__ = ["SEARCHERS", "make_searcher", "encoding_for"]
+__all__ = ["SEARCHERS", "DEFAULT_SEARCHER", "make_searcher", "encoding_for"]
 
 #: Searcher names accepted by :func:`make_searcher` (aliases: ``"xgb"`` for
 #: ``"model"``, ``"evo"`` for ``"evolutionary"``).
 SEARCHERS: tuple[str, ...] = (
-    "grid", "random", "model", "evolutionary", "tpe", "cmaes", "gp", "nsga2", "qmc",
+    "grid", "random", "model", "evolutionary", "bandit", "tpe", "cmaes", "gp", "nsga2", "qmc",
 )
-_ALIASES = {"xgb": "model", "evo": "evolutionary", "nsgaii": "nsga2", "cma": "cmaes"}
+#: The searcher recommended when nothing is known about the space: the AUC bandit over
+#: model-guided, Parzen and random proposals (:class:`autotile.search.BanditSearcher`).
+DEFAULT_SEARCHER = "bandit"
+# autotile's own searchers: name -> (module, class), imported on first use
+_AUTOTILE = {
+    "grid": ("autotile.search._grid", "GridSearcher"),
+    "random": ("autotile.search._random", "RandomSearcher"),
+    "model": ("autotile.search._model_guided", "ModelGuidedSearcher"),
+    "evolutionary": ("autotile.search._evolutionary", "EvolutionarySearcher"),
+    "bandit": ("autotile.search._bandit", "BanditSearcher"),
+}
+_ALIASES = {"xgb": "model", "evo": "evolutionary", "auto": "bandit", "nsgaii": "nsga2",
+            "cma": "cmaes"}
 _NEEDS = {"cmaes": ("cmaes",), "gp": ("torch", "scipy")}
 
 
@@ -42,8 +55,9 @@ def make_searcher(
     ----------
     name : str
         ``"grid"``, ``"random"``, ``"model"`` (alias ``"xgb"``),
-        ``"evolutionary"`` (alias ``"evo"``): autotile's searchers over
-        ``space``. ``"tpe"``, ``"cmaes"``, ``"gp"``, ``"nsga2"``, ``"qmc"``:
+        ``"evolutionary"`` (alias ``"evo"``), ``"bandit"`` (alias ``"auto"``,
+        :data:`DEFAULT_SEARCHER`): autotile's
+        searchers over ``space``. ``"tpe"``, ``"cmaes"``, ``"gp"``, ``"nsga2"``, ``"qmc"``:
         Optuna's ``TPESampler``, ``CmaEsSampler``, ``GPSampler``,
         ``NSGAIISampler`` and ``QMCSampler``; they sample one knob at a time
         (see :func:`encoding_for`), may propose a config the constraints
@@ -86,22 +100,11 @@ def make_searcher(
         )
     check_seed(seed)
     _require(key)
-    if key == "grid":
-        from autotile.search._grid import GridSearcher
-
-        return GridSearcher(space, seed=seed, **kwargs)
-    if key == "random":
-        from autotile.search._random import RandomSearcher
-
-        return RandomSearcher(space, seed=seed, **kwargs)
-    if key == "model":
-        from autotile.search._model_guided import ModelGuidedSearcher
-
-        return ModelGuidedSearcher(space, seed=seed, **kwargs)
-    if key == "evolutionary":
-        from autotile.search._evolutionary import EvolutionarySearcher
-
-        return EvolutionarySearcher(space, seed=seed, **kwargs)
+    if key in _AUTOTILE:
+        module, cls = _AUTOTILE[key]
+        searcher: BaseSampler = getattr(importlib.import_module(module), cls)(
+            space, seed=seed, **kwargs)
+        return searcher
     samplers = optuna.samplers
     if key == "tpe":
         # constant liar: running trials (other workers', or earlier ones of a batch) count as

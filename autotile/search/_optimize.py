@@ -262,11 +262,12 @@ def _sync_cache(study: Study, trials: list[FrozenTrial]) -> None:
     """Add every finished measurement of the study (any worker's) to the cache."""
     if study._cache is None:
         study._cache = {}
+    cache = study._cache
     for t in trials:
-        if t.state in FINISHED:
+        if t.state in FINISHED and str(t.user_attrs.get("config")) not in cache:
             res = _stored_result(t)
-            if res is not None and res.config not in study._cache:
-                study._cache[res.config] = (t.number, res)
+            if res is not None:
+                cache[res.config] = (t.number, res)
 
 
 def _n_finished(study: Study) -> int:

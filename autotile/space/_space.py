@@ -143,6 +143,25 @@ class Space(SpaceMoves, SpaceEncoding):
             self._valid = valid_product_indices(self._knobs, self._constraints, self._product_size)
         return self._valid
 
+    def valid_product_indices(self) -> npt.NDArray[np.int64] | None:
+        """Sorted mixed-radix product indices of the valid configs.
+
+        Valid config ``i`` is product index ``valid_product_indices()[i]``
+        (digits: knob value positions, last knob fastest).
+
+        Returns
+        -------
+        ndarray of shape (size,), int64, or None
+            ``None`` when every product index is valid (no constraints).
+            Shared with the space's cache: do not modify it.
+
+        Raises
+        ------
+        InvalidConfigError
+            If the space has constraints and ``product_size > 2**27``.
+        """
+        return self._valid_indices()
+
     @property
     def size(self) -> int:
         """The exact number of valid configs."""

@@ -1,0 +1,294 @@
+"""``BanditSearcher``: an AUC bandit over model-guided, Parzen and random proposals."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from autotile.search._base import History, SpaceSearcher
+from autotile.search._codec import IndexCodec
+from autotile.search._model import ModelScorer, best_first, local_candidates, spread_ties
+from autotile.search._prior import Prior, Source
+from autotile.space import Config, Space
+
+__all__ = ["BanditSearcher", "ARMS"]
+
+#: The techniques :class:`BanditSearcher` chooses between.
+ARMS = ("model", "evolutionary", "local", "global", "parzen", "random", "prior")
+
+
+class BanditSearcher(SpaceSearcher):
+    """A portfolio of techniques chosen per trial by OpenTuner's AUC bandit.
+
+    No single technique wins on every landscape: a cost model ranking the
+    neighbourhood of the best configs is fastest on smooth spaces but can
+    sit on a plateau; a Parzen estimator over single knobs (TPE's
+    categorical model) finds needles that hide in one knob value; random
+    sampling is never trapped. Each trial, the bandit picks one technique
+    (an *arm*), which proposes one config:
+
+    * ``"local"``: the unmeasured neighbours (``space.neighbours``) of the
+      ``n_centres`` best configs, ranked by the cost model, ties spread
+      (as :class:`ModelGuidedSearcher`'s local pool);
+    * ``"global"``: ``n_global`` random unmeasured configs plus as many
+      random moves (``space.mutate``) of the 16 best ones, ranked by the
+      cost model (one vectorised model call instead of annealing);
+    * ``"parzen"``: TPE's categorical estimator on every knob: the best
+      ``gamma`` share of the trials against the rest, 24 candidates drawn
+      from the good knob distributions, the one with the highest ratio
+      ``l(x) / g(x)`` taken;
+    * ``"random"``: a uniformly random unmeasured config;
+    * ``"prior"``: the next config of :attr:`Prior.ranked` (only with
+      ``prior``).
+
+    The first ``n_init`` trials are the best configs of ``prior`` when one
+    is given, else random. Then each trial takes the arm with the highest
+    score ``auc + C * sqrt(2 * log2(n) / uses)`` (an arm never used first,
+    in random order), where over the last ``window`` bandit trials ``n``
+    is their number, ``uses`` the arm's, and ``auc`` the area under the
+    arm's curve of trials that improved on the best value so far, recent
+    ones weighing more (OpenTuner's ``AUCBanditMetaTechnique``, with its
+    defaults ``C=0.05`` and ``window=500``). An arm that cannot propose
+    (the model arms before two trials have values, ``prior`` once its list
+    is used up) is skipped.
+
+    The cost model (XGBoost rank, loop features on GEMM spaces, see
+    :class:`ModelGuidedSearcher`) is refitted when the trials have grown by
+    more than ``refit_growth`` since the last fit (Ansor's schedule); a
+    proposal otherwise costs one model call on a few hundred configs.
+    Configs already in the study are never proposed. See
+    :class:`SpaceSearcher` for the sampler contract.
+
+    Parameters
+    ----------
+    space : Space
+        The space.
+    seed : int, optional
+        Seed of the searcher and its cost model.
+    arms : sequence of str, default=("local", "global", "parzen", "random")
+        Techniques in the portfolio, from :data:`ARMS`; ``"prior"`` is
+        added when ``prior`` is given.
+    prior : Prior or sequence of sources, optional
+        Earlier tables or studies of the same kernel (see :class:`Prior`):
+        their best configs are tried first and stay an arm of the bandit.
+    n_init : int, default=4
+        Trials before the bandit starts (prior configs, else random).
+    C : float, default=0.05
+        Weight of the exploration term.
+    window : int, default=500
+        Bandit trials the scores look back on.
+    cost_model : None, str or estimator, default=None
+        See :class:`ModelGuidedSearcher`.
+    featurizer : "auto", "knob" or object, default="auto"
+        See :class:`ModelGuidedSearcher`.
+    refit_growth : float, default=0.1
+        Refit the model when the trials have grown by more than this share.
+    n_centres : int, default=4
+        Best configs whose neighbourhoods the ``"local"`` arm ranks.
+    n_global : int, default=256
+        Random configs (and random moves) the ``"global"`` arm ranks.
+    gamma : float, default=0.15
+        Share of the trials that is "good" for the ``"parzen"`` arm, in
+        (0, 1).
+
+    Raises
+    ------
+    ValueError
+        If an arm is unknown, a count is < 1, ``C`` or ``window`` is
+        negative, or ``gamma`` is outside (0, 1).
+
+    References
+    ----------
+    J. Ansel et al., "OpenTuner: An Extensible Framework for Program
+    Autotuning", PACT 2014 (AUC bandit; ``opentuner/search/bandittechniques.py``).
+    J. Bergstra et al., "Algorithms for Hyper-Parameter Optimization",
+    NeurIPS 2011 (TPE). T. Chen et al., "Learning to Optimize Tensor
+    Programs", NeurIPS 2018 (cost model, transfer from history).
+    L. Zheng et al., "Ansor", OSDI 2020 (retraining schedule).
+    """
+
+    def __init__(
+        self,
+        space: Space,
+        seed: int | None = None,
+        arms: Sequence[str] = ("model", "parzen", "random"),
+        prior: Prior | Sequence[Source] | None = None,
+        n_init: int = 4,
+        C: float = 0.05,
+        window: int = 500,
+        cost_model: Any = None,
+        featurizer: Any = "auto",
+        refit_growth: float = 0.1,
+        n_centres: int = 4,
+        n_global: int = 256,
+        gamma: float = 0.15,
+    ) -> None:
+        super().__init__(space, seed)
+        arms = tuple(arms)
+        bad = [a for a in arms if a not in ARMS]
+        if bad or not arms:
+            raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r}")
+        for name, v in (("n_init", n_init), ("n_centres", n_centres), ("n_global", n_global),
+                        ("window", window)):
+            if int(v) != v or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {name}={v!r}")
+        if not C >= 0:
+            raise ValueError(f"C must be >= 0, got C={C!r}")
+        if not 0.0 < gamma < 1.0:
+            raise ValueError(f"gamma must be in (0, 1), got gamma={gamma!r}")
+        if not refit_growth >= 0.0:
+            raise ValueError(f"refit_growth must be >= 0, got refit_growth={refit_growth!r}")
+        if prior is not None and not isinstance(prior, Prior):
+            prior = Prior(space, prior)
+        if prior is not None and "prior" not in arms:
+            arms = (*arms, "prior")
+        self.arms = arms
+        self.prior = prior
+        self.n_init = int(n_init)
+        self.C = float(C)
+        self.window = int(window)
+        self.cost_model = cost_model
+        self.featurizer = featurizer
+        self.refit_growth = float(refit_growth)
+        self.n_centres = int(n_centres)
+        self.n_global = int(n_global)
+        self.gamma = float(gamma)
+        self._codec = IndexCodec(space)
+        self._scorer = ModelScorer(space, cost_model, featurizer, self._codec)
+        # whole searchers as arms: each keeps its own plan in its own memory
+        self._subs: dict[str, SpaceSearcher] = {}
+        if "model" in arms:
+            from autotile.search._model_guided import ModelGuidedSearcher
+
+            self._subs["model"] = ModelGuidedSearcher(
+                space, seed=seed, cost_model=cost_model, featurizer=featurizer,
+                refit_growth=refit_growth, epsilon=0.0)
+        if "evolutionary" in arms:
+            from autotile.search._evolutionary import EvolutionarySearcher
+
+            self._subs["evolutionary"] = EvolutionarySearcher(
+                space, seed=seed, cost_model=cost_model or "xgb", featurizer=featurizer,
+                refit_growth=refit_growth, epsilon=0.0)
+
+    # -- the bandit -------------------------------------------------------------------
+    def _propose(self, history: History, number: int, memory: dict[str, Any]) -> Config:
+        rng = self._trial_rng(number)
+        arm_of: dict[int, str] = memory.setdefault("arm_of", {})
+        i: int | None = None
+        if len(history.taken) < self.n_init:  # the start: prior configs, else random
+            i = self._arm("prior", history, rng, memory) if self.prior is not None else None
+        else:
+            for arm in self._ranked_arms(history, arm_of, rng):
+                i = self._arm(arm, history, rng, memory)
+                if i is not None:
+                    arm_of[i] = arm
+                    break
+        if i is None:
+            picked = self._random_untaken(history.taken, rng)
+            return self.space.config_at(picked[0]) if picked else self._fallback(number)
+        return self.space.config_at(i)
+
+    def _ranked_arms(self, history: History, arm_of: dict[int, str],
+                     rng: np.random.Generator) -> list[str]:
+        """Arms, highest bandit score first (unused ones first, in random order)."""
+        vals = history.value_array()
+        prev = np.concatenate([[math.inf], np.minimum.accumulate(vals)[:-1]])
+        improved = vals < prev
+        used = [(arm_of[i], bool(w)) for i, w in zip(history.indices, improved) if i in arm_of]
+        used = used[-self.window:]
+        total = len(used)
+        scores = {}
+        for arm in self.arms:
+            wins = [w for a, w in used if a == arm]
+            u = len(wins)
+            if u == 0:
+                scores[arm] = math.inf
+                continue
+            auc = sum((k + 1) * w for k, w in enumerate(wins)) * 2.0 / (u * (u + 1))
+            scores[arm] = auc + self.C * math.sqrt(2.0 * math.log2(max(total, 1)) / u)
+        order = rng.permutation(len(self.arms))
+        arms = [self.arms[k] for k in order]
+        return sorted(arms, key=lambda a: -scores[a])
+
+    def _arm(self, arm: str, history: History, rng: np.random.Generator,
+             memory: dict[str, Any]) -> int | None:
+        """One config proposed by ``arm`` (a space index), or None if it cannot propose."""
+        if arm in self._subs:
+            sub_memory = memory.setdefault(f"{arm}_memory", {})
+            cfg = self._subs[arm]._propose(history, int(rng.integers(2**31)), sub_memory)
+            i = self.space.index_of(cfg)
+            return None if i in history.taken else i
+        if arm == "random":
+            picked = self._random_untaken(history.taken, rng)
+            return picked[0] if picked else None
+        if arm == "prior":
+            assert self.prior is not None
+            ranked = self.prior.ranked
+            k = memory.get("prior_at", 0)
+            while k < ranked.size and int(ranked[k]) in history.taken:
+                k += 1
+            memory["prior_at"] = k
+            return int(ranked[k]) if k < ranked.size else None
+        if arm == "parzen":
+            return self._parzen(history, rng)
+        if not self._model_ready(history, memory):
+            return None
+        ranked_measured = best_first(history, rng)
+        if arm == "local":
+            cand = local_candidates(self._codec, ranked_measured, history.taken,
+                                    self.n_centres, 1)
+        else:
+            top = ranked_measured[:16]
+            moves = self._codec.mutate(np.resize(top, self.n_global), rng)
+            fresh = np.asarray(self._random_untaken(history.taken, rng, self.n_global),
+                               dtype=np.int64)
+            cand = np.unique(np.concatenate([moves, fresh]))
+            if history.taken:
+                cand = cand[~np.isin(cand, np.fromiter(history.taken, np.int64,
+                                                       len(history.taken)))]
+        if cand.size == 0:
+            return None
+        return spread_ties(cand, self._scorer.predict(cand), rng)[0]
+
+    def _model_ready(self, history: History, memory: dict[str, Any]) -> bool:
+        n = history.n_finished
+        if memory.get("model_checked_at") == n:
+            return bool(memory.get("model_ok"))
+        seed = int(self._trial_rng(n, stream=1).integers(2**31 - 1))
+        ok = self._scorer.refit(history, seed, self.refit_growth, memory)
+        memory["model_checked_at"], memory["model_ok"] = n, ok
+        return ok
+
+    def _parzen(self, history: History, rng: np.random.Generator) -> int | None:
+        """TPE's categorical estimator over the knobs: the best candidate of 24."""
+        codec = self._codec
+        vals = history.value_array()
+        if not codec.fast or vals.size < 2:
+            return None
+        idx = np.asarray(history.indices, dtype=np.int64)
+        order = np.lexsort((rng.random(vals.size), vals))
+        n_good = max(1, math.ceil(self.gamma * int(np.isfinite(vals).sum())))
+        good, bad = idx[order[:n_good]], idx[order[n_good:]]
+        dg, db = codec.digits(good), codec.digits(bad)
+        n_cand, tries = 24, 8
+        digits = np.empty((n_cand * tries, len(codec.radices)), dtype=np.int64)
+        log_ratio = np.zeros(n_cand * tries)
+        for j, r in enumerate(codec.radices.tolist()):
+            lw = (np.bincount(dg[:, j], minlength=r) + 1.0 / r) / (dg.shape[0] + 1.0)
+            gw = (np.bincount(db[:, j], minlength=r) + 1.0 / r) / (db.shape[0] + 1.0)
+            digits[:, j] = np.minimum(np.searchsorted(np.cumsum(lw), rng.random(digits.shape[0])
+                                                      * lw.sum()), r - 1)
+            log_ratio += np.log(lw[digits[:, j]]) - np.log(gw[digits[:, j]])
+        cand, ok = codec.from_product(codec.compose(digits))
+        if history.taken:
+            ok &= ~np.isin(cand, np.fromiter(history.taken, np.int64, len(history.taken)))
+        if not ok.any():
+            return None
+        # the first n_cand valid candidates, as TPE draws n_ei_candidates from l(x)
+        keep = np.flatnonzero(ok)[:n_cand]
+        best = keep[log_ratio[keep] == log_ratio[keep].max()]
+        return int(cand[best[int(rng.integers(best.size))]])
+

@@ -1,0 +1,103 @@
+"""BanditSearcher (the default searcher) and Prior (transfer from earlier tables)."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+
+from autotile.search import BanditSearcher, Prior, create_study, make_searcher
+from autotile.search._codec import IndexCodec
+from autotile.space import Choice, PowerOfTwo, Space
+from tests.search.conftest import ToyMeasurer
+
+
+def _study(space, searcher, budget):
+    st = create_study(space, ToyMeasurer(space), searcher=searcher, storage=":memory:")
+    st.optimize(budget, progress=False)
+    return st
+
+
+def test_bandit_is_a_seeded_optuna_sampler_within_budget_without_repeats(small_space):
+    s = make_searcher("bandit", small_space, seed=3)
+    assert isinstance(s, optuna.samplers.BaseSampler) and isinstance(s, BanditSearcher)
+    st = _study(small_space, s, 40)
+    configs = [t.user_attrs["config"] for t in st.optuna_study.trials]
+    assert len(configs) == 40 and len(set(configs)) == 40
+    again = _study(small_space, make_searcher("auto", small_space, seed=3), 40)
+    assert [t.user_attrs["config"] for t in again.optuna_study.trials] == configs
+    # every arm of the default portfolio proposed something after the 4 random starts
+    arms = list(list(s._states.values())[0].values())[0].extra["arm_of"].values()
+    assert set(arms) == {"model", "parzen", "random"} and len(arms) == 36
+
+
+def test_warm_start_enqueues_the_prior_best_first(small_space):
+    n = len(small_space)
+    values = np.arange(n, dtype=float)[::-1]  # the source's best is the last config
+    prior = Prior(small_space, [(small_space, values)])
+    assert prior.ranked[:3].tolist() == [n - 1, n - 2, n - 3]
+    s = BanditSearcher(small_space, seed=0, prior=prior, n_init=3)
+    st = _study(small_space, s, 5)
+    first = [small_space.index_of(small_space.parse(t.user_attrs["config"]))
+             for t in st.optuna_study.trials[:3]]
+    assert first == [n - 1, n - 2, n - 3]
+    assert "prior" in s.arms
+
+
+def test_prior_percentiles_and_value_mapping_across_sizes():
+    old = Space([PowerOfTwo("block", 16, 1024), Choice("load", ("ldg", "tex"))])
+    new = Space([PowerOfTwo("block", 16, 256), Choice("load", ("ldg", "tex"))])
+    pairs = [({"block": 1024, "load": "tex"}, 1.0),   # 1024 -> the nearest, 256
+             ({"block": 32, "load": "ldg"}, 2.0),
+             ({"block": 64, "load": "lds"}, 0.5)]     # no "lds" here: dropped
+    p = Prior(new, [pairs])
+    assert [new.config_at(int(i)) for i in p.ranked] == [
+        new.validate({"block": 256, "load": "tex"}), new.validate({"block": 32, "load": "ldg"})]
+    assert p.scores.tolist() == [0.5, 1.0]  # percentiles within the source of 3
+    tab = Prior(new, [(old, np.array([np.nan] + [1.0] * (len(old) - 1)))])
+    assert tab.scores.max() == 1.0 and tab.n_sources == 1
+    with pytest.raises(ValueError, match=r"prior source 0 needs one value per config of its "
+                       r"space \(14\), got 3 values"):
+        Prior(new, [(old, [1.0, 2.0, 3.0])])
+
+
+def test_bandit_rejects_bad_arguments(small_space):
+    with pytest.raises(ValueError, match=r"arms must be a non-empty sequence of"):
+        BanditSearcher(small_space, arms=("model", "sa"))
+    with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\), got gamma=1.5"):
+        BanditSearcher(small_space, gamma=1.5)
+
+
+def test_codec_moves_on_explicit_spaces_match_the_space(small_space):
+    explicit = Space.from_configs(small_space.knobs, [small_space.config_at(i)
+                                                      for i in range(0, len(small_space), 3)])
+    for space in (small_space, explicit):
+        codec = IndexCodec(space)
+        assert codec.fast
+        idx = np.arange(len(space), dtype=np.int64)
+        ref = {i: {space.index_of(c) for c in space.neighbours(space.config_at(i))} - {i}
+               for i in idx.tolist()}
+        for i in idx.tolist():
+            assert set(codec.neighbours([i]).tolist()) == ref[i]
+        moved = codec.mutate(np.repeat(idx, 4), np.random.default_rng(0))
+        assert moved.min() >= 0 and moved.max() < len(space)
+        assert np.array_equal(codec.encode(idx), space.encode(codec.configs(idx)))
+
+
+def test_refit_follows_ansors_growth_schedule(small_space):
+    from autotile.search import History
+    from autotile.search._model import ModelScorer
+
+    codec = IndexCodec(small_space)
+    scorer = ModelScorer(small_space, "xgb", "knob", codec)
+    memory: dict = {}
+    fits = []
+    for n in range(2, 61):
+        h = History(indices=list(range(n)), values=[float(i % 7 + 1) for i in range(n)],
+                    configs=[small_space.config_at(i) for i in range(n)])
+        before = memory.get("model_n_fitted")
+        assert scorer.refit(h, 0, 0.2, memory)
+        if memory["model_n_fitted"] != before:
+            fits.append(n)
+    # a fit whenever the data grew by more than 20 % since the last one
+    assert fits == [2, 3, 4, 5, 7, 9, 11, 14, 17, 21, 26, 32, 39, 47, 57]
