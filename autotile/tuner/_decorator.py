@@ -176,7 +176,9 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             Re-time the ``retime_top`` fastest in ``retime_rounds``
             interleaved rounds (fresh random order each) and pick by median.
         compile_ahead : bool, default=True
-            Compile the candidates in parallel worker processes first.
+            Compile in worker processes, under ``compile_timeout_s``: the
+            model's first ``min_measured`` candidates in parallel before any
+            is timed, each later one when the early stop reaches it.
         n_compile_jobs : int, optional
             Compile workers (default ``min(8, os.cpu_count())``).
         compile_timeout_s : float or None, default=60.0

@@ -470,7 +470,7 @@ class GpuAutotuner:
         pool = self._pool() if todo else None
         try:
             if pool is not None:  # the workers start up while the model ranks
-                pool.start(len(todo) + 1)
+                pool.start(min(len(todo), self.min_measured) + 1)
             preds = self.predict(todo, named, grid) if todo else {}
             self.predictions = preds
             order, pruned = rank_by_model(todo, preds, self.prune_factor)
@@ -479,42 +479,51 @@ class GpuAutotuner:
                                           metrics={} if preds[c].time_s is None else
                                           {"model_time_s": float(preds[c].time_s or 0.0)})
             baseline = self._baseline(known, candidates) if order else None
-            to_compile = ([baseline] if baseline is not None else []) + order
+            # compile ahead (in parallel) only what will surely be measured: the model's
+            # first min_measured; later candidates compile when the early-stop rule
+            # reaches them, so a candidate it stops before is never compiled
+            head = order[:self.min_measured] if self.early_stop else order
+            to_compile = ([baseline] if baseline is not None else []) + head
             failed = session.compile_ahead(to_compile, pool) if to_compile else {}
+            compiled = set(to_compile)
+            if baseline is not None and baseline not in failed and session.checker is not None:
+                # its outputs are what the new candidates are compared with (not timed)
+                session.checker.check(*session.check_parts(baseline))
+            pairs = [(float(r.metrics["model_time_s"]), r.time_s) for r in records.values()
+                     if r.status == "ok" and "model_time_s" in r.metrics]
+            best_s = min([r.time_s for r in records.values() if r.status == "ok"],
+                         default=math.inf)
+            measured: list[TuningRecord] = []
+            n_measured = 0
+            for i, c in enumerate(order):
+                pred = preds[c].time_s if c in preds else None
+                if self.early_stop and not worth_measuring(pred, pairs, best_s, n_measured,
+                                                           self.min_measured):
+                    for rest in order[i:]:
+                        records[rest] = failed.get(rest) or TuningRecord(
+                            rest, "pruned", reason=f"early stop after {n_measured} measured: "
+                            f"the model's remaining candidates, corrected by its observed "
+                            f"error, cannot beat the best measured {best_s:.4g} s",
+                            metrics={} if preds.get(rest) is None or preds[rest].time_s is None
+                            else {"model_time_s": float(preds[rest].time_s or 0.0)})
+                    break
+                if c not in compiled:
+                    failed.update(session.compile_ahead([c], pool))
+                    compiled.add(c)
+                if c in failed:
+                    records[c] = failed[c]
+                    continue
+                rec = session.measure(c, pred)
+                n_measured += 1
+                records[c] = rec
+                if rec.status == "ok":
+                    measured.append(rec)
+                    best_s = min(best_s, rec.time_s)
+                    if pred is not None:
+                        pairs.append((pred, rec.time_s))
         finally:
             if pool is not None:
                 pool.close()
-        if baseline is not None and baseline not in failed and session.checker is not None:
-            # its outputs are what the new candidates are compared with (it is not timed)
-            session.checker.check(*session.check_parts(baseline))
-        pairs = [(float(r.metrics["model_time_s"]), r.time_s) for r in records.values()
-                 if r.status == "ok" and "model_time_s" in r.metrics]
-        best_s = min([r.time_s for r in records.values() if r.status == "ok"], default=math.inf)
-        measured: list[TuningRecord] = []
-        n_measured = 0
-        for i, c in enumerate(order):
-            if c in failed:
-                records[c] = failed[c]
-                continue
-            pred = preds[c].time_s if c in preds else None
-            if self.early_stop and not worth_measuring(pred, pairs, best_s, n_measured,
-                                                       self.min_measured):
-                for rest in order[i:]:
-                    records[rest] = failed.get(rest) or TuningRecord(
-                        rest, "pruned", reason=f"early stop after {n_measured} measured: the "
-                        f"model's remaining candidates, corrected by its observed error, "
-                        f"cannot beat the best measured {best_s:.4g} s",
-                        metrics={} if preds.get(rest) is None or preds[rest].time_s is None
-                        else {"model_time_s": float(preds[rest].time_s or 0.0)})
-                break
-            rec = session.measure(c, pred)
-            n_measured += 1
-            records[c] = rec
-            if rec.status == "ok":
-                measured.append(rec)
-                best_s = min(best_s, rec.time_s)
-                if pred is not None:
-                    pairs.append((pred, rec.time_s))
         self._retime(session, measured, records)
         return [records[c] for c in candidates if c in records]
 
