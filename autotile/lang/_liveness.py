@@ -118,7 +118,8 @@ def live_values() -> Iterator[LiveValues]:
     with _LOCK:
         slot = tensor.__dict__["v"]
         init = tensor.__init__
-        access_m, access_d = _memory.access, _descriptor.access
+        access_m = _memory.access
+        access_d = getattr(_descriptor, "access")
         reduction = _opcount.reduction
         me = lv._thread
 
@@ -164,15 +165,16 @@ def live_values() -> Iterator[LiveValues]:
                 lv._points.append((lv._clock, 0))
 
         try:
-            tensor.v = _Tracked()  # type: ignore[assignment,method-assign]
-            tensor.__init__ = _init  # type: ignore[method-assign]
+            setattr(tensor, "v", _Tracked())
+            setattr(tensor, "__init__", _init)
             _memory.access = _access
-            _descriptor.access = _access
+            setattr(_descriptor, "access", _access)
             _opcount.reduction = _reduction
             yield lv
         finally:
-            tensor.v = slot  # type: ignore[method-assign]
-            tensor.__init__ = init  # type: ignore[method-assign]
-            _memory.access, _descriptor.access = access_m, access_d
+            setattr(tensor, "v", slot)
+            setattr(tensor, "__init__", init)
+            _memory.access = access_m
+            setattr(_descriptor, "access", access_d)
             _opcount.reduction = reduction
             lv._finish()

@@ -39,8 +39,10 @@ from autotile.measure.gpu._time_model import GpuModelParams, occupancy
 
 __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "WINDOW_PROGRAMS",
            "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S", "L2_LATENCY_S",
-           "PROGRAM_OVERHEAD_S", "PROGRAM_LATENCY_S", "L2_REUSE_FRACTION", "REG_BASE_PER_THREAD", "REGS_PER_LIVE_WORD", "ALU_CYCLES_PER_WARP_OP",
-           "SFU_CYCLES_PER_WARP_OP", "SHORT_READ_PENALTY", "SHORT_WRITE_PENALTY", "SOFT_MAX_EXPONENT", "soft_max"]
+           "PROGRAM_OVERHEAD_S", "PROGRAM_LATENCY_S", "L2_REUSE_FRACTION", "L2_SHARE_SPREAD",
+           "REG_BASE_PER_THREAD", "REGS_PER_LIVE_WORD", "ALU_CYCLES_PER_WARP_OP",
+           "SFU_CYCLES_PER_WARP_OP", "SHORT_READ_PENALTY", "SHORT_WRITE_PENALTY",
+           "SOFT_MAX_EXPONENT", "soft_max"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -79,6 +81,10 @@ PROGRAM_LATENCY_S = 5.1e-7
 #: from L2 when 1,056 rows (17 MB) are resident and from HBM when 4,224 rows
 #: (69 MB) are, and half at 2,112 rows (35 MB) (v2 check, num_warps 8, 2 and 4).
 L2_REUSE_FRACTION = 0.5
+#: Factors on that share over which the window's L2 replay is averaged (log-spaced,
+#: 2x either way). A choice, not fitted: a lockstep LRU keeps or loses a re-read
+#: all at once, the GPU loses it gradually (layer norm, v3 check).
+L2_SHARE_SPREAD = (0.5, 0.71, 1.0, 1.41, 2.0)
 #: Registers per thread that Triton's code needs besides block values (indices,
 #: addresses, loop counters), and registers per 32-bit word of block values live
 #: across a load (:func:`autotile.lang.live_values`). Fitted, not sourced: least
@@ -156,7 +162,8 @@ def soft_max(bounds: tuple[float, ...], k: float = SOFT_MAX_EXPONENT) -> float:
     top = max(bounds)
     if top <= 0.0:
         return 0.0
-    return top * float(sum((b / top) ** k for b in bounds)) ** (1.0 / k)
+    total = float(sum((b / top) ** k for b in bounds))
+    return float(top * total ** (1.0 / k))
 
 
 def _mean_run_bytes(trace: Any, rows: np.ndarray) -> float:
@@ -172,7 +179,7 @@ def _mean_run_bytes(trace: Any, rows: np.ndarray) -> float:
     cont = same & (sec[1:] == sec[:-1] + 1)
     n_sec = sec.size - int(dup.sum())
     n_runs = n_sec - int(cont.sum())
-    return _SECTOR_BYTES * n_sec / max(n_runs, 1)
+    return float(_SECTOR_BYTES * n_sec / max(n_runs, 1))
 
 
 def _interleave(trace: Any) -> np.ndarray:
@@ -249,13 +256,18 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         key = (np.asarray(tr.buffer, np.int64)[order] << 40) + (
             np.asarray(tr.offset_bytes, np.int64)[order] // _SECTOR_BYTES)
         ids, inv = np.unique(key, return_inverse=True)
-        cap = int(hw.l2_bytes * L2_REUSE_FRACTION * min(1.0, W / max(1, min(n_prog, n_res))))
-        st = simulate_l2_stream(inv.astype(np.int64), np.asarray(tr.is_write)[order],
-                                np.full(ids.size, _SECTOR_BYTES, np.int64),
-                                l2_bytes=max(cap, _SECTOR_BYTES))
+        cap = hw.l2_bytes * L2_REUSE_FRACTION * min(1.0, W / max(1, min(n_prog, n_res)))
+        # the L2 share is uncertain (programs drift out of lockstep, the partitions fill
+        # unevenly): average the LRU over capacities spread around it, so that reuse
+        # fades as the resident data nears the share instead of falling off a cliff
+        sims = [simulate_l2_stream(inv.astype(np.int64), np.asarray(tr.is_write)[order],
+                                   np.full(ids.size, _SECTOR_BYTES, np.int64),
+                                   l2_bytes=max(int(cap * f), _SECTOR_BYTES))
+                for f in L2_SHARE_SPREAD]
         scale = n_prog / W
-        read_b, write_b = st.hbm_read_bytes * scale, st.hbm_write_bytes * scale
-        hit_rate = st.l2_hit_rate
+        read_b = float(np.mean([st.hbm_read_bytes for st in sims])) * scale
+        write_b = float(np.mean([st.hbm_write_bytes for st in sims])) * scale
+        hit_rate = float(np.mean([st.l2_hit_rate for st in sims]))
         # bytes one load op of a program keeps in flight, and dependent load steps
         prog = np.asarray(tr.program, np.int64)
         op = np.asarray(tr.op, np.int64)
