@@ -42,7 +42,7 @@ from autotile.lang._tensor import tensor
 
 __all__ = ["LiveValues", "live_values"]
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entrant: a records-model launch inside a tracked block
 
 
 class LiveValues:
@@ -91,6 +91,9 @@ def live_values() -> Iterator[LiveValues]:
 
     Run one program of a launch inside it (``launch.run(programs=[0])``);
     batched launches are not tracked (their values hold many programs).
+    Blocks nest: an inner block (the records GPU model scoring a config
+    inside a tracked launch, say) tracks its own values, which the outer
+    block sees too; other threads wait for the outermost block to end.
 
     Yields
     ------

@@ -82,3 +82,14 @@ def test_tracking_is_undone_when_the_kernel_raises():
         with tl.live_values():
             _scale[(4,)](np.ones(8, np.float16), np.zeros(8, np.float16), 1 << 20, BLOCK=64)
     assert tensor.__dict__["v"] is slot
+
+
+def test_blocks_nest_and_each_sees_its_values():
+    x = np.ones(1024, np.float16)
+    with tl.live_values() as outer:
+        _scale[(1,)](x, np.zeros_like(x), 1024, BLOCK=256)
+        with tl.live_values() as inner:
+            _row_sum[(1,)](x, np.zeros(1, np.float32), 1024, BLOCK=128)
+    assert inner.peak_bytes == 4 * 128 + 2 * 128
+    assert outer.peak_bytes == 4 * 128 + 2 * 128  # the inner launch's values are its too
+    assert tensor.__dict__["v"].__class__.__name__ == "member_descriptor"

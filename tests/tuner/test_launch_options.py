@@ -58,3 +58,22 @@ def test_sanitize_overflow_reaches_the_default_records_scorer():
     k2 = autotune(CFGS, key=["n"], disk_cache=False)(lcg_kernel_default_scorer)
     with pytest.raises(MeasureError, match="scorer raised IntegerOverflowError"):
         k2[grid](out, N, 7)
+
+
+def test_a_key_on_an_array_argument_is_refused_naming_it():
+    import numpy as np
+
+    import autotile.lang as tl
+    from autotile.errors import InvalidConfigError
+    from autotile.tuner import LaunchConfig, autotune
+
+    @autotune(configs=[LaunchConfig({"BLOCK": 16}), LaunchConfig({"BLOCK": 32})], key=["x_ptr"],
+              scorer=lambda c, a: 1e-6 * c.kwargs["BLOCK"], disk_cache=False)
+    @tl.jit
+    def copy_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    x = np.ones(40, np.float32)
+    with pytest.raises(InvalidConfigError, match=r"key names 'x_ptr'.*shape \(40,\)"):
+        copy_k[lambda m: (4,)](x, np.zeros_like(x), 40)
