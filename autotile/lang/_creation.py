@@ -157,9 +157,7 @@ def cast(input: Any, dtype: Any, fp_downcast_rounding: str | None = None,
         raw = np.asarray(src.to_storage(v)).view(dt.storage)
         r: Any = dt.to_compute(raw)
     elif dt.kind in (1, 2) and src.kind == 3:
-        f = np.asarray(v, dtype=np.float64)
-        info = np.iinfo(dt.np)
-        r = np.clip(np.nan_to_num(np.trunc(f), nan=0.0), info.min, info.max).astype(dt.np)
+        r = D.float_to_int(v, dt.np)
     else:
         r = dt.cast(v)
     out: tensor

@@ -230,12 +230,34 @@ class dtype:  # noqa: N801 - Triton's name
             return self.fp8.round(vals)
         if self.kind == _KIND_BOOL:
             return np.asarray(vals) != 0
-        return np.asarray(vals).astype(self.np, copy=False)
+        a = np.asarray(vals)
+        if a.dtype.kind == "f" and self.kind != _KIND_FLOAT:
+            return float_to_int(a, self.np)
+        return a.astype(self.np, copy=False)
 
     @property
     def rounds(self) -> bool:
         """Whether compute values are float32 rounded to a narrower grid (bf16, fp8)."""
         return self.name == "bfloat16" or self.fp8 is not None
+
+
+def float_to_int(vals: Any, np_dtype: Any) -> Any:
+    """Float values converted to the integer NumPy type ``np_dtype`` as the GPU's ``cvt.rzi``.
+
+    Truncates toward zero and saturates: values above the type's range give its
+    maximum (including +inf), below it its minimum (including -inf), NaN gives 0.
+    The bounds are compared in float64 against powers of two, so ``2.0**63``
+    (which is what ``float(int64 max)`` rounds to) saturates instead of wrapping.
+    """
+    f = np.trunc(np.asarray(vals, dtype=np.float64))
+    info = np.iinfo(np_dtype)
+    over = f >= float(int(info.max) + 1)   # a power of two, exact in float64
+    under = f < float(info.min)            # 0 or -2**(bits-1), exact
+    bad = over | under | np.isnan(f)
+    r = np.where(bad, 0.0, f).astype(np_dtype)
+    if bad.any():
+        r = np.where(over, info.max, np.where(under, info.min, r)).astype(np_dtype)
+    return r
 
 
 class pointer_type:  # noqa: N801 - Triton's name

@@ -35,14 +35,40 @@ def as_dtype(dtype: Any) -> D.dtype:
     return dtype
 
 
+def _int_scalar(op: Any) -> bool:
+    """Whether ``op`` is a Python int (or a constexpr of one), not a bool."""
+    v = unwrap(op)
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_scalar(op: Any, ct: Any) -> None:
+    """Raise if the Python int ``op`` does not fit ``ct``, as the binary operators do.
+
+    Triton converts a scalar operand of ``where``/``maximum``/... with the same
+    rule as ``+``: "Scalar ... is out of range for type ..." and no negative
+    scalar with an unsigned tensor.
+    """
+    if _int_scalar(op) and isinstance(ct, D.dtype) and ct.kind != 3:
+        from autotile.lang._arith import _scalar_value
+        _scalar_value(unwrap(op), ct)
+
+
 def common(x: Any, y: Any) -> tuple[Any, Any, Any]:
-    """Values of ``x`` and ``y`` promoted to their common type, and that type."""
+    """Values of ``x`` and ``y`` promoted to their common type, and that type.
+
+    Raises
+    ------
+    LangError
+        If a Python int operand is out of range for the common integer type.
+    """
     tx, ty = isinstance(x, tensor), isinstance(y, tensor)
     xt = x if tx else to_tensor(x)
     yt = y if ty else to_tensor(y)
     if isinstance(xt.dtype, D.pointer_type) or isinstance(yt.dtype, D.pointer_type):
         return xt.v, yt.v, xt.dtype
     ct = S.computation_type(xt.dtype, not tx, yt.dtype, not ty, False)
+    _check_scalar(x, ct)
+    _check_scalar(y, ct)
     xv = xt.v if xt.dtype is ct else ct.cast(xt.v)
     yv = yt.v if yt.dtype is ct else ct.cast(yt.v)
     return xv, yv, ct
@@ -61,6 +87,8 @@ def common_batched(*ops: Any) -> tuple[list[Any], Any, bool]:
         return vals, xt.dtype, batched
     ct = S.computation_type(xt.dtype, not isinstance(ops[-2], tensor), yt.dtype,
                             not isinstance(ops[-1], tensor), False)
+    _check_scalar(ops[-2], ct)
+    _check_scalar(ops[-1], ct)
     if xt.dtype is not ct:
         vals[-2] = ct.cast(vals[-2])
     if yt.dtype is not ct:

@@ -35,6 +35,8 @@ __all__ = [
     "computation_type",
     "integer_promote",
     "check_power_of_two_range",
+    "check_numel",
+    "MAX_TENSOR_NUMEL",
     "check_constexpr_shape",
     "check_dot_shapes",
     "check_input_precision",
@@ -162,6 +164,23 @@ def wrap_axis(axis: Any, ndim: int) -> int:
     return int(axis) % ndim
 
 
+#: Triton's ``TRITON_MAX_TENSOR_NUMEL`` (language/core.py): the most elements of a block.
+MAX_TENSOR_NUMEL = 1048576
+
+
+def check_numel(numel: int, what: str) -> None:
+    """Check that a block of ``numel`` elements fits Triton's tensor limit.
+
+    Raises
+    ------
+    LangError
+        If ``numel`` exceeds ``MAX_TENSOR_NUMEL`` (2**20), with Triton's message.
+    """
+    if numel > MAX_TENSOR_NUMEL:
+        raise LangError(f"{what}: numel ({numel}) exceeds triton maximum tensor numel "
+                        f"({MAX_TENSOR_NUMEL})")
+
+
 def check_power_of_two_range(start: Any, end: Any) -> None:
     """Check ``arange(start, end)``: constexpr ints, ``end - start`` a power of two.
 
@@ -178,6 +197,7 @@ def check_power_of_two_range(start: Any, end: Any) -> None:
     if n <= 0 or n & (n - 1):
         raise LangError(
             f"arange's range must be a power of two, got end - start = {end} - {start} = {n}")
+    check_numel(n, "arange")
 
 
 def check_constexpr_shape(shape: Any, what: str) -> tuple[int, ...]:
@@ -202,6 +222,10 @@ def check_constexpr_shape(shape: Any, what: str) -> tuple[int, ...]:
             raise LangError(
                 f"{what} shape must be positive constexpr ints, got {_describe(d)} in {dims!r}")
         out.append(int(d))
+    numel = 1
+    for d in out:
+        numel *= d
+    check_numel(numel, what)
     return tuple(out)
 
 
