@@ -214,6 +214,7 @@ from autotile.lang._dtypes import (
 )
 from autotile.lang._from_triton import from_triton, is_triton_kernel
 from autotile.lang._jit import IRListing, JITFunction, ir_listing, jit
+from autotile.lang._liveness import LiveValues, live_values
 from autotile.lang._memory import (
     atomic_add,
     atomic_and,
@@ -227,7 +228,6 @@ from autotile.lang._memory import (
     store,
 )
 from autotile.lang._record import AccessTrace, LaunchRecord, Recorder, recording
-from autotile.lang._liveness import LiveValues, live_values
 from autotile.lang._tensor import constexpr, tensor
 
 del _core_mod

@@ -322,12 +322,12 @@ class Autotuner:
             If a ``key`` argument receives an array (key on its size instead).
         """
         for n in self.keys:
-            v = named.get(n)
+            v: Any = named.get(n)
             if isinstance(v, np.ndarray) or hasattr(v, "__array_interface__"):
                 raise InvalidConfigError(
                     f"@autotune of {self.fn.__name__!r}: key names {n!r}, which received an "
-                    f"array of shape {tuple(np.shape(v))}; key on scalar arguments (sizes, "
-                    f"flags) - every array's dtype is part of the key already")
+                    f"array of shape {tuple(getattr(v, 'shape', ()))}; key on scalar "
+                    f"arguments (sizes, flags) - every array's dtype is part of the key already")
         k: list[Any] = [_key_value(named[n]) for n in self.keys if n in named]
         k += [_dtype_tag(a) for a in arrays_of(named).values()]
         return tuple(k)

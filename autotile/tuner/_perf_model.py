@@ -21,7 +21,7 @@ scored by the spec's model for a registered kernel, else the records model.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -98,6 +98,26 @@ class PerfModel:
             result = self.scorer(cfg, args)
         return result
 
+    def _check_arguments(self, kwargs: Mapping[str, Any]) -> None:
+        """Raise when a kernel parameter without a default is missing from the call.
+
+        A missing or misspelled argument is the caller's mistake for every
+        config alike, not a config that cannot run: it must not become ``inf``
+        for all of them (Triton would then keep an arbitrary ``top_k``).
+        """
+        import inspect
+
+        params = inspect.signature(self.kernel.fn).parameters
+        missing = [n for n, p in params.items()
+                   if n not in kwargs and p.default is inspect.Parameter.empty
+                   and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        if missing:
+            extra = sorted(k for k in kwargs if k not in params and k not in LAUNCH_KNOBS)
+            raise InvalidConfigError(
+                f"perf_model({self.kernel.__name__!r}) needs every kernel argument by name "
+                f"(Triton passes them all): missing {missing}"
+                + (f"; unknown names given: {extra}" if extra else ""))
+
     def _constexpr_names(self) -> set[str]:
         k: JITFunction = self.kernel
         return {k.arg_names[i] for i in k.constexprs}
@@ -109,7 +129,14 @@ class PerfModel:
         the interpreter raises (an out-of-bounds access, say): Triton's pruning
         then drops it instead of aborting the whole autotune. The reason is kept
         in :attr:`last_reasons`, keyed by the config's text.
+
+        Raises
+        ------
+        InvalidConfigError
+            If a kernel argument without a default is missing (a misspelled
+            name, say), naming it.
         """
+        self._check_arguments(kwargs)
         try:
             res = self.estimate(**kwargs)
         except Exception as exc:  # noqa: BLE001 - a config that cannot run is inf

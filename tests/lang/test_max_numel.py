@@ -23,7 +23,8 @@ def _full(o_ptr, M: tl.constexpr, N: tl.constexpr):
 @jit
 def _zeros(o_ptr, M: tl.constexpr, N: tl.constexpr):
     x = tl.zeros((M, N), tl.int32)
-    tl.store(o_ptr + tl.arange(0, 4), tl.sum(tl.sum(x, axis=1), axis=0) + 1 + tl.zeros((4,), tl.int32))
+    total = tl.sum(tl.sum(x, axis=1), axis=0)
+    tl.store(o_ptr + tl.arange(0, 4), total + 1 + tl.zeros((4,), tl.int32))
 
 
 def test_arange_at_limit_works():

@@ -143,3 +143,23 @@ def unmasked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     assert any("OutOfBounds" in r for r in pm.last_reasons.values())
     assert np.isfinite(pm(x_ptr=x, y_ptr=y, n=1000, BLOCK=8, num_warps=1,
                           num_stages=3))
+
+
+def test_a_missing_or_misspelled_argument_raises_naming_it_instead_of_inf():
+    import numpy as np
+
+    import autotile
+    import autotile.lang as tl
+    from autotile.errors import InvalidConfigError
+
+    @tl.jit
+    def scale_k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    pm = autotile.perf_model(scale_k, grid=lambda meta: (tl.cdiv(meta["n"], meta["BLOCK"]),))
+    x = np.ones(4096, np.float32)
+    ok = pm(x_ptr=x, y_ptr=np.zeros_like(x), n=4096, BLOCK=256, num_warps=4, num_stages=3)
+    assert 0 < ok < float("inf")
+    with pytest.raises(InvalidConfigError, match=r"missing \['n'\]; unknown names given: \['N'\]"):
+        pm(x_ptr=x, y_ptr=np.zeros_like(x), N=4096, BLOCK=256, num_warps=4, num_stages=3)
