@@ -175,16 +175,33 @@ class CompilePool:
         self.close()
 
     def close(self) -> None:
-        """Stop every worker."""
-        for w in self._workers:
+        """Stop every worker without waiting for its interpreter to shut down.
+
+        Idle workers are asked to exit, then, after a short collective wait,
+        terminated: a worker that imported Triton and PyTorch can take seconds
+        to exit on its own, which the first H200 run paid one by one (3.5 s of
+        a 12.7 s tuning).
+        """
+        workers, self._workers = self._workers, []
+        for w in workers:
             try:
                 if w.proc.is_alive() and w.job is None:
                     w.conn.send(None)
-                    w.proc.join(1.0)
             except (OSError, BrokenPipeError):
                 pass
-            w.stop()
-        self._workers = []
+        deadline = time.monotonic() + 0.2
+        for w in workers:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+        for w in workers:
+            if w.proc.is_alive():
+                w.proc.terminate()
+        deadline = time.monotonic() + 2.0
+        for w in workers:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join(1.0)
+            w.conn.close()
 
     def start(self, n_workers: int) -> None:
         """Start up to ``n_workers`` workers now (at most ``n_jobs``), without waiting for them.

@@ -31,33 +31,45 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from autotile.measure import ScheduleMeasurer, gemm_ground_truth, simulate_nest
-from autotile.space import gemm_space
+from autotile.space import gemm_canonical_key, gemm_space
 
 
 def _counts(mb) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
     return mb.set_assoc.n_misses, mb.fully_assoc.n_misses, mb.compulsory
 
 
-def _chunk(bounds: tuple[int, int]) -> np.ndarray:
+def _chunk(indices: list[int]) -> np.ndarray:
     space = gemm_space(64)
     m = ScheduleMeasurer(space)
-    lo, hi = bounds
-    out = np.zeros((hi - lo, 3), np.int64)
-    for i in range(lo, hi):
-        out[i - lo] = _counts(simulate_nest(m.nest(space.config_at(i)).simplified(),
-                                            extrapolate=True))
+    out = np.zeros((len(indices), 3), np.int64)
+    for j, i in enumerate(indices):
+        out[j] = _counts(simulate_nest(m.nest(space.config_at(i)).simplified(),
+                                       extrapolate=True))
     return out
 
 
-def exhaustive(n_jobs: int) -> None:
+def exhaustive(n_jobs: int, distinct: bool = False) -> None:
     space = gemm_space(64)
     truth = gemm_ground_truth(64)
-    _chunk((0, 1))  # compile once before timing
+    _chunk([0])  # compile once before timing
     t0 = time.perf_counter()
-    step = 4096
-    bounds = [(lo, min(lo + step, len(space))) for lo in range(0, len(space), step)]
+    if distinct:  # one schedule per distinct trace (gemm_canonical_key), as the sweep
+        rep: dict[object, int] = {}
+        owner = np.empty(len(space), np.int64)
+        for i in range(len(space)):
+            owner[i] = rep.setdefault(gemm_canonical_key(space.config_at(i), 64), i)
+        todo = sorted(set(rep.values()))
+    else:
+        todo = list(range(len(space)))
+    step = 2048
+    chunks = [todo[lo:lo + step] for lo in range(0, len(todo), step)]
     with ProcessPoolExecutor(n_jobs) as ex:
-        got = np.concatenate(list(ex.map(_chunk, bounds)))
+        done = np.concatenate(list(ex.map(_chunk, chunks)))
+    if distinct:
+        row = {i: r for r, i in enumerate(todo)}
+        got = done[[row[int(o)] for o in owner]]
+    else:
+        got = done
     wall = time.perf_counter() - t0
     want = np.stack([truth.column("misses"), truth.column("fa_misses"),
                      truth.column("compulsory_misses")], axis=1).astype(np.int64)
@@ -66,7 +78,9 @@ def exhaustive(n_jobs: int) -> None:
     print(f"exhaustive 64x64: {len(space)} schedules, {len(bad)} differ from the table "
           f"(plain simulation); {int((conflict < 0).sum())} have negative conflict counts "
           f"(table: {int((want[:, 0] - want[:, 1] < 0).sum())}); "
-          f"fast path, every schedule (no dedup), n_jobs={n_jobs}: {wall:.1f} s wall")
+          f"fast path on {len(todo)} schedules"
+          f"{' (one per distinct trace)' if distinct else ' (no dedup)'}, n_jobs={n_jobs}: "
+          f"{wall:.1f} s wall")
     for i in bad[:10]:
         print("  differs:", dict(space.config_at(int(i))), got[i], want[i])
     if len(bad):
@@ -120,13 +134,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-full", action="store_true", help="time the fast path only")
     ap.add_argument("--exhaustive", action="store_true", help="every 64x64 schedule")
+    ap.add_argument("--distinct", action="store_true",
+                    help="with --exhaustive: simulate one schedule per distinct trace")
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--verbose", action="store_true", help="print each schedule's times")
     args = ap.parse_args()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"python {platform.python_version()}, load average {os.getloadavg()[0]:.2f}")
     if args.exhaustive:
-        exhaustive(args.n_jobs)
+        exhaustive(args.n_jobs, args.distinct)
     else:
         sampled(args.n, args.samples, args.seed, not args.no_full, args.verbose)
 

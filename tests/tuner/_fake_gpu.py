@@ -41,6 +41,13 @@ def compile_job_worker(job: Mapping[str, Any]) -> None:
         raise RuntimeError(job["error"])
 
 
+def slow_exit_init() -> None:
+    """Worker init: make the worker's own exit take 10 s (as a Triton + torch one can)."""
+    import atexit
+
+    atexit.register(time.sleep, 10.0)
+
+
 class FakeTritonKernel:
     """Duck-typed ``triton.jit`` function: ``fn``, ``arg_names``, ``constexprs``, ``run``...
 

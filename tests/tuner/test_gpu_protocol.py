@@ -17,7 +17,7 @@ from autotile.tuner._gpu_protocol import (
     rank_by_model,
     worth_measuring,
 )
-from tests.tuner._fake_gpu import FakeBackend, compile_job_worker
+from tests.tuner._fake_gpu import FakeBackend, compile_job_worker, slow_exit_init
 from tests.tuner.test_gpu_autotune import CONFIGS, _data, _time, double_kernel, grid
 
 #: the model's predictions: BLOCK 16 cannot launch, 128 is 4x the best (64)
@@ -158,6 +158,18 @@ def test_compile_pool_limits_each_job_and_keeps_going():
     assert out[2].error_types[0] == "OutOfResources"
     assert out[3].error == "RuntimeError: boom"
     assert [o.status for o in again] == ["ok"]
+
+
+def test_closing_the_pool_does_not_wait_for_slow_worker_exits():
+    pool = CompilePool(compile_job_worker, n_jobs=3, timeout_s=30.0, init_fn=slow_exit_init,
+                       mp_context="fork")
+    out = pool.run([{"sleep_s": 0.0, "error": None}] * 3)
+    assert [o.status for o in out] == ["ok"] * 3
+    procs = [w.proc for w in pool._workers]
+    t0 = time.perf_counter()
+    pool.close()
+    assert time.perf_counter() - t0 < 3.0  # each worker would take 10 s to exit by itself
+    assert not any(p.is_alive() for p in procs)
 
 
 def test_compile_pool_spawn_start_method():
