@@ -21,7 +21,7 @@ from autotile.measure._fingerprint import canonical, jsonable
 from autotile.measure._parallel import parallel_map
 from autotile.space import Space
 from autotile.tuner._check import arrays_of, call_small_args, n_elems
-from autotile.tuner._config import LaunchConfig
+from autotile.tuner._config import LaunchConfig, prune_config_list
 from autotile.tuner._disk_cache import (
     DiskCache,
     default_cache_dir,
@@ -425,24 +425,8 @@ class Autotuner:
         InvalidConfigError
             If ``top_k`` is neither an int nor a float ``<= 1``.
         """
-        pruned = list(self.configs)
-        if self.early_config_prune is not None:
-            pruned = list(self.early_config_prune(self.configs, nargs, **kwargs))
-            if not pruned:
-                raise MeasureError("No valid autotuner configs after pruning: "
-                                   "early_config_prune must return at least one config")
-        if self.perf_model is not None:
-            top_k = self.configs_top_k
-            if isinstance(top_k, float) and top_k <= 1.0:
-                top_k = max(1, int(len(pruned) * top_k))
-            elif not isinstance(top_k, int):
-                raise InvalidConfigError(f"top_k must be an int or a float <= 1.0, got "
-                                         f"top_k={top_k!r}")
-            if len(pruned) > top_k:
-                est = {c: self.perf_model(**{**nargs, **kwargs, **c.all_kwargs()})
-                       for c in pruned}
-                pruned = sorted(pruned, key=lambda c: est[c])[:top_k]
-        return pruned
+        return prune_config_list(self.configs, nargs, kwargs, self.early_config_prune,
+                                 self.perf_model, self.configs_top_k, convert=None)
 
     def _identity(self, sp: Space | None) -> str:
         if sp is not None:

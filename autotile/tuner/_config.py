@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -209,3 +209,56 @@ class LaunchConfig:
 #: for ``triton.autotune`` runs unchanged. ``autotile.space.Config`` is a different
 #: thing: one value per knob of a :class:`~autotile.space.Space`.
 Config = LaunchConfig
+
+
+def prune_config_list(configs: Sequence[LaunchConfig], nargs: dict[str, Any],
+                      kwargs: dict[str, Any], early_config_prune: Any, perf_model: Any,
+                      top_k: Any, convert: Any = None) -> list[LaunchConfig]:
+    """Triton's ``prune_configs_by``: ``early_config_prune``, then ``perf_model``/``top_k``.
+
+    Parameters
+    ----------
+    configs : sequence of LaunchConfig
+    nargs, kwargs : dict
+        The call's arguments by name, and its extra keyword arguments.
+    early_config_prune : callable or None
+        ``f(configs, nargs, **kwargs) -> configs``.
+    perf_model : callable or None
+        ``f(**nargs, **kwargs, **config.all_kwargs()) -> estimated time``.
+    top_k : int or float
+        How many configs the perf model keeps (a float ``<= 1``: a fraction).
+    convert : callable, optional
+        Applied to each config ``early_config_prune`` returns (a ``triton.Config``
+        becomes a :class:`LaunchConfig`).
+
+    Returns
+    -------
+    list of LaunchConfig
+
+    Raises
+    ------
+    MeasureError
+        If ``early_config_prune`` returns no config.
+    InvalidConfigError
+        If ``top_k`` is neither an int nor a float ``<= 1``.
+    """
+    from autotile.errors import MeasureError
+
+    pruned = list(configs)
+    if early_config_prune is not None:
+        pruned = list(early_config_prune(list(configs), nargs, **kwargs))
+        if convert is not None:
+            pruned = [convert(c) for c in pruned]
+        if not pruned:
+            raise MeasureError("No valid autotuner configs after pruning: "
+                               "early_config_prune must return at least one config")
+    if perf_model is not None:
+        if isinstance(top_k, float) and top_k <= 1.0:
+            top_k = max(1, int(len(pruned) * top_k))
+        elif not isinstance(top_k, int):
+            raise InvalidConfigError(f"top_k must be an int or a float <= 1.0, got "
+                                     f"top_k={top_k!r}")
+        if len(pruned) > top_k:
+            est = {c: perf_model(**{**nargs, **kwargs, **c.all_kwargs()}) for c in pruned}
+            pruned = sorted(pruned, key=lambda c: est[c])[:top_k]
+    return pruned

@@ -37,7 +37,7 @@ from autotile.measure import HardwareProfile
 from autotile.space import Space
 from autotile.tuner._autotuner import PRINT_ENV, _n_programs, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
-from autotile.tuner._config import LaunchConfig
+from autotile.tuner._config import LaunchConfig, prune_config_list
 from autotile.tuner._disk_cache import source_hash
 from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
 from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
@@ -327,25 +327,8 @@ class GpuAutotuner:
         InvalidConfigError
             If ``top_k`` is neither an int nor a float ``<= 1``.
         """
-        pruned = list(self.configs)
-        if self.early_config_prune is not None:
-            pruned = [as_launch_config(c)
-                      for c in self.early_config_prune(self.configs, nargs, **kwargs)]
-            if not pruned:
-                raise MeasureError("No valid autotuner configs after pruning: "
-                                   "early_config_prune must return at least one config")
-        if self.perf_model is not None:
-            top_k = self.configs_top_k
-            if isinstance(top_k, float) and top_k <= 1.0:
-                top_k = max(1, int(len(pruned) * top_k))
-            elif not isinstance(top_k, int):
-                raise InvalidConfigError(f"top_k must be an int or a float <= 1.0, got "
-                                         f"top_k={top_k!r}")
-            if len(pruned) > top_k:
-                est = {c: self.perf_model(**{**nargs, **kwargs, **c.all_kwargs()})
-                       for c in pruned}
-                pruned = sorted(pruned, key=lambda c: est[c])[:top_k]
-        return pruned
+        return prune_config_list(self.configs, nargs, kwargs, self.early_config_prune,
+                                 self.perf_model, self.configs_top_k, convert=as_launch_config)
 
     def predict(self, candidates: Sequence[LaunchConfig], named: Mapping[str, Any],
                 grid: Any) -> dict[LaunchConfig, Prediction]:
