@@ -243,17 +243,14 @@ class BatchRun:
         log.append((buf, act, counts, uniform, is_write))
         if is_write:
             self._written.add(r)
-        disjoint = self._update_spans(r, buf, act, counts, uniform, is_write)
-        if check and not disjoint and (not self._exact[r] or self._conflict(log)):
+        self._update_spans(r, buf, act, counts, uniform, is_write)
+        if check and not self._spans_disjoint(r) and (not self._exact[r]
+                                                      or self._conflict(log)):
             raise NeedsSequential("programs of the batch share memory through a store")
 
     def _update_spans(self, r: int, buf: Any, act: Any, counts: Any, uniform: bool,
-                      is_write: bool) -> bool:
-        """Add an access to region ``r``'s per-program byte spans.
-
-        Returns whether no program's write span meets another program's span
-        (then no address is shared through a store: the exact check is not needed).
-        """
+                      is_write: bool) -> None:
+        """Add an access to region ``r``'s per-program byte spans (O(programs))."""
         sp = self._spans.get(r)
         if sp is None:
             big = np.iinfo(np.int64).max
@@ -278,6 +275,15 @@ class BatchRun:
                 sp[k, has] = np.minimum(sp[k, has], lo[has])
             else:
                 sp[k, has] = np.maximum(sp[k, has], hi[has])
+
+    def _spans_disjoint(self, r: int) -> bool:
+        """Whether no program's write span in region ``r`` meets another program's span.
+
+        Then no address is shared through a store and the exact check is not
+        needed. Run only where the exact check would run (a write after
+        earlier accesses, a read after a write).
+        """
+        sp = self._spans[r]
         wl, wh, al, ah = sp[2], sp[3], sp[0], sp[1]
         w = np.flatnonzero(wh >= 0)
         if not w.size:
