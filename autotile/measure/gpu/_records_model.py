@@ -307,7 +307,10 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     # one warp instruction per cycle; an SM runs bps programs at once
     issue_s = (float(alu.mean()) * ALU_CYCLES_PER_WARP_OP
                + float(sfu.mean()) * SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock
-    program_s = PROGRAM_LATENCY_S + n_steps * step_lat / ahead + issue_s
+    # ... and no faster than the SM's pipes retire the program's ops when it has them
+    # to itself (its share of compute_s): a wide block's short per-thread chain still
+    # needs the SM's SFU/ALU lanes for all of its elements
+    program_s = PROGRAM_LATENCY_S + n_steps * step_lat / ahead + max(issue_s, compute_s / rounds)
     latency_s = n_prog / float(hw.n_sms * bps) * program_s if n_prog >= n_res \
         else program_s
     overhead_s = rounds * PROGRAM_OVERHEAD_S
