@@ -15,7 +15,8 @@ __all__ = ["autotune", "GPU_OPTIONS"]
 
 #: Options of the GPU backend only (ignored on the GPU-model path).
 GPU_OPTIONS = ("model_prior", "prune_factor", "min_measured", "early_stop", "retime_top",
-               "retime_rounds", "compile_ahead", "n_compile_jobs", "compile_timeout_s")
+               "retime_rounds", "compile_ahead", "n_compile_jobs", "compile_timeout_s",
+               "model_budget_s")
 
 
 def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] = (),
@@ -184,6 +185,13 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         compile_timeout_s : float or None, default=60.0
             Longest compile of one config, seconds; a slower one is stopped
             and recorded ``"failed"`` (and remembered in the disk cache).
+        model_budget_s : float or None, default=3.0
+            Longest time the model prior may spend ranking, seconds; past it
+            the remaining candidates stay unranked and are measured after the
+            ranked ones (None: no limit). A choice, not measured: about what
+            compiling and timing two or three small candidates costs, so that
+            a slow prediction (the records model of a long-row kernel at its
+            real size) cannot cost more than it saves.
 
     Returns
     -------

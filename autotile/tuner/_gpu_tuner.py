@@ -115,7 +115,7 @@ class GpuAutotuner:
                  min_measured: int = 4, early_stop: bool = True, retime_top: int = 3,
                  retime_rounds: int = 3, compile_ahead: bool = True,
                  n_compile_jobs: int | None = None, compile_timeout_s: float | None = 60.0,
-                 **ignored: Any) -> None:
+                 model_budget_s: float | None = 3.0, **ignored: Any) -> None:
         from autotile.lang import JITFunction
 
         if not (isinstance(fn, JITFunction) or is_triton_jit(fn)):
@@ -189,6 +189,11 @@ class GpuAutotuner:
             raise InvalidConfigError(f"compile_timeout_s must be > 0 seconds or None, got "
                                      f"compile_timeout_s={compile_timeout_s!r}")
         self.compile_timeout_s = compile_timeout_s
+        if model_budget_s is not None and (isinstance(model_budget_s, bool) or not isinstance(
+                model_budget_s, (int, float)) or not model_budget_s >= 0):
+            raise InvalidConfigError(f"model_budget_s must be a number of seconds >= 0 or None, "
+                                     f"got model_budget_s={model_budget_s!r}")
+        self.model_budget_s = None if model_budget_s is None else float(model_budget_s)
         self.kernel: Any = None
         self.cache: dict[tuple[Any, ...], LaunchConfig] = {}
         self.histories: dict[tuple[Any, ...], list[TuningRecord]] = {}
@@ -336,8 +341,19 @@ class GpuAutotuner:
 
         See :meth:`model`; empty when ``model_prior=False`` or no model applies.
         """
+        t0 = time.perf_counter()
         model = self.model(named, grid)
-        return {} if model is None else {c: model(c) for c in candidates}
+        if model is None:
+            return {}
+        out: dict[LaunchConfig, Prediction] = {}
+        for c in candidates:
+            # the prior must cost less than the measuring it saves: past model_budget_s
+            # the remaining candidates stay unknown (measured after the predicted ones)
+            if self.model_budget_s is not None and out \
+                    and time.perf_counter() - t0 > self.model_budget_s:
+                break
+            out[c] = model(c)
+        return out
 
     def model(self, named: Mapping[str, Any], grid: Any
               ) -> Callable[[LaunchConfig], Prediction] | None:

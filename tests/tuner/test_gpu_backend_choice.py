@@ -77,7 +77,9 @@ def test_gpu_options_are_validated():
     for kw, msg in ((dict(prune_factor=0.5), "prune_factor must be a number >= 1"),
                     (dict(retime_rounds=0), "retime_rounds must be an int >= 1"),
                     (dict(n_compile_jobs=0), "n_compile_jobs must be an int >= 1"),
-                    (dict(compile_timeout_s=0), "compile_timeout_s must be > 0")):
+                    (dict(compile_timeout_s=0), "compile_timeout_s must be > 0"),
+                    (dict(model_budget_s=-1.0), r"model_budget_s must be a number of seconds "
+                                                r">= 0 or None, got model_budget_s=-1.0")):
         with pytest.raises(InvalidConfigError, match=msg):
             autotune(configs=CONFIGS, key=["n"], backend=be, **kw)(double_kernel)
 
@@ -207,3 +209,35 @@ def test_ported_source_keeps_jit_and_drops_other_decorators(tmp_path):
     src = triton_source([fn])
     assert "\n@jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n" in src
     assert "autotune" not in src
+
+
+def test_model_budget_leaves_the_rest_unranked_and_measured(monkeypatch):
+    import types
+
+    import autotile.tuner._gpu_tuner as gt
+
+    clock = [0.0]  # a fake clock: each prediction takes 0.05 s
+    monkeypatch.setattr(gt, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    calls = []
+
+    def slow_scorer(config, args):
+        calls.append(config.kwargs["BLOCK"])
+        clock[0] += 0.05
+        return 1e-3 / config.kwargs["BLOCK"]  # predicts the largest block fastest
+
+    be = FakeBackend(_time)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, scorer=slow_scorer,
+                 model_budget_s=0.08, disk_cache=False)(double_kernel)
+    x, y = _data(200)
+    k[grid](x, y, 200)
+    np.testing.assert_array_equal(y, 2 * x)
+    # the first two predictions spent the budget: the others were never scored ...
+    assert calls == list(BLOCKS[:2]) and len(k.predictions) == 2
+    # ... and were measured after the ranked ones, not pruned
+    assert sorted(be.benched[:len(BLOCKS)]) == sorted(BLOCKS)
+    assert be.benched[0] == max(BLOCKS[:2])
+    calls.clear()
+    unlimited = autotune(configs=CONFIGS, key=["n"], backend=FakeBackend(_time),
+                         scorer=slow_scorer, model_budget_s=None, disk_cache=False)(double_kernel)
+    unlimited[grid](x, y, 200)
+    assert calls == list(BLOCKS) and len(unlimited.predictions) == len(BLOCKS)

@@ -1,0 +1,447 @@
+"""``autotile.autotune`` against ``triton.autotune`` on fused softmax, layer norm and attention.
+
+Issue #13's "other kernels" check, on the library kernels written in
+``autotile.lang`` and run under ``triton.jit``: ``softmax_kernel`` (tutorial 02),
+``layer_norm_fwd_kernel`` (tutorial 05's forward) and ``attn_fwd_kernel``
+(tutorial 06's forward, non-causal). Each case's config list is the reference
+of the issue: for softmax and layer norm every ``num_warps`` in {1, 2, 4, 8, 16,
+32} with the tutorial's block size (``next_power_of_2(N)``, capped at 64 KB of
+elements for layer norm); for attention tutorial 06's autotune configs after its
+``keep`` filter (``BLOCK_M`` in {64, 128}, ``BLOCK_N`` in {32, 64, 128}, 2-4
+stages, 4 or 8 warps; 8 warps only for 128 x 128 tiles).
+
+Two parts:
+
+``--part predict`` (CPU, committed before the device run): the GPU model's
+predicted time of every config (``autotile.perf_model``'s estimate, the prior
+that ``@autotune`` uses), hence its zero-shot pick.
+Writes ``benchmarks/h200/data/autotune_kernels_predictions.csv``.
+
+``--part time --out $OUT`` (the H200): for each case, from a cold Triton cache
+each time, ``autotile.autotune(configs=...)`` with default settings and
+``triton.autotune(configs=...)`` tune once (wall time of the first call, the
+pick); then every config, both picks and the torch reference
+(``torch.softmax``, ``F.layer_norm``, ``F.scaled_dot_product_attention``) are
+timed in ``--rounds`` interleaved rounds (``do_bench`` median, L2 flushed).
+Writes ``autotune_kernels_{tuning,rounds,summary}.csv`` to ``--out``.
+
+``--part report`` prints, per case: the picks' % of the best config, the
+model's zero-shot pick % (from the committed predictions), both tuning walls.
+
+    python benchmarks/h200/autotune_kernels_gpu.py --part predict
+    python benchmarks/h200/autotune_kernels_gpu.py --part time --out $OUT   # H200
+    python benchmarks/h200/autotune_kernels_gpu.py --part report --measured DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.h200.autotune_gpu import CsvOut, fresh_triton_cache, log  # noqa: E402
+
+DATA = ROOT / "benchmarks" / "h200" / "data"
+PREDICTIONS = DATA / "autotune_kernels_predictions.csv"
+
+#: (kernel, shape, dtype) cases, fixed before the predictions: 3 shapes per kernel,
+#: none of them a shape any GPU-model constant was fitted on.
+CASES: list[tuple[str, dict[str, int], str]] = [
+    ("softmax", {"M": 8192, "N": 4096}, "float32"),
+    ("softmax", {"M": 4096, "N": 12000}, "float32"),
+    ("softmax", {"M": 32768, "N": 1536}, "float32"),
+    ("layer_norm", {"M": 4096, "N": 8192}, "float16"),
+    ("layer_norm", {"M": 8192, "N": 5000}, "float16"),
+    ("layer_norm", {"M": 2048, "N": 16384}, "float16"),
+    ("attention", {"heads": 32, "N": 4096, "d": 64}, "float16"),
+    ("attention", {"heads": 16, "N": 8192, "d": 128}, "float16"),
+    ("attention", {"heads": 64, "N": 1024, "d": 64}, "float16"),
+]
+WARPS = (1, 2, 4, 8, 16, 32)
+
+
+def case_id(kernel: str, shape: dict[str, int], dtype: str) -> str:
+    return kernel + ":" + "x".join(f"{k}{v}" for k, v in shape.items()) + ":" + dtype
+
+
+def next_pow2(n: int) -> int:
+    return 1 << (int(n) - 1).bit_length()
+
+
+def configs_for(kernel: str, shape: dict[str, int], dtype: str) -> list[Any]:
+    """The reference config list of a case (see the module docstring)."""
+    from autotile.tuner import LaunchConfig
+
+    if kernel == "softmax":
+        return [LaunchConfig({"BLOCK_SIZE": next_pow2(shape["N"])}, num_warps=w, num_stages=1)
+                for w in WARPS]
+    if kernel == "layer_norm":
+        item = 2 if dtype in ("float16", "bfloat16") else 4
+        block = min(65536 // item, next_pow2(shape["N"]))
+        return [LaunchConfig({"BLOCK_SIZE": block}, num_warps=w, num_stages=1) for w in WARPS]
+    out = []
+    for bm in (64, 128):
+        for bn in (32, 64, 128):
+            for s in (2, 3, 4):
+                for w in (4, 8):
+                    if bm * bn < 128 * 128 and w == 8:  # tutorial 06's keep()
+                        continue
+                    out.append(LaunchConfig({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w,
+                                            num_stages=s))
+    return out
+
+
+def config_text(c: Any) -> str:
+    kw = " ".join(f"{k}={v}" for k, v in c.kwargs.items())
+    return f"{kw} w{c.num_warps} s{c.num_stages}"
+
+
+class Case:
+    """One kernel at one shape: its arguments, grid, key, reference and launch."""
+
+    def __init__(self, kernel: str, shape: dict[str, int], dtype: str, lib: Any) -> None:
+        self.kernel, self.shape, self.dtype, self.lib = kernel, shape, dtype, lib
+        self.id = case_id(kernel, shape, dtype)
+        self.configs = configs_for(kernel, shape, dtype)
+
+    # -- host (numpy) arguments for the model --------------------------------------
+    def host_args(self) -> tuple[Any, dict[str, Any], Any]:
+        """(kernel fn, named args with numpy stand-ins, grid callable)."""
+        import numpy as np
+
+        import autotile.kernels as K
+
+        s, d = self.shape, self.dtype
+        npd = {"float16": np.float16, "bfloat16": np.float16, "float32": np.float32}[d]
+        if self.kernel == "softmax":
+            M, N = s["M"], s["N"]
+            x = np.zeros((M, N), npd)
+            named = {"output_ptr": np.zeros((M, N), np.float32), "input_ptr": x,
+                     "input_row_stride": N, "output_row_stride": N, "n_cols": N}
+            return K.softmax_kernel, named, (M,)
+        if self.kernel == "layer_norm":
+            M, N = s["M"], s["N"]
+            named = {"X": np.zeros((M, N), npd), "Y": np.zeros((M, N), npd),
+                     "W": np.zeros(N, npd), "B": np.zeros(N, npd),
+                     "Mean": np.zeros(M, np.float32), "Rstd": np.zeros(M, np.float32),
+                     "stride": N, "N": N, "eps": 1e-5}
+            return K.layer_norm_fwd_kernel, named, (M,)
+        H, N, D = s["heads"], s["N"], s["d"]
+        q = np.zeros((H, N, D), npd)
+        named = {"Q": q, "K": q.copy(), "V": q.copy(), "O": q.copy(),
+                 "L": np.zeros((H, N), np.float32), "sm_scale": 1.0 / math.sqrt(D),
+                 "N_CTX": N, **{f"stride_{x}{a}": v for x in "qkvo"
+                                for a, v in zip("bnd", (N * D, D, 1))},
+                 "stride_lb": N, "HEAD_DIM": D, "CAUSAL": False}
+        return K.attn_fwd_kernel, named, lambda meta: (-(-N // meta["BLOCK_M"]), H)
+
+    # -- device arguments ------------------------------------------------------------
+    def build(self) -> None:
+        import torch
+
+        s = self.shape
+        dt = getattr(torch, self.dtype)
+        torch.manual_seed(0)
+        if self.kernel == "softmax":
+            M, N = s["M"], s["N"]
+            self.x = torch.randn((M, N), device="cuda", dtype=dt)
+            self.y = torch.empty((M, N), device="cuda", dtype=torch.float32)
+            self.args = (self.y, self.x, self.x.stride(0), self.y.stride(0), N)
+            self.extra: dict[str, Any] = {}
+            self.grid: Any = (M,)
+            self.key = ["n_cols"]
+            self.out = self.y
+            self.ref = lambda: torch.softmax(self.x.float(), dim=1)
+            self.torch_fn = lambda: torch.softmax(self.x, dim=1)
+        elif self.kernel == "layer_norm":
+            M, N = s["M"], s["N"]
+            self.x = torch.randn((M, N), device="cuda", dtype=dt)
+            self.w = torch.randn(N, device="cuda", dtype=dt)
+            self.b = torch.randn(N, device="cuda", dtype=dt)
+            self.y = torch.empty_like(self.x)
+            mean = torch.empty(M, device="cuda", dtype=torch.float32)
+            rstd = torch.empty(M, device="cuda", dtype=torch.float32)
+            self.args = (self.x, self.y, self.w, self.b, mean, rstd, self.x.stride(0), N, 1e-5)
+            self.extra = {}
+            self.grid = (M,)
+            self.key = ["N"]
+            self.out = self.y
+            F = torch.nn.functional
+            self.ref = lambda: F.layer_norm(self.x.float(), (N,), self.w.float(),
+                                            self.b.float(), 1e-5)
+            self.torch_fn = lambda: F.layer_norm(self.x, (N,), self.w, self.b, 1e-5)
+        else:
+            H, N, D = s["heads"], s["N"], s["d"]
+            self.q = torch.randn((H, N, D), device="cuda", dtype=dt)
+            self.k = torch.randn((H, N, D), device="cuda", dtype=dt)
+            self.v = torch.randn((H, N, D), device="cuda", dtype=dt)
+            self.o = torch.empty_like(self.q)
+            lse = torch.empty((H, N), device="cuda", dtype=torch.float32)
+            st = []
+            for t in (self.q, self.k, self.v, self.o):
+                st += [t.stride(0), t.stride(1), t.stride(2)]
+            self.args = (self.q, self.k, self.v, self.o, lse, 1.0 / math.sqrt(D), N, *st,
+                         lse.stride(0))
+            self.extra = {"HEAD_DIM": D, "CAUSAL": False}
+            self.grid = lambda meta: (-(-N // meta["BLOCK_M"]), H)
+            self.key = ["N_CTX"]
+            self.out = self.o
+            F = torch.nn.functional
+            self.ref = lambda: F.scaled_dot_product_attention(
+                self.q[None].float(), self.k[None].float(), self.v[None].float())[0]
+            self.torch_fn = lambda: F.scaled_dot_product_attention(
+                self.q[None], self.k[None], self.v[None])
+
+    def rel_error(self) -> float:
+        ref = self.ref()
+        return float((self.out.float() - ref).norm() / ref.norm())
+
+    def fn(self) -> Any:
+        import autotile.kernels as K
+
+        return {"softmax": K.softmax_kernel, "layer_norm": K.layer_norm_fwd_kernel,
+                "attention": K.attn_fwd_kernel}[self.kernel]
+
+
+# ------------------------------------------------------------------ predict (CPU)
+def predict(args: argparse.Namespace) -> None:
+    from autotile.measure.gpu import H200_MEASURED_L2
+    from autotile.tuner._perf_model import PerfModel
+
+    rows = []
+    for kernel, shape, dtype in CASES:
+        case = Case(kernel, shape, dtype, None)
+        fn, named, grid = case.host_args()
+        pm = PerfModel(fn, H200_MEASURED_L2, grid)
+        t0 = time.perf_counter()
+        for c in case.configs:
+            r = pm.estimate(**named, **c.all_kwargs())
+            rows.append({"case": case.id, "config": config_text(c), "status": r.status,
+                         "pred_time_s": r.metrics.get("time_s", "") if r.ok else "",
+                         "reason": r.error or ""})
+        log(f"{case.id}: {len(case.configs)} configs predicted in "
+            f"{time.perf_counter() - t0:.1f} s")
+    with open(args.predictions, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    log(f"wrote {len(rows)} rows to {args.predictions}")
+
+
+# ------------------------------------------------------------------ time (GPU)
+def tune_autotile(case: Case, tuning: CsvOut) -> Any:
+    import torch
+
+    from autotile.tuner import autotune
+
+    cache = fresh_triton_cache()
+    tuner = autotune(configs=case.configs, key=case.key, backend="gpu",
+                     cache_dir=tempfile.mkdtemp(prefix="autotile_cache_"))(case.fn())
+    case.out.zero_()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tuner[case.grid](*case.args, **case.extra)
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    err = case.rel_error()
+    counts = {s: sum(r.status == s for r in tuner.history)
+              for s in ("ok", "pruned", "infeasible", "failed", "wrong")}
+    best = tuner.best_config
+    model = {config_text(r.config): r.metrics.get("model_time_s") for r in tuner.history}
+    tuning.write({"case": case.id, "tuner": "autotile", "wall_s": wall,
+                  "n_compiled": tuner.n_compiled, "n_timed": tuner.n_timed,
+                  "pick": config_text(best), "rel_error": err,
+                  **{f"n_{k}": v for k, v in counts.items()},
+                  "model_times": json.dumps(model), "triton_cache": cache})
+    log(f"{case.id} autotile: {wall:.2f}s, compiled {tuner.n_compiled}, timed {tuner.n_timed}, "
+        f"pick {config_text(best)}, {counts}, rel err {err:.2e}")
+    return best
+
+
+def tune_triton(case: Case, tuning: CsvOut) -> tuple[Any, Any]:
+    import torch
+    import triton
+
+    from autotile.measure.gpu import port_to_triton
+    from autotile.tuner import LaunchConfig
+
+    cache = fresh_triton_cache()
+    fn = case.fn()
+    kern = getattr(port_to_triton([fn]), fn.__name__)
+    configs = [triton.Config(dict(lc.kwargs), num_warps=lc.num_warps, num_stages=lc.num_stages)
+               for lc in case.configs]
+    tuned = triton.autotune(configs=configs, key=case.key)(kern)
+    case.out.zero_()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tuned[case.grid](*case.args, **case.extra)
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    err = case.rel_error()
+    bc = tuned.best_config
+    best = LaunchConfig(dict(bc.kwargs), num_warps=bc.num_warps, num_stages=bc.num_stages)
+    tuning.write({"case": case.id, "tuner": "triton", "wall_s": wall,
+                  "n_compiled": len(configs), "n_timed": len(configs),
+                  "pick": config_text(best), "rel_error": err, "n_ok": "", "n_pruned": 0,
+                  "n_infeasible": "", "n_failed": "", "n_wrong": "", "model_times": "",
+                  "triton_cache": cache})
+    log(f"{case.id} triton.autotune: {wall:.2f}s, pick {config_text(best)}, rel err {err:.2e}")
+    return best, kern
+
+
+def time_rounds(case: Case, kern: Any, picks: dict[str, Any], n_rounds: int, seed: int,
+                rounds_out: CsvOut, summary_out: CsvOut) -> None:
+    import numpy as np
+    import torch
+    import triton.testing
+
+    items: dict[str, Any] = {f"cfg_{i:02d}": c for i, c in enumerate(case.configs)}
+    items.update(picks)
+    fns: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for name, cfg in items.items():
+        def fn(cfg: Any = cfg) -> None:
+            kern[case.grid](*case.args, **case.extra, **cfg.kwargs, num_warps=cfg.num_warps,
+                            num_stages=cfg.num_stages)
+        try:
+            fn()
+            torch.cuda.synchronize()
+            fns[name] = fn
+        except Exception as exc:  # noqa: BLE001 - out of resources etc.
+            skipped[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    fns["torch"] = case.torch_fn
+    rng = np.random.default_rng(seed)
+    names = list(fns)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(n_rounds):
+        for j in rng.permutation(len(names)):
+            name = names[j]
+            ms = float(triton.testing.do_bench(fns[name], warmup=5, rep=25))
+            times[name].append(ms)
+            cfg = items.get(name)
+            rounds_out.write({"case": case.id, "round": r, "name": name,
+                              "config": config_text(cfg) if cfg is not None else "torch",
+                              "ms": ms})
+    med = {n: float(np.median(v)) for n, v in times.items()}
+    best = min(v for n, v in med.items() if n.startswith("cfg_"))
+    for name in list(items) + ["torch"]:
+        cfg = items.get(name)
+        row = {"case": case.id, "name": name,
+               "config": config_text(cfg) if cfg is not None else "torch"}
+        if name in skipped:
+            summary_out.write({**row, "median_ms": "", "pct_of_best": "", "error": skipped[name]})
+            continue
+        summary_out.write({**row, "median_ms": med[name], "pct_of_best": 100.0 * best / med[name],
+                           "error": ""})
+    log(f"{case.id}: best {best:.4f} ms; " + ", ".join(
+        f"{n} {100 * best / med[n]:.1f}%" for n in picks if n in med)
+        + f", torch {100 * best / med['torch']:.1f}%")
+
+
+def time_on_gpu(args: argparse.Namespace) -> int:
+    import torch
+    import triton
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    env = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__,
+           "torch": torch.__version__, "rounds": args.rounds}
+    (args.out / "autotune_kernels_env.json").write_text(json.dumps(env))
+    tuning = CsvOut(args.out / "autotune_kernels_tuning.csv")
+    rounds_out = CsvOut(args.out / "autotune_kernels_rounds.csv")
+    summary = CsvOut(args.out / "autotune_kernels_summary.csv")
+    n_failed = 0
+    t0 = time.perf_counter()
+    for i, (kernel, shape, dtype) in enumerate(CASES):
+        if args.kernels and kernel not in args.kernels:
+            continue
+        case = Case(kernel, shape, dtype, None)
+        if time.perf_counter() - t0 > args.deadline_s:
+            log(f"{case.id}: skipped, past --deadline-s")
+            continue
+        try:
+            case.build()
+            picks: dict[str, Any] = {}
+            kern = None
+            for which in (("autotile", "triton") if i % 2 == 0 else ("triton", "autotile")):
+                if which == "autotile":
+                    picks["autotile_pick"] = tune_autotile(case, tuning)
+                else:
+                    picks["triton_pick"], kern = tune_triton(case, tuning)
+            time_rounds(case, kern, picks, args.rounds, args.seed, rounds_out, summary)
+        except Exception:  # noqa: BLE001 - log the case and go on
+            n_failed += 1
+            log(f"{case.id} FAILED:\n{traceback.format_exc()}")
+        finally:
+            torch.cuda.empty_cache()
+    log(f"done; {n_failed} case(s) failed")
+    return 1 if n_failed else 0
+
+
+# ------------------------------------------------------------------ report
+def report(args: argparse.Namespace) -> None:
+    import numpy as np
+
+    preds: dict[str, dict[str, float]] = {}
+    for r in csv.DictReader(open(args.predictions)):
+        if r["pred_time_s"]:
+            preds.setdefault(r["case"], {})[r["config"]] = float(r["pred_time_s"])
+    summ = list(csv.DictReader(open(args.measured / "autotune_kernels_summary.csv")))
+    tun = list(csv.DictReader(open(args.measured / "autotune_kernels_tuning.csv")))
+    zs = []
+    print("| case | best config (ms) | autotile pick | triton pick | model zero-shot | "
+          "autotile wall | triton wall | torch |")
+    print("|---|---|---|---|---|---|---|---|")
+    for kernel, shape, dtype in CASES:
+        cid = case_id(kernel, shape, dtype)
+        rows = [r for r in summ if r["case"] == cid and r["median_ms"]]
+        if not rows:
+            continue
+        cfg = {r["config"]: float(r["median_ms"]) for r in rows if r["name"].startswith("cfg_")}
+        best_c = min(cfg, key=cfg.get)
+        pct = {r["name"]: float(r["pct_of_best"]) for r in rows}
+        p = preds.get(cid, {})
+        zero = min(p, key=p.get) if p else None
+        z = 100.0 * cfg[best_c] / cfg[zero] if zero in cfg else float("nan")
+        zs.append(z)
+        wall = {r["tuner"]: float(r["wall_s"]) for r in tun if r["case"] == cid}
+        print(f"| {cid} | {best_c} ({cfg[best_c]:.4f}) | {pct.get('autotile_pick', 0):.1f}% | "
+              f"{pct.get('triton_pick', 0):.1f}% | {zero}: {z:.1f}% | "
+              f"{wall.get('autotile', math.nan):.2f} s | {wall.get('triton', math.nan):.2f} s | "
+              f"{pct.get('torch', 0):.1f}% |")
+    if zs:
+        print(f"zero-shot median {np.median(zs):.1f}%, min {min(zs):.1f}%")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--part", choices=("predict", "time", "report"), required=True)
+    p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "out")))
+    p.add_argument("--predictions", type=Path, default=PREDICTIONS)
+    p.add_argument("--measured", type=Path, default=DATA / "autotune_kernels")
+    p.add_argument("--kernels", nargs="*", default=None)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--deadline-s", type=float, default=400.0)
+    args = p.parse_args(argv)
+    if args.part == "predict":
+        predict(args)
+        return 0
+    if args.part == "time":
+        return time_on_gpu(args)
+    report(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
