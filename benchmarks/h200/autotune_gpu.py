@@ -204,6 +204,45 @@ def tune_triton(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut) -> tuple[
     return best, kern
 
 
+def tune_triton_perf_model(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut,
+                           top_k: int) -> Any:
+    """``triton.autotune`` with ``prune_configs_by={"perf_model": autotile.perf_model(...),
+    "top_k": top_k}``: Triton measures only the model's ``top_k`` configs."""
+    import torch
+    import triton
+
+    import autotile
+    from autotile.kernels import matmul_kernel
+    from autotile.measure.gpu import H200_MEASURED_L2, port_to_triton
+    from autotile.tuner import LaunchConfig
+
+    cache = fresh_triton_cache()
+    kern = port_to_triton([matmul_kernel]).matmul_kernel
+    configs = [triton.Config(dict(lc.kwargs), num_warps=lc.num_warps, num_stages=lc.num_stages)
+               for lc in tutorial_launch_configs()]
+    pm = autotile.perf_model(kern, hardware=H200_MEASURED_L2)
+    tuned = triton.autotune(configs=configs, key=["M", "N", "K"],
+                            prune_configs_by={"perf_model": pm, "top_k": top_k})(kern)
+    c.zero_()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tuned[matmul_grid](*launch_args(a, b, c), PID_ORDER="grouped")
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    err = rel_error(c, a, b)
+    bc = tuned.best_config
+    best = LaunchConfig(dict(bc.kwargs), num_warps=bc.num_warps, num_stages=bc.num_stages)
+    timings = getattr(tuned, "configs_timings", {}) or {}
+    tuning.write({"shape": shape_id, "tuner": f"triton_perf_model_top{top_k}", "wall_s": wall,
+                  "n_compiled": len(timings), "n_timed": len(timings), "n_retimed": 0,
+                  "pick": config_text(best), "pick_time_s": "", "rel_error": err,
+                  "n_ok": len(timings), "n_pruned": len(configs) - len(timings),
+                  "n_infeasible": "", "n_failed": 0, "n_wrong": "", "triton_cache": cache})
+    log(f"{shape_id} triton.autotune + autotile.perf_model top_k={top_k}: {wall:.2f}s, timed "
+        f"{len(timings)}, pick {config_text(best)}, rel err {err:.2e}")
+    return best
+
+
 def rel_error(c: Any, a: Any, b: Any) -> float:
     ref = (a.float() @ b.float())
     return float((c.float() - ref).norm() / ref.norm())
@@ -286,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup-ms", type=float, default=10.0)
     p.add_argument("--rep-ms", type=float, default=50.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--perf-model-top-k", type=int, default=0,
+                   help="also tune with triton.autotune + autotile.perf_model and this top_k")
     p.add_argument("--deadline-s", type=float, default=270.0,
                    help="start no new shape (or part) after this many seconds")
     args = p.parse_args(argv)
@@ -323,11 +364,15 @@ def main(argv: list[str] | None = None) -> int:
             c = torch.empty((M, N), device="cuda", dtype=dt)
             picks: dict[str, Any] = {}
             # the two tuners take turns going first (the GPU warms up under the first)
-            for which in (("autotile", "triton") if i % 2 == 0 else ("triton", "autotile")):
+            order = ["autotile", "triton"] + (["perf_model"] if args.perf_model_top_k else [])
+            for which in (order if i % 2 == 0 else order[::-1]):
                 if which == "autotile":
                     picks["autotile_pick"] = tune_autotile(a, b, c, shape_id, tuning, history)
-                else:
+                elif which == "triton":
                     picks["triton_pick"], kern = tune_triton(a, b, c, shape_id, tuning)
+                else:
+                    picks["perf_model_pick"] = tune_triton_perf_model(
+                        a, b, c, shape_id, tuning, args.perf_model_top_k)
             if time.perf_counter() - T0 > args.deadline_s:
                 log(f"{shape_id}: rounds skipped, past --deadline-s")
                 continue
