@@ -77,6 +77,9 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
 * Python scalars follow Triton's weak typing: an int or float operand
   takes the tensor's type when its kind (bool < int < float) is not higher,
   and a literal is int32/uint32/int64/uint64 or float32/float64 by value;
+  ``x = v`` with a Python number ``v`` binds a scalar of that type, as
+  Triton's code generator does (``value = 1; value.dtype`` is int32;
+  :mod:`autotile.lang._assign`);
   ``>>`` is arithmetic when the shifted operand is signed, logical when
   unsigned; ``tensor.shape`` equals the list of the same ints;
 * bfloat16 values are float32 arrays rounded to bfloat16 (nearest even)
