@@ -52,7 +52,8 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
   keeps the GPU's two's-complement wrapping, for kernels that wrap on
   purpose (hashes, random number generators); batched launches and
   ``programs=`` subsets follow the same option.  Unsigned integers, ``//``,
-  ``%``, casts, reductions and atomics always wrap; a Python int operand
+  ``%``, casts, reductions and scans (a combine function's arithmetic
+  included) and atomics always wrap; a Python int operand
   outside the type an op computes in is an error, as in Triton;
 * ``//`` and ``%`` on integers truncate toward zero (C), ``%`` on floats is
   ``fmod``, ``//`` on floats is a :class:`~autotile.errors.LangError`;
