@@ -16,6 +16,7 @@ __all__ = [
     "IntegerOverflowError",
     "NotSupportedError",
     "UnsupportedBuiltinError",
+    "UnsupportedBuiltinImportError",
     "MeasureError",
     "NotFittedError",
     "CorruptFileError",
@@ -70,6 +71,16 @@ class UnsupportedBuiltinError(NotSupportedError, AttributeError):
     Raised on attribute access (``tl.rand``), so ``hasattr(tl, "rand")`` is
     False; the message names the builtin and why it is missing.  The list is
     in the documentation page "The tile language and Triton".
+    """
+
+
+class UnsupportedBuiltinImportError(NotSupportedError, ImportError):
+    """``from autotile.lang import rand`` of a builtin ``autotile.lang`` does not provide.
+
+    The import form of :class:`UnsupportedBuiltinError`, with the same
+    message.  It is an ``ImportError``, not an ``AttributeError``: Python
+    replaces an ``AttributeError`` raised during ``from ... import`` by a
+    bare "cannot import name", which would hide the explanation.
     """
 
 

@@ -92,6 +92,9 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
 
 from __future__ import annotations
 
+import dis
+import sys
+
 from autotile.lang import _core as _core_mod
 from autotile.lang import math
 from autotile.lang._coalesce import (
@@ -264,15 +267,47 @@ UNSUPPORTED_BUILTINS = {
 }
 
 
+def _importing() -> bool:
+    """Whether the running ``__getattr__`` serves a ``from autotile.lang import name``.
+
+    Python asks for the name from ``importlib``'s ``_handle_fromlist`` (a
+    package) and then from the importing frame's ``IMPORT_FROM`` instruction.
+    """
+    try:
+        frame = sys._getframe(2)  # 0: this function, 1: __getattr__, 2: its caller
+    except ValueError:
+        return False
+    code = frame.f_code
+    if code.co_name == "_handle_fromlist" and "importlib" in code.co_filename:
+        return True
+    i = frame.f_lasti
+    return 0 <= i < len(code.co_code) and code.co_code[i] == dis.opmap["IMPORT_FROM"]
+
+
 def __getattr__(name: str) -> object:
-    """Raise a clear error for a Triton builtin the interpreter lacks."""
-    from autotile.errors import UnsupportedBuiltinError
+    """Raise a clear error for a Triton builtin the interpreter lacks.
+
+    Raises
+    ------
+    UnsupportedBuiltinError
+        For ``tl.name`` (an ``AttributeError``, so ``hasattr`` is False).
+    UnsupportedBuiltinImportError
+        For ``from autotile.lang import name`` (an ``ImportError`` that keeps
+        the message).
+    AttributeError
+        For a name Triton does not have either.
+    """
+    from autotile.errors import UnsupportedBuiltinError, UnsupportedBuiltinImportError
 
     reason = UNSUPPORTED_BUILTINS.get(name)
     if reason is not None:
-        raise UnsupportedBuiltinError(
-            f"tl.{name} is a triton.language builtin that autotile's interpreter does not "
-            f"support ({reason}); see 'The tile language and Triton' in the docs")
+        msg = (f"tl.{name} is a triton.language builtin that autotile's interpreter does not "
+               f"support ({reason}); see docs/guide/language.md, section 'Not supported'")
+        if _importing():
+            err = UnsupportedBuiltinImportError(msg)
+            err.name = name
+            raise err
+        raise UnsupportedBuiltinError(msg)
     raise AttributeError(f"module 'autotile.lang' has no attribute {name!r}")
 
 __all__ = [
