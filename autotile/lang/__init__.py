@@ -96,7 +96,7 @@ import dis
 import sys
 
 from autotile.lang import _core as _core_mod
-from autotile.lang import math
+from autotile.lang import math, random
 from autotile.lang._coalesce import (
     CoalesceReport,
     ThreadLayout,
@@ -234,6 +234,18 @@ from autotile.lang._memory import (
     load,
     store,
 )
+from autotile.lang._random import (
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
 from autotile.lang._record import AccessTrace, LaunchRecord, Recorder, recording
 from autotile.lang._tensor import constexpr, tensor
 
@@ -247,16 +259,6 @@ TRITON_MAX_TENSOR_NUMEL = 1048576
 #: ``triton.language`` names the interpreter does not provide, and why; accessing one
 #: raises :class:`~autotile.errors.UnsupportedBuiltinError` naming it.
 UNSUPPORTED_BUILTINS = {
-    "rand": "Philox random numbers are not implemented",
-    "randn": "Philox random numbers are not implemented",
-    "randint": "Philox random numbers are not implemented",
-    "rand4x": "Philox random numbers are not implemented",
-    "randn4x": "Philox random numbers are not implemented",
-    "randint4x": "Philox random numbers are not implemented",
-    "philox": "Philox random numbers are not implemented",
-    "philox_impl": "Philox random numbers are not implemented",
-    "pair_uniform_to_normal": "Philox random numbers are not implemented",
-    "uint_to_uniform_float": "Philox random numbers are not implemented",
     "inline_asm_elementwise": "inline PTX/GCN assembly cannot run on the CPU",
     "dot_scaled": "block-scaled (microscaling) dot products are not implemented",
     "bitonic_merge": "use tl.sort",
@@ -333,6 +335,9 @@ __all__ = [
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
     "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave", "math",
     "reduce_or", "swizzle2d", "sort", "topk", "TRITON_MAX_TENSOR_NUMEL", "UNSUPPORTED_BUILTINS",
+    # random numbers (Philox)
+    "random", "rand", "randn", "randint", "rand4x", "randn4x", "randint4x", "philox",
+    "philox_impl", "pair_uniform_to_normal", "uint_to_uniform_float",
     "pi32_t",
     "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
     "atomic_and", "atomic_or", "atomic_xor",
