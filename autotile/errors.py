@@ -16,6 +16,7 @@ __all__ = [
     "IntegerOverflowError",
     "NotSupportedError",
     "UnsupportedBuiltinError",
+    "UnsupportedBuiltinImportError",
     "MeasureError",
     "NotFittedError",
     "CorruptFileError",
@@ -65,11 +66,21 @@ class NotSupportedError(LangError, NotImplementedError):
 
 
 class UnsupportedBuiltinError(NotSupportedError, AttributeError):
-    """A ``triton.language`` builtin that ``autotile.lang`` does not provide (``tl.rand``, ...).
+    """A ``triton.language`` builtin ``autotile.lang`` does not provide (``tl.dot_scaled``, ...).
 
-    Raised on attribute access (``tl.rand``), so ``hasattr(tl, "rand")`` is
+    Raised on attribute access (``tl.dot_scaled``), so ``hasattr(tl, "dot_scaled")`` is
     False; the message names the builtin and why it is missing.  The list is
     in the documentation page "The tile language and Triton".
+    """
+
+
+class UnsupportedBuiltinImportError(NotSupportedError, ImportError):
+    """``from autotile.lang import dot_scaled``: a builtin ``autotile.lang`` does not provide.
+
+    The import form of :class:`UnsupportedBuiltinError`, with the same
+    message.  It is an ``ImportError``, not an ``AttributeError``: Python
+    replaces an ``AttributeError`` raised during ``from ... import`` by a
+    bare "cannot import name", which would hide the explanation.
     """
 
 

@@ -52,7 +52,8 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
   keeps the GPU's two's-complement wrapping, for kernels that wrap on
   purpose (hashes, random number generators); batched launches and
   ``programs=`` subsets follow the same option.  Unsigned integers, ``//``,
-  ``%``, casts, reductions and atomics always wrap; a Python int operand
+  ``%``, casts, reductions and scans (a combine function's arithmetic
+  included) and atomics always wrap; a Python int operand
   outside the type an op computes in is an error, as in Triton;
 * ``//`` and ``%`` on integers truncate toward zero (C), ``%`` on floats is
   ``fmod``, ``//`` on floats is a :class:`~autotile.errors.LangError`;
@@ -77,6 +78,9 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
 * Python scalars follow Triton's weak typing: an int or float operand
   takes the tensor's type when its kind (bool < int < float) is not higher,
   and a literal is int32/uint32/int64/uint64 or float32/float64 by value;
+  ``x = v`` with a Python number ``v`` binds a scalar of that type, as
+  Triton's code generator does (``value = 1; value.dtype`` is int32;
+  :mod:`autotile.lang._assign`);
   ``>>`` is arithmetic when the shifted operand is signed, logical when
   unsigned; ``tensor.shape`` equals the list of the same ints;
 * bfloat16 values are float32 arrays rounded to bfloat16 (nearest even)
@@ -88,8 +92,11 @@ Semantics notes (where the interpreter fixes what Triton leaves open):
 
 from __future__ import annotations
 
+import dis
+import sys
+
 from autotile.lang import _core as _core_mod
-from autotile.lang import math
+from autotile.lang import math, random
 from autotile.lang._coalesce import (
     CoalesceReport,
     ThreadLayout,
@@ -227,6 +234,18 @@ from autotile.lang._memory import (
     load,
     store,
 )
+from autotile.lang._random import (
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
 from autotile.lang._record import AccessTrace, LaunchRecord, Recorder, recording
 from autotile.lang._tensor import constexpr, tensor
 
@@ -240,16 +259,6 @@ TRITON_MAX_TENSOR_NUMEL = 1048576
 #: ``triton.language`` names the interpreter does not provide, and why; accessing one
 #: raises :class:`~autotile.errors.UnsupportedBuiltinError` naming it.
 UNSUPPORTED_BUILTINS = {
-    "rand": "Philox random numbers are not implemented",
-    "randn": "Philox random numbers are not implemented",
-    "randint": "Philox random numbers are not implemented",
-    "rand4x": "Philox random numbers are not implemented",
-    "randn4x": "Philox random numbers are not implemented",
-    "randint4x": "Philox random numbers are not implemented",
-    "philox": "Philox random numbers are not implemented",
-    "philox_impl": "Philox random numbers are not implemented",
-    "pair_uniform_to_normal": "Philox random numbers are not implemented",
-    "uint_to_uniform_float": "Philox random numbers are not implemented",
     "inline_asm_elementwise": "inline PTX/GCN assembly cannot run on the CPU",
     "dot_scaled": "block-scaled (microscaling) dot products are not implemented",
     "bitonic_merge": "use tl.sort",
@@ -260,15 +269,47 @@ UNSUPPORTED_BUILTINS = {
 }
 
 
+def _importing() -> bool:
+    """Whether the running ``__getattr__`` serves a ``from autotile.lang import name``.
+
+    Python asks for the name from ``importlib``'s ``_handle_fromlist`` (a
+    package) and then from the importing frame's ``IMPORT_FROM`` instruction.
+    """
+    try:
+        frame = sys._getframe(2)  # 0: this function, 1: __getattr__, 2: its caller
+    except ValueError:
+        return False
+    code = frame.f_code
+    if code.co_name == "_handle_fromlist" and "importlib" in code.co_filename:
+        return True
+    i = frame.f_lasti
+    return 0 <= i < len(code.co_code) and code.co_code[i] == dis.opmap["IMPORT_FROM"]
+
+
 def __getattr__(name: str) -> object:
-    """Raise a clear error for a Triton builtin the interpreter lacks."""
-    from autotile.errors import UnsupportedBuiltinError
+    """Raise a clear error for a Triton builtin the interpreter lacks.
+
+    Raises
+    ------
+    UnsupportedBuiltinError
+        For ``tl.name`` (an ``AttributeError``, so ``hasattr`` is False).
+    UnsupportedBuiltinImportError
+        For ``from autotile.lang import name`` (an ``ImportError`` that keeps
+        the message).
+    AttributeError
+        For a name Triton does not have either.
+    """
+    from autotile.errors import UnsupportedBuiltinError, UnsupportedBuiltinImportError
 
     reason = UNSUPPORTED_BUILTINS.get(name)
     if reason is not None:
-        raise UnsupportedBuiltinError(
-            f"tl.{name} is a triton.language builtin that autotile's interpreter does not "
-            f"support ({reason}); see 'The tile language and Triton' in the docs")
+        msg = (f"tl.{name} is a triton.language builtin that autotile's interpreter does not "
+               f"support ({reason}); see docs/guide/language.md, section 'Not supported'")
+        if _importing():
+            err = UnsupportedBuiltinImportError(msg)
+            err.name = name
+            raise err
+        raise UnsupportedBuiltinError(msg)
     raise AttributeError(f"module 'autotile.lang' has no attribute {name!r}")
 
 __all__ = [
@@ -294,6 +335,9 @@ __all__ = [
     "debug_barrier", "static_assert", "static_print", "device_assert", "device_print",
     "assume", "cdiv", "next_power_of_2", "umulhi", "gather", "histogram", "interleave", "math",
     "reduce_or", "swizzle2d", "sort", "topk", "TRITON_MAX_TENSOR_NUMEL", "UNSUPPORTED_BUILTINS",
+    # random numbers (Philox)
+    "random", "rand", "randn", "randint", "rand4x", "randn4x", "randint4x", "philox",
+    "philox_impl", "pair_uniform_to_normal", "uint_to_uniform_float",
     "pi32_t",
     "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
     "atomic_and", "atomic_or", "atomic_xor",

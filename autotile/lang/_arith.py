@@ -24,6 +24,7 @@ from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _opcount
 from autotile.lang import _overflow as O
+from autotile.lang._pointers import addresses
 from autotile.lang._semantic import computation_type, short_value
 from autotile.lang._state import CURRENT, shape_str
 from autotile.lang._tensor import BatchedTensor, align_pair, constexpr, describe, tensor, wrap
@@ -274,9 +275,12 @@ def _pointer_binary(a: Any, b: Any, av: Any, ta: Any, bv: Any, tb: Any, op: str,
                     batched: bool = False) -> tensor:
     if isinstance(ta, D.pointer_type) and isinstance(tb, D.pointer_type):
         if op in ("lt", "le", "gt", "ge", "eq", "ne", "sub"):
-            if a.buf is not b.buf:
-                raise LangError(f"cannot {op} pointers into different buffers "
-                                f"{a.buf.name!r} and {b.buf.name!r}")
+            if a.buf is None or a.buf is not b.buf:  # compare the addresses
+                av, bv = align_pair(a, addresses(a), b, addresses(b)) if batched else \
+                    (addresses(a), addresses(b))
+                if op == "sub":
+                    r = np.subtract(av, bv, dtype=np.int64) // ta.element_ty.itemsize
+                    return wrap(r, D.int64, batched)
             r = _OPS[op][0](av, bv)
             return wrap(r, D.int1 if op != "sub" else D.int64, batched)
         raise LangError(f"operator {op} is not defined between two pointers")
@@ -289,6 +293,8 @@ def _pointer_binary(a: Any, b: Any, av: Any, ta: Any, bv: Any, tb: Any, op: str,
         a, b, av, ta, bv, tb = b, a, bv, tb, av, ta
     if tb.kind == 3:
         raise LangError(f"pointer offsets must be integers, got {tb} in {op} with {describe(a)}")
+    if a.buf is None:  # a pointer made from an address: offsets count elements
+        bv = np.multiply(bv, ta.element_ty.itemsize, dtype=np.int64)
     try:
         if op == "add":
             r = np.add(av, bv, dtype=np.int64)

@@ -16,7 +16,10 @@ it is called on blocks (every lane of a level at once), not on scalars.
   Triton's interpreter does.
 
 Results keep the input dtypes: each combine result is cast back to the
-dtype of its input (Triton's combine region returns the input types).  In a
+dtype of its input (Triton's combine region returns the input types).
+Integer arithmetic inside the combine function wraps around, as on the GPU,
+even with the launch's ``sanitize_overflow`` check on
+(:func:`autotile.lang._overflow.wrapping`).  In a
 batched launch (:mod:`autotile.lang._batch`) the combine function runs on
 batched blocks, so a batch of programs reduces in one pass.
 
@@ -40,6 +43,7 @@ from autotile.lang import _dtypes as D
 from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._operands import emit
+from autotile.lang._overflow import wrapping
 from autotile.lang._state import shape_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values, wrap
 
@@ -180,16 +184,18 @@ def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> A
     dtypes = [t.dtype for t in ts]
     _check_arity(combine_fn, len(ts), "reduce")
     snap = _opcount.snapshot()  # counted once per input element below
-    while xs[0].shape[-1] > 1:
-        n = xs[0].shape[-1]
-        h = n // 2
-        left = [wrap(x[..., 0:2 * h:2], dt, batched) for x, dt in zip(xs, dtypes)]
-        right = [wrap(x[..., 1:2 * h:2], dt, batched) for x, dt in zip(xs, dtypes)]
-        shape = xs[0].shape[:-1] + (h,)
-        level = _call(combine_fn, left + right, dtypes, shape, batched, "reduce")
-        if n % 2:
-            level = [np.concatenate([c, x[..., 2 * h:]], axis=-1) for c, x in zip(level, xs)]
-        xs = level
+    with wrapping():  # integer partial results wrap, as on the GPU
+        while xs[0].shape[-1] > 1:
+            n = xs[0].shape[-1]
+            h = n // 2
+            left = [wrap(x[..., 0:2 * h:2], dt, batched) for x, dt in zip(xs, dtypes)]
+            right = [wrap(x[..., 1:2 * h:2], dt, batched) for x, dt in zip(xs, dtypes)]
+            shape = xs[0].shape[:-1] + (h,)
+            level = _call(combine_fn, left + right, dtypes, shape, batched, "reduce")
+            if n % 2:
+                level = [np.concatenate([c, x[..., 2 * h:]], axis=-1)
+                         for c, x in zip(level, xs)]
+            xs = level
     _opcount.restore(snap)
     outs: list[tensor] = []
     for x, t, dt in zip(xs, ts, dtypes):
@@ -253,12 +259,13 @@ def associative_scan(input: Any, axis: Any, combine_fn: Any, reverse: bool = Fal
         o[0] = a
     shape = xs[0].shape[1:]
     snap = _opcount.snapshot()  # counted once per input element below
-    for i in builtins.range(1, xs[0].shape[0]):
-        args = [wrap(a, dt, batched) for a, dt in zip(acc, dtypes)] + \
-               [wrap(x[i], dt, batched) for x, dt in zip(xs, dtypes)]
-        acc = _call(combine_fn, args, dtypes, shape, batched, "associative_scan")
-        for o, a in zip(outs, acc):
-            o[i] = a
+    with wrapping():  # integer partial results wrap, as on the GPU
+        for i in builtins.range(1, xs[0].shape[0]):
+            args = [wrap(a, dt, batched) for a, dt in zip(acc, dtypes)] + \
+                   [wrap(x[i], dt, batched) for x, dt in zip(xs, dtypes)]
+            acc = _call(combine_fn, args, dtypes, shape, batched, "associative_scan")
+            for o, a in zip(outs, acc):
+                o[i] = a
     _opcount.restore(snap)
     res: list[tensor] = []
     for o, t, dt in zip(outs, ts, dtypes):

@@ -16,6 +16,7 @@ from autotile.lang import _dtypes as D
 from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._operands import as_dtype, emit
+from autotile.lang._pointers import int_to_pointer, pointer_to_int
 from autotile.lang._state import CURRENT, current, shape_str, type_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values, wrap
 
@@ -105,21 +106,32 @@ def zeros_like(input: Any) -> tensor:
 
 
 def _cast_pointer(t: tensor, dt: Any) -> tensor:
-    """``ptr.to(tl.pointer_type(T))``: the same addresses seen as pointers to ``T``.
+    """Casts with a pointer on either side (Triton's ``semantic.cast`` rules).
+
+    ``ptr.to(tl.pointer_type(T))`` sees the same addresses as pointers to
+    ``T``; ``ptr.to(tl.int64)`` is the address and ``x.to(tl.pointer_type(T))``
+    of an integer a pointer made from an address (:mod:`autotile.lang._pointers`).
 
     Raises
     ------
     LangError
-        If only one side is a pointer, or ``T`` has another size than the
-        pointed-to type (element offsets would change meaning).
+        If ``T`` has another size than the pointed-to type (element offsets
+        would change meaning), or the cast is one Triton refuses.
     """
     src = t.dtype
-    if not (isinstance(src, D.pointer_type) and isinstance(dt, D.pointer_type)):
-        raise LangError(f"cannot cast {src} to {dt}: a pointer casts only to another "
-                        f"pointer type (use tl.pointer_type(...))")
+    if not isinstance(dt, D.pointer_type):
+        out = pointer_to_int(t, as_dtype(dt))
+        emit(f"tt.ptr_to_int {src}->{out.dtype} : {shape_str(out.shape)}")
+        return out
+    if not isinstance(src, D.pointer_type):
+        out = int_to_pointer(t, dt)
+        emit(f"tt.int_to_ptr {src}->{dt} : {shape_str(out.shape)}")
+        return out
     if dt == src:
         return t
     old, new = src.element_ty, dt.element_ty
+    if t.buf is None:  # an address: any element type
+        return wrap(values(t), dt, type(t) is BatchedTensor)
     if old.itemsize != new.itemsize:
         raise LangError(f"cannot cast {src} to {dt}: the interpreter reinterprets a buffer "
                         f"only between element types of one size ({old.itemsize} and "

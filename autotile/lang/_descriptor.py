@@ -17,6 +17,7 @@ from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _semantic as S
 from autotile.lang._memory import access
+from autotile.lang._pointers import resolve
 from autotile.lang._state import current, type_str
 from autotile.lang._tensor import tensor, to_tensor, unwrap
 
@@ -165,6 +166,7 @@ def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any
     base = unwrap(base)
     if not isinstance(base, tensor) or not isinstance(base.dtype, D.pointer_type) or base.shape:
         raise LangError(f"make_tensor_descriptor base must be a scalar pointer, got {base!r}")
+    base = resolve(base, "make_tensor_descriptor")
     shp = _ints(shape, "descriptor shape")
     strd = _ints(strides, "descriptor strides")
     blk = S.check_constexpr_shape(tuple(unwrap(b) for b in unwrap(block_shape)),
@@ -282,6 +284,7 @@ def make_block_ptr(base: Any, shape: Any, strides: Any, offsets: Any, block_shap
     base = unwrap(base)
     if not isinstance(base, tensor) or not isinstance(base.dtype, D.pointer_type) or base.shape:
         raise LangError(f"make_block_ptr base must be a scalar pointer, got {base!r}")
+    base = resolve(base, "make_block_ptr")
     shp, strd, offs = _ints(shape, "shape"), _ints(strides, "strides"), _ints(offsets, "offsets")
     blk = S.check_constexpr_shape(tuple(unwrap(b) for b in unwrap(block_shape)), "block")
     if not len(shp) == len(strd) == len(offs) == len(blk):

@@ -21,6 +21,7 @@ import numpy as np
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _semantic as S
+from autotile.lang._assign import kernel_body
 from autotile.lang._batch import DEFAULT_BATCH_PROGRAMS, consecutive_runs, run_batched
 from autotile.lang._record import RECORDER, LaunchRecord, build_trace
 from autotile.lang._state import CURRENT, OP_COUNTS, Buffer, Launch, np_errstate
@@ -128,6 +129,18 @@ class JITFunction:
         self.constexprs = [i for i, c in enumerate(self._constexpr) if c]
         self.jit_kwargs = kwargs
         self.last_record: LaunchRecord | None = None
+        self._body: Callable[..., Any] | None = None
+
+    @property
+    def body(self) -> Callable[..., Any]:
+        """The function the interpreter runs: ``fn`` with Triton's assignment rule.
+
+        ``x = v`` binds a typed scalar when ``v`` is a Python number
+        (:mod:`autotile.lang._assign`).
+        """
+        if self._body is None:
+            self._body = kernel_body(self.fn)
+        return self._body
 
     @staticmethod
     def _is_constexpr(ann: Any) -> bool:
@@ -142,7 +155,7 @@ class JITFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call as a device function from inside another kernel."""
-        return self.fn(*args, **kwargs)
+        return self.body(*args, **kwargs)
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         def launcher(*args: Any, **kwargs: Any) -> None:
@@ -316,7 +329,7 @@ class JITFunction:
         masked = np.zeros(n_prog, dtype=np.int64)
         lanes = np.zeros(n_prog, dtype=np.int64)
         ops = np.zeros((n_prog, len(OP_COUNTS)), dtype=np.int64)
-        fn = self.fn
+        fn = self.body
         token = CURRENT.set(st)
         n_batched = 0
         try:

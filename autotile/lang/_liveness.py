@@ -15,10 +15,16 @@ program's loads and reductions, the largest sum of bytes of
 * the values created before the point and read after it, and
 * the block the load itself brings in,
 
-counting floating-point values and loaded values only: index, mask and
-pointer blocks derived from ``tl.arange`` are affine in the lane index, which
-a compiler keeps in a base register plus constants, not one register per
-element (Triton's blocked layout gives each thread contiguous elements).
+counting floating-point values, loaded values and integer (and int1)
+values computed from loaded or floating-point data (an integer accumulator
+``acc += tl.load(...)``, a histogram, a mask from loaded values): index,
+mask and pointer blocks derived only from ``tl.arange``, program ids and
+scalar arguments are affine in the lane index, which a compiler keeps in a
+base register plus constants, not one register per element (Triton's
+blocked layout gives each thread contiguous elements).  A value is "computed
+from" the values an op read since the previous value was created (dataflow
+seen through the interpreter's reads of ``tensor.v``).  Pointer blocks are
+never counted.
 
 This is a liveness analysis on the executed op order, the textbook basis of
 register allocation (Aho, Lam, Sethi, Ullman, "Compilers", 2nd ed., §9.2.5
@@ -29,6 +35,7 @@ per thread, hence occupancy and spills.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,6 +73,8 @@ class LiveValues:
         self._born: dict[int, int] = {}
         self._last: dict[int, int] = {}
         self._bytes: dict[int, int] = {}
+        self._data: dict[int, bool] = {}  # float, loaded, or computed from such values
+        self._reads: list[int] = []  # values read since the last value was created
         self._keep: list[Any] = []
         self._points: list[tuple[int, int]] = []  # (clock, bytes brought in)
         self._pending = False
@@ -131,7 +140,9 @@ def live_values() -> Iterator[LiveValues]:
                 if obj is None:
                     return slot
                 if threading.get_ident() == me:
-                    lv._last[id(obj)] = lv._clock
+                    i = id(obj)
+                    lv._last[i] = lv._clock
+                    lv._reads.append(i)
                 return slot.__get__(obj, typ)
 
             def __set__(self, obj: Any, value: Any) -> None:
@@ -146,20 +157,25 @@ def live_values() -> Iterator[LiveValues]:
             i = id(self)
             lv._keep.append(self)
             lv._born[i] = lv._clock
-            is_float = type(dtype) is not D.pointer_type and getattr(dtype, "is_floating",
-                                                                      lambda: False)()
+            is_ptr = type(dtype) is D.pointer_type
+            is_float = not is_ptr and getattr(dtype, "is_floating", lambda: False)()
+            # a loaded value, whatever its type, and what is computed from data
+            data = is_float or lv._pending or builtins.any(lv._data.get(r, False)
+                                                           for r in lv._reads)
+            lv._reads.clear()
+            lv._pending = False
+            lv._data[i] = data
             n = v.size if type(v) is np.ndarray else 0
-            lv._bytes[i] = n * ((dtype.bits + 7) // 8) if (is_float and n > 1) else 0
-            if lv._pending:  # the value a load just brought in: counted whatever its type
-                lv._bytes[i] = n * ((dtype.bits + 7) // 8) if n > 1 else 0
-                lv._pending = False
+            lv._bytes[i] = n * ((dtype.bits + 7) // 8) if (data and not is_ptr and n > 1) else 0
 
         def _access(st: Any, buf: Any, off: Any, m: Any, is_write: bool) -> Any:
             out = access_m(st, buf, off, m, is_write)
-            if not is_write and threading.get_ident() == me:
-                n = int(np.size(off))
-                lv._points.append((lv._clock, n * int(buf.itemsize) if n > 1 else 0))
-                lv._pending = True
+            if threading.get_ident() == me:
+                lv._reads.clear()  # what a store reads flows into memory, not into a value
+                if not is_write:
+                    n = int(np.size(off))
+                    lv._points.append((lv._clock, n * int(buf.itemsize) if n > 1 else 0))
+                    lv._pending = True
             return out
 
         def _reduction(t: Any) -> None:

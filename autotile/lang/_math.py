@@ -19,8 +19,9 @@ from autotile.lang import _opcount
 from autotile.lang import _semantic as S
 from autotile.lang._arith import binary
 from autotile.lang._operands import any_batched, common, common_batched, emit, realign
+from autotile.lang._pointers import addresses
 from autotile.lang._state import shape_str
-from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, values
+from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, values, wrap
 
 __all__ = [
     "PropagateNan", "where", "maximum", "minimum", "clamp", "exp", "exp2", "log", "log2",
@@ -37,7 +38,15 @@ class PropagateNan(enum.Enum):
 
 
 def where(condition: Any, x: Any, y: Any) -> tensor:
-    """Select ``x`` where ``condition`` is true, else ``y`` (broadcasting)."""
+    """Select ``x`` where ``condition`` is true, else ``y`` (broadcasting).
+
+    Pointers into two different arguments select between their addresses: the
+    result is a pointer made from an address (:mod:`autotile.lang._pointers`).
+    """
+    if isinstance(x, tensor) and isinstance(y, tensor) and isinstance(x.dtype, D.pointer_type) \
+            and isinstance(y.dtype, D.pointer_type) and (x.buf is not y.buf or x.buf is None):
+        x = wrap(addresses(x), x.dtype, type(x) is BatchedTensor)
+        y = wrap(addresses(y), y.dtype, type(y) is BatchedTensor)
     buf = x.buf if isinstance(x, tensor) and x.buf is not None else getattr(y, "buf", None)
     if any_batched(condition, x, y):
         c = to_tensor(condition)

@@ -14,6 +14,7 @@ import numpy as np
 
 from autotile.errors import LangError, OutOfBoundsError
 from autotile.lang import _dtypes as D
+from autotile.lang._pointers import pointer_to_int, resolve
 from autotile.lang._semantic import check_writable
 from autotile.lang._state import Launch, NeedsSequential, current, type_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
@@ -86,7 +87,14 @@ def access(st: Launch, buf: Any, off: Any, m: Any, is_write: bool) -> Any:
 def _pointer(pointer: Any, what: str) -> tensor:
     if not isinstance(pointer, tensor) or not isinstance(pointer.dtype, D.pointer_type):
         raise LangError(f"{what} expects a pointer (or block of pointers), got {pointer!r}")
-    return pointer
+    return resolve(pointer, what)
+
+
+def _stored(vt: tensor, et: Any) -> tensor:
+    """A pointer stored into an integer buffer is its address (Triton casts to ``et``)."""
+    if isinstance(vt.dtype, D.pointer_type):
+        return pointer_to_int(vt, et)
+    return vt
 
 
 def _mask(mask: Any, shape: tuple[int, ...], what: str) -> Any:
@@ -223,7 +231,7 @@ def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
     et = p.dtype.element_ty
     off = p.v
     shape = np.shape(off)
-    vt = to_tensor(value)
+    vt = _stored(to_tensor(value), et)
     vv = vt.v
     if np.shape(vv) != shape:
         try:
@@ -231,8 +239,6 @@ def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
         except ValueError:
             raise LangError(f"store value of shape {np.shape(vv)} cannot broadcast to the "
                             f"pointer shape {shape} (buffer {buf.name!r})") from None
-    if isinstance(vt.dtype, D.pointer_type):
-        raise LangError("cannot store a pointer")
     mask = unwrap(mask)
     m = _mask(mask, shape, "store") if mask is not None else None
     if m is not None and m.all():
@@ -303,9 +309,7 @@ def _store_batched(st: Launch, p: tensor, value: Any, mask: Any) -> None:
     buf, et = p.buf, p.dtype.element_ty
     shape = (run.n,) + p.shape
     off = _full(values(p), type(p) is BatchedTensor, shape)
-    vt = to_tensor(value)
-    if isinstance(vt.dtype, D.pointer_type):
-        raise LangError("cannot store a pointer")
+    vt = _stored(to_tensor(value), et)
     if len(vt.shape) > len(p.shape):
         raise NeedsSequential("store value of a larger rank than the pointer")
     vv = _full(values(vt), type(vt) is BatchedTensor, shape)

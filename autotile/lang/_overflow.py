@@ -14,12 +14,16 @@ types narrower than 64 bits; the interpreter checks int64 too.
 ``kernel[grid](..., sanitize_overflow=False)`` keeps the GPU's wrapping, for
 kernels that wrap on purpose (hashes, linear congruential generators).
 Unsigned integers always wrap (their arithmetic is modular by definition),
-as do ``//``, ``%``, ``abs``, casts, reductions, scans and atomics (Triton's
-sanitizer does not check them either).
+as do ``//``, ``%``, ``abs``, casts and atomics (Triton's sanitizer does not
+check them either), and reductions and scans, including the arithmetic of a
+``tl.reduce``/``tl.associative_scan`` combine function (:func:`wrapping`;
+Triton's debug mode would check a combine function's ``+``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -28,7 +32,7 @@ from autotile.errors import IntegerOverflowError
 from autotile.lang import _dtypes as D
 from autotile.lang._state import CURRENT
 
-__all__ = ["CHECKED_OPS", "SIGNED", "sanitizing", "check_binary", "check_negate"]
+__all__ = ["CHECKED_OPS", "SIGNED", "sanitizing", "wrapping", "check_binary", "check_negate"]
 
 #: Binary operators whose signed integer results are checked.
 CHECKED_OPS = ("add", "sub", "mul", "lshift")
@@ -42,6 +46,26 @@ def sanitizing() -> bool:
     """Whether the running launch checks overflow (True outside a launch)."""
     st = CURRENT.get()
     return True if st is None else bool(st.sanitize_overflow)
+
+
+@contextmanager
+def wrapping() -> Iterator[None]:
+    """Run the body with the launch's overflow check off (a reduction's combine function).
+
+    The partial results of an integer reduction or scan depend on the order
+    in which lanes are combined, which the source does not fix (the GPU
+    combines in a tree); with wrapping, a sum or product of integers is the
+    same in every order, so only the final value in its type is meaningful.
+    """
+    st = CURRENT.get()
+    if st is None or not st.sanitize_overflow:
+        yield
+        return
+    st.sanitize_overflow = False
+    try:
+        yield
+    finally:
+        st.sanitize_overflow = True
 
 
 def _exact(op: str, x: int, y: int) -> int:

@@ -1,8 +1,12 @@
 """Reductions and scans: ``sum``, ``max``, ``argmax``, ``cumsum``, ...
 
 A reduction along ``axis`` (all axes when None) removes that axis unless
-``keep_dims``; narrow integers accumulate in int32 and float16/bfloat16 in
-float32.  ``softmax`` is here too: a row ``max`` and ``sum`` around ``exp``.
+``keep_dims``.  Result types are Triton's (``python/triton/language/standard.py``
+v3.4): ``sum``/``cumsum`` widen integers narrower than 32 bits to int32
+(signed) or uint32 (unsigned and int1), ``max``/``min`` widen types narrower
+than 32 bits to int32/float32, bfloat16 scans and ``max``/``min`` work in
+float32.  Integer results wrap around in their type, as on the GPU.
+``softmax`` is here too: a row ``max`` and ``sum`` around ``exp``.
 ``tl.reduce`` and ``tl.associative_scan`` (user combine functions) are in
 :mod:`autotile.lang._combine`.
 """
@@ -24,6 +28,7 @@ from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, valu
 
 __all__ = [
     "sum", "xor_sum", "reduce_or", "max", "min", "argmax", "argmin", "cumsum", "cumprod", "softmax",
+    "sum_dtype",
 ]
 
 
@@ -77,21 +82,32 @@ def _red_finish(r: Any, t: tensor, axis: Any, keep_dims: bool, dt: Any, name: st
     return tensor(r, dt)
 
 
-def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None) -> tensor:
-    """Sum along ``axis`` (all axes if None).
+def sum_dtype(dt: Any, dtype: Any = None) -> Any:
+    """Type ``tl.sum``/``tl.cumsum`` of ``dt`` accumulate in (Triton's ``_pick_sum_dtype``).
 
-    Integers narrower than 32 bits (and int1) sum in int32; float16,
-    bfloat16 and fp8 accumulate in float32 and round the result back.
+    ``dtype`` when given; else int8/int16 sum in int32 and int1/uint8/uint16
+    in uint32 (Triton counts int1 as unsigned); every other type in itself.
+    """
+    if unwrap(dtype) is not None:
+        return as_dtype(dtype)
+    if dt.kind != 3 and dt.bits < 32:
+        return D.int32 if dt.kind == 2 else D.uint32
+    return dt
+
+
+def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None) -> tensor:
+    """Sum along ``axis`` (all axes if None), in the type :func:`sum_dtype` picks.
+
+    The result has that type: int8/int16 give int32, int1/uint8/uint16 give
+    uint32, ``dtype=`` casts first; integer sums wrap around in it (two's
+    complement, as on the GPU).  float16, bfloat16 and fp8 sums keep their
+    type; the interpreter accumulates them in float32 and rounds the result.
     """
     t, ax = _red_prep(input, axis, "sum")
-    dt = t.dtype
+    dt = sum_dtype(t.dtype, dtype)
     v = values(t)
-    if unwrap(dtype) is not None:
-        dt = as_dtype(dtype)
+    if dt is not t.dtype:
         v = dt.cast(v)
-    elif dt.kind != 3 and dt.bits < 32:
-        dt = D.int32 if dt.kind != 1 else D.uint32
-        v = np.asarray(v).astype(dt.np)
     v, nax = _red_in(t, v, ax, contiguous=True)
     if dt is D.float16 or dt.rounds:  # float16, bfloat16, fp8: float32 accumulator
         r = dt.cast(np.sum(np.asarray(v, np.float32), axis=nax))
@@ -127,12 +143,18 @@ def reduce_or(input: Any, axis: Any, keep_dims: bool = False) -> tensor:
 def _maxmin(input: Any, axis: Any, return_indices: bool, keep_dims: bool, is_max: bool) -> Any:
     name = "max" if is_max else "min"
     t, ax = _red_prep(input, axis, name)
-    v, nax = _red_in(t, np.asarray(values(t)), ax)
-    if t.dtype.kind == 3:
+    # Triton's tl.max/tl.min: bfloat16 compares in float32; without indices, a type
+    # narrower than 32 bits is widened first (floats to float32, integers to int32)
+    dt = t.dtype
+    if dt is D.bfloat16 or (not unwrap(return_indices) and dt.bits < 32):
+        dt = D.float32 if dt.kind == 3 else D.int32
+    v = values(t) if dt is t.dtype else dt.cast(values(t))
+    v, nax = _red_in(t, np.asarray(v), ax)
+    if dt.kind == 3:
         r = (np.fmax if is_max else np.fmin).reduce(v, axis=nax)
     else:
         r = (np.max if is_max else np.min)(v, axis=nax)
-    out = _red_finish(r, t, ax, keep_dims, t.dtype, name)
+    out = _red_finish(r, t, ax, keep_dims, dt, name)
     if unwrap(return_indices):
         idx = (argmax if is_max else argmin)(t, ax, keep_dims=keep_dims)
         return out, idx
@@ -143,8 +165,11 @@ def max(input: Any, axis: Any = None, return_indices: bool = False,
         return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
     """Maximum along ``axis`` (NaN loses unless all lanes are NaN, as ``max.f32``).
 
-    With ``return_indices`` also the index of :func:`argmax` (same NaN rule,
-    so the index points at the returned value).
+    The result type is Triton's: bfloat16 gives float32, and without
+    ``return_indices`` a type narrower than 32 bits is widened (float16 and
+    fp8 to float32, int8/int16/uint8/uint16/int1 to int32).  With
+    ``return_indices`` also the index of :func:`argmax` (same NaN rule, so
+    the index points at the returned value).
     """
     return _maxmin(input, axis, return_indices, keep_dims, True)
 
@@ -153,7 +178,8 @@ def min(input: Any, axis: Any = None, return_indices: bool = False,
         return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
     """Minimum along ``axis`` (NaN loses unless all lanes are NaN, as ``min.f32``).
 
-    With ``return_indices`` also the index of :func:`argmin` (same NaN rule).
+    Result types as :func:`max`.  With ``return_indices`` also the index of
+    :func:`argmin` (same NaN rule).
     """
     return _maxmin(input, axis, return_indices, keep_dims, False)
 
@@ -221,29 +247,53 @@ def argmin(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool =
     return _argext(input, axis, tie_break_left, keep_dims, False)  # type: ignore[no-any-return]
 
 
-def _scan(input: Any, axis: int, reverse: bool, fn: Any, name: str) -> tensor:
+def _scan(input: Any, axis: int, reverse: bool, fn: Any, name: str, dt: Any) -> tensor:
+    """Inclusive ``fn`` (``np.cumsum``/``np.cumprod``) of ``input`` along ``axis`` in ``dt``."""
     t = to_tensor(input)
     ax = S.check_axis(axis, len(t.shape))
-    dt = t.dtype if t.dtype.kind == 3 or t.dtype.bits >= 32 else D.int32
-    v = np.asarray(t.v).astype(dt.np)
+    v = np.asarray(t.v if dt is t.dtype else dt.cast(t.v))
     if reverse:
         v = np.flip(v, ax)
-    r = fn(v, axis=ax)
+    if dt.kind == 3:
+        # float16 adds in float16 step by step (NumPy); bfloat16 never gets here (float32);
+        # fp8 accumulates in float32 and is rounded once
+        r = dt.cast(fn(v.astype(np.float32) if dt.rounds else v, axis=ax))
+    else:
+        r = fn(v, axis=ax, dtype=dt.np)  # wraps in dt, as the GPU's integer adds/multiplies
     _opcount.reduction(t)
     if reverse:
         r = np.flip(r, ax)
     emit(f"tt.scan({name}) axis={ax} : {shape_str(t.shape)}")
-    return tensor(dt.cast(r), dt)
+    return tensor(r, dt)
+
+
+def _scan_input_dtype(input: Any) -> Any:
+    """The dtype of ``input``, bfloat16 promoted to float32 (Triton's scans)."""
+    dt = to_tensor(input).dtype
+    if isinstance(dt, D.pointer_type):
+        raise LangError("a scan cannot combine pointers")
+    return D.float32 if dt is D.bfloat16 else dt
 
 
 def cumsum(input: Any, axis: int = 0, reverse: bool = False, dtype: Any = None) -> tensor:
-    """Inclusive prefix sum along ``axis``."""
-    return _scan(input, axis, reverse, np.cumsum, "add")
+    """Inclusive prefix sum along ``axis``, in the type :func:`sum_dtype` picks.
+
+    bfloat16 is promoted to float32 first (Triton), then int8/int16 scan in
+    int32 and int1/uint8/uint16 in uint32 unless ``dtype=`` names a type;
+    the result has that type and integer sums wrap around in it.
+    """
+    return _scan(input, axis, reverse, np.cumsum, "add",
+                 sum_dtype(_scan_input_dtype(input), dtype))
 
 
 def cumprod(input: Any, axis: int = 0, reverse: bool = False) -> tensor:
-    """Inclusive prefix product along ``axis``."""
-    return _scan(input, axis, reverse, np.cumprod, "mul")
+    """Inclusive prefix product along ``axis``.
+
+    bfloat16 is promoted to float32 (Triton); every other type keeps its
+    type, and integer products wrap around in it (an int8 product is an
+    int8, as on the GPU).
+    """
+    return _scan(input, axis, reverse, np.cumprod, "mul", _scan_input_dtype(input))
 
 
 def softmax(x: Any, ieee_rounding: bool = False) -> tensor:

@@ -189,9 +189,33 @@ def test_swizzle2d_groups_rows_like_triton():
 def test_unsupported_builtins_name_themselves():
     from autotile.errors import UnsupportedBuiltinError
 
-    assert not hasattr(tl, "rand")
+    assert not hasattr(tl, "dot_scaled")
     with pytest.raises(UnsupportedBuiltinError, match=r"tl.inline_asm_elementwise is a "
                                                       r"triton.language builtin that autotile"):
         tl.inline_asm_elementwise  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_builtin'"):
         tl.no_such_builtin  # noqa: B018
+
+
+@pytest.mark.parametrize("name", sorted(tl.UNSUPPORTED_BUILTINS))
+def test_importing_an_unsupported_builtin_explains_why(name):
+    # Python turns an AttributeError raised during `from m import x` into a bare "cannot
+    # import name"; the import form raises an ImportError that keeps the explanation
+    from autotile.errors import UnsupportedBuiltinImportError
+
+    with pytest.raises(UnsupportedBuiltinImportError) as ei:
+        exec(f"from autotile.lang import {name}", {})
+    msg = str(ei.value)
+    assert f"tl.{name} is a triton.language builtin" in msg
+    assert tl.UNSUPPORTED_BUILTINS[name] in msg
+    assert "docs/guide/language.md" in msg
+    assert ei.value.name == name
+    assert not hasattr(tl, name)
+
+
+def test_importing_a_name_triton_lacks_is_a_plain_import_error():
+    from autotile.errors import UnsupportedBuiltinImportError
+
+    with pytest.raises(ImportError, match="cannot import name 'no_such_builtin'") as ei:
+        exec("from autotile.lang import no_such_builtin", {})
+    assert not isinstance(ei.value, UnsupportedBuiltinImportError)

@@ -35,6 +35,26 @@ def _softmax_row(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
     tl.store(y_ptr + cols, e / tl.sum(e, axis=0), mask=cols < N)
 
 
+@tl.jit
+def _int_row_sum(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.int32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + cols, mask=cols < N, other=0)
+    tl.store(y_ptr, tl.sum(acc, axis=0))
+
+
+@tl.jit
+def _copy_twice(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    pos = x > 0                       # an int1 block computed from loaded data
+    tl.store(y_ptr + offs, x)
+    offs2 = BLOCK + tl.arange(0, BLOCK)  # affine: created after a store of data
+    z = tl.load(x_ptr + offs2)
+    tl.store(y_ptr + offs2, tl.where(pos, z, 0))
+
+
 @pytest.mark.parametrize("block", [64, 256])
 def test_element_wise_program_holds_only_the_loaded_block(block):
     x = np.ones(block, np.float16)
@@ -93,3 +113,24 @@ def test_blocks_nest_and_each_sees_its_values():
     assert inner.peak_bytes == 4 * 128 + 2 * 128
     assert outer.peak_bytes == 4 * 128 + 2 * 128  # the inner launch's values are its too
     assert tensor.__dict__["v"].__class__.__name__ == "member_descriptor"
+
+
+@pytest.mark.parametrize("block,n", [(128, 1024), (256, 4096)])
+def test_integer_accumulator_is_live_across_every_load(block, n):
+    x = np.arange(n).astype(np.int8)
+    y = np.zeros(1, np.int32)
+    with tl.live_values() as lv:
+        _int_row_sum[(1,)](x, y, n, BLOCK=block)
+    assert y[0] == x.astype(np.int64).sum()
+    assert lv.peak_bytes == 4 * block + 1 * block  # int32 acc + one int8 block
+    assert lv.n_points == n // block + 1
+
+
+def test_data_mask_counts_and_index_blocks_do_not():
+    x = np.arange(-64, 64).astype(np.int16)
+    y = np.zeros_like(x)
+    with tl.live_values() as lv:
+        _copy_twice[(1,)](x, y, BLOCK=64)
+    np.testing.assert_array_equal(y, np.r_[x[:64], np.where(x[:64] > 0, x[64:], 0)])
+    # across the second load: the int1 mask (1 byte per element), not offs2; plus the block
+    assert lv.peak_bytes == 1 * 64 + 2 * 64
