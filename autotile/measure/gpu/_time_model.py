@@ -143,6 +143,17 @@ class GpuModelParams:
         emits for an operand it cannot vectorise
         (:func:`~autotile.kernels.matmul_access`), including their way into
         shared memory. ``inf`` switches eq. 5d off.
+    clock_exponent : float, default=1/3
+        ``a`` in eq. 5e: under the board power cap, a launch that keeps only
+        a fraction ``u`` of the SMs' time busy (a wave-quantisation tail)
+        runs its tensor work at ``min(u ** -a, max_clock_boost)`` times the
+        clock of a full launch. 1/3 is the cube law of dynamic power (``P ~
+        C V^2 f`` with ``V ~ f``, so ``n_busy f^3`` is held constant); 0
+        switches eq. 5e off.
+    max_clock_boost : float, default=1.47
+        Upper bound of that factor: the H200's 1,980 MHz boost clock over
+        the 1,290-1,392 MHz it holds under its 700 W cap in compute-bound
+        matmuls (``docs/results/h200.md``, energy probe). Must be ``>= 1``.
     unpipelined_latency_s : float, default=UNPIPELINED_LATENCY_S
         ``L_u`` in eq. 5d: seconds per K step that a program with a
         synchronously loaded tile waits besides moving its elements: the
@@ -180,6 +191,8 @@ class GpuModelParams:
     power_cap_s_per_byte: float = 0.0
     scalar_elems_per_s_per_sm: float = SCALAR_ELEMS_PER_S_PER_SM
     unpipelined_latency_s: float = UNPIPELINED_LATENCY_S
+    clock_exponent: float = 1.0 / 3.0
+    max_clock_boost: float = 1.47
 
     def __post_init__(self) -> None:
         def real(name: str, value: Any, *, finite: bool = True,
@@ -204,7 +217,7 @@ class GpuModelParams:
             raise MeasureError(f"overlap_decay must be in [0, 1), got overlap_decay={decay}")
         object.__setattr__(self, "overlap_decay", decay)
         for name in ("tile_overhead_elems", "k_overhead_elems", "pipeline_latency_s",
-                     "power_cap_s_per_byte", "unpipelined_latency_s"):
+                     "power_cap_s_per_byte", "unpipelined_latency_s", "clock_exponent"):
             v = real(name, getattr(self, name), rule="finite and >= 0")
             if v < 0:
                 rule = "finite and >= 0" if name == "power_cap_s_per_byte" else ">= 0"
@@ -226,6 +239,10 @@ class GpuModelParams:
             if not v > 0:
                 raise MeasureError(f"{name} must be > 0 (inf switches it off), got {name}={v}")
             object.__setattr__(self, name, v)
+        boost = real("max_clock_boost", self.max_clock_boost)
+        if not boost >= 1.0:
+            raise MeasureError(f"max_clock_boost must be >= 1, got max_clock_boost={boost}")
+        object.__setattr__(self, "max_clock_boost", boost)
         q = real("smem_overlap_norm", self.smem_overlap_norm, finite=False)
         if not q >= 1.0:
             raise MeasureError("smem_overlap_norm must be >= 1 (inf is max), got "
@@ -598,6 +615,11 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     * compute (eq. 5): ``ceil(n_programs / n_sms) * flops_per_program /
       (peak / n_sms * efficiency)``: the busiest SM's programs at its share
       of the tensor peak (wave quantization over SMs);
+    * clock under the power cap (eq. 5e, when ``clock_exponent = a > 0``):
+      with ``u = n_programs / (r * n_sms)`` the busy fraction of the SMs'
+      time, ``compute_s`` is divided by ``min(u ** -a, max_clock_boost)``:
+      the power a wave tail leaves unused raises the clock of the busy SMs
+      (dynamic power ``~ n_busy * f^3``);
     * operand feed (eq. 5b, when ``n_steps_per_program > 0``): with
       ``r = ceil(n_programs / n_sms)``, ``b' = min(blocks_per_sm, r)``,
       ``x = step_bytes / sm_load_bytes_per_s`` and ``L = pipeline_latency_s``,
@@ -701,6 +723,9 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     rounds = -(-n_programs // hw.n_sms)
     peak_sm = hw.tensor_flops_per_s(dtype) / hw.n_sms
     compute_s = rounds * flops_per_program / (peak_sm * efficiency)
+    if params.clock_exponent > 0:  # eq. 5e: a wave tail leaves power for a higher clock
+        busy = n_programs / (rounds * hw.n_sms)
+        compute_s /= min(busy ** -params.clock_exponent, params.max_clock_boost)
     tensor_s = compute_s
     feed_s = 0.0
     if n_steps_per_program > 0:
