@@ -9,6 +9,7 @@ registry (name -> spec); :func:`register_kernel` adds a user's kernel. The
 kernel spaces (:func:`matmul_space`, ...) live here too.
 """
 
+from autotile.kernels._alignment import MatmulAccess, OperandAccess, matmul_access
 from autotile.kernels._flash_attention import (
     FLASH_KNOBS,
     attention_reference,
@@ -134,6 +135,9 @@ __all__ = [
     "tile_of_pid",
     "PID_ORDERS",
     "MATMUL_KNOBS",
+    "matmul_access",
+    "MatmulAccess",
+    "OperandAccess",
     "matmul_persistent_kernel",
     "matmul_descriptor_persistent_kernel",
     "matmul_persistent",

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 import autotile.lang as tl
+from autotile.kernels._alignment import matmul_access
 from autotile.kernels._host import cdiv, check_int, check_power_of_2, next_power_of_2
 from autotile.kernels._knobs import KernelKnobs, ShapeConstraint
 from autotile.kernels._spec import (
@@ -219,9 +220,18 @@ def matmul_reference(a: npt.NDArray[np.generic], b: npt.NDArray[np.generic],
     return (np.asarray(a, np.float32) @ np.asarray(b, np.float32)).astype(out_dtype)
 
 
+#: Shared memory one program may use on cc 9.0 (227 KiB opt-in): Triton reports
+#: "Hardware limit: 232448" on an H100/H200.
+SMEM_PER_BLOCK_BYTES = 227 * 1024
+
+
 def _fits_smem(c: Mapping[str, Any], s: Mapping[str, int]) -> bool:
-    # fp16 A and B tiles, one copy per pipeline stage; 228 KiB (H100) shared memory.
-    return bool((c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * 2 * c["num_stages"] <= 228 * 1024)
+    # 16-bit A and B tiles. A tile whose loads Triton pipelines (16-byte async copies)
+    # takes num_stages buffers, one loaded synchronously (2-byte scalar loads when a
+    # leading stride or size is not a multiple of 16) a single buffer (_alignment.py).
+    n_a, n_b = matmul_access(s["M"], s["N"], s["K"], 2).n_buffers(c["num_stages"])
+    tiles = c["BLOCK_M"] * c["BLOCK_K"] * n_a + c["BLOCK_K"] * c["BLOCK_N"] * n_b
+    return bool(tiles * 2 <= SMEM_PER_BLOCK_BYTES)
 
 
 MATMUL_KNOBS = KernelKnobs(
@@ -236,7 +246,9 @@ MATMUL_KNOBS = KernelKnobs(
     },
     constraints=(
         ShapeConstraint("smem_fits", _fits_smem,
-                   "(BLOCK_M + BLOCK_N) * BLOCK_K * 2 B * num_stages <= 228 KiB"),
+                   "(BLOCK_M * BLOCK_K * n_A + BLOCK_K * BLOCK_N * n_B) * 2 B <= 227 KiB, "
+                   "n_A = num_stages if K % 16 == 0 else 1 (A loads pipelined only when "
+                   "Triton vectorises them), n_B = num_stages if N % 16 == 0 else 1"),
         ShapeConstraint("block_m_le_padded_m",
                    lambda c, s: c["BLOCK_M"] <= max(16, next_power_of_2(s["M"])),
                    "BLOCK_M <= max(16, next_power_of_2(M)) (no tile entirely out of bounds)"),

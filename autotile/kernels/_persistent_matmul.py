@@ -253,7 +253,8 @@ def _persistent_space(s: dict[str, int], dtype: str, hardware: Any) -> Any:
     return persistent_matmul_space(s["M"], s["N"], s["K"], dtype, hardware)
 
 
-def _persistent_spec(name: str, kernel: Any, launcher: Any, doc: str) -> KernelSpec:
+def _persistent_spec(name: str, kernel: Any, launcher: Any, doc: str,
+                     model: str = "tile_matmul") -> KernelSpec:
     return KernelSpec(
         name=name, kernel=kernel, knobs=MATMUL_PERSISTENT_KNOBS, shape_names=("M", "N", "K"),
         make_args=matmul_args,
@@ -264,7 +265,7 @@ def _persistent_spec(name: str, kernel: Any, launcher: Any, doc: str) -> KernelS
         compulsory_bytes=lambda s, d: float(s["M"] * s["K"] + s["K"] * s["N"]
                                             + s["M"] * s["N"]) * DTYPE_ITEMSIZE_BYTES[d],
         shape_of=matmul_shape_of, space_fn=_persistent_space,
-        launches_fn=_persistent_launches, model="tile_matmul",
+        launches_fn=_persistent_launches, model=model,
         small_shape=matmul_small_shape, launcher=launcher, host_reference=matmul_reference,
         doc=doc)
 
@@ -274,4 +275,5 @@ MATMUL_PERSISTENT_SPEC = _persistent_spec(
     "C = A @ B on NUM_SMS looping programs (seed §5)")
 MATMUL_DESCRIPTOR_PERSISTENT_SPEC = _persistent_spec(
     "matmul_descriptor_persistent", matmul_descriptor_persistent_kernel,
-    matmul_descriptor_persistent, "persistent C = A @ B through tensor descriptors")
+    matmul_descriptor_persistent, "persistent C = A @ B through tensor descriptors",
+    model="tile_matmul_tma")

@@ -137,7 +137,9 @@ def matmul_space(M: int, N: int, K: int, dtype: str = "float16") -> Space:
     Knobs (from ``MATMUL_KNOBS``): ``BLOCK_M``, ``BLOCK_N`` in 16..256,
     ``BLOCK_K`` in 16..128 (powers of two), ``GROUP_M`` in 1..64 (powers of
     two), ``num_warps`` in {2, 4, 8}, ``num_stages`` in {2, 3, 4, 5}; the
-    kernel's constraints (fp16 tiles fit 228 KiB of shared memory, no block
+    kernel's constraints (fp16 tiles fit 227 KiB of shared memory: ``num_stages``
+    buffers of a tile whose loads Triton pipelines, one of a tile it loads with
+    scalar loads because ``K`` or ``N`` is not a multiple of 16; no block
     beyond the padded problem, ``GROUP_M <= next_power_of_2(cdiv(M,
     BLOCK_M))``, at least 4 outputs per thread). Every ``GROUP_M >= cdiv(M,
     BLOCK_M)`` launches the tiles in the same column-major order (Triton's

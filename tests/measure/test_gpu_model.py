@@ -56,8 +56,15 @@ def test_roofline_overlap_and_waves():
     assert serial.time_s == pytest.approx(1.5e-3) and serial.bound == "compute"
     piped = estimate_time(hw, P, n_programs=132, blocks_per_sm=1, num_stages=5, **kw)
     assert piped.time_s == pytest.approx(1e-3 + 0.35**4 * 5e-4)
-    one_more = estimate_time(hw, P, n_programs=133, blocks_per_sm=1, num_stages=5, **kw)
+    fixed_clock = dataclasses.replace(P, clock_exponent=0.0)
+    one_more = estimate_time(hw, fixed_clock, n_programs=133, blocks_per_sm=1, num_stages=5,
+                             **kw)
     assert one_more.n_sm_rounds == 2 and one_more.compute_s == pytest.approx(2e-3)
+    # eq. 5e: the SMs are busy 133 / 264 of the time, so the clock rises by (264 / 133)^(1/3)
+    boosted = estimate_time(hw, P, n_programs=133, blocks_per_sm=1, num_stages=5, **kw)
+    assert boosted.compute_s == pytest.approx(2e-3 / (264 / 133) ** (1 / 3))
+    one = estimate_time(hw, P, n_programs=1, blocks_per_sm=1, num_stages=5, **kw)
+    assert one.compute_s == pytest.approx(1e-3 / 1.47)  # capped at max_clock_boost
     with pytest.raises(MeasureError, match="efficiency must be in"):
         estimate_time(hw, P, n_programs=1, blocks_per_sm=1, num_stages=1,
                       flops_per_program=1.0, hbm_bytes=0.0, efficiency=1.5)

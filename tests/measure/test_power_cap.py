@@ -170,7 +170,8 @@ def test_shipped_h200_fit_equals_the_committed_v5_calibration() -> None:
     from autotile.measure import H200_FITTED_PARAMS, H200_MEASURED_L2
 
     p5, l2 = _params("h200_calibrated_params_v5.csv")
-    assert H200_FITTED_PARAMS == p5
+    # v5 predates eq. 5e (the wave-tail clock), which the shipped fit keeps off
+    assert H200_FITTED_PARAMS == dataclasses.replace(p5, clock_exponent=0.0)
     assert H200_MEASURED_L2.l2_bytes == l2 == 62_914_560
     assert dataclasses.replace(H200_MEASURED_L2, name=H200.name, l2_bytes=H200.l2_bytes) == H200
 

@@ -163,3 +163,30 @@ def test_a_missing_or_misspelled_argument_raises_naming_it_instead_of_inf():
     assert 0 < ok < float("inf")
     with pytest.raises(InvalidConfigError, match=r"missing \['n'\]; unknown names given: \['N'\]"):
         pm(x_ptr=x, y_ptr=np.zeros_like(x), N=4096, BLOCK=256, num_warps=4, num_stages=3)
+
+
+def test_perf_model_makes_one_stand_in_per_tensor_shape():
+    from autotile.kernels import matmul_kernel
+    from autotile.measure import H200
+
+    class FakeTensor:
+        def __init__(self, shape):
+            self.shape, self.dtype = shape, "torch.float16"
+
+        def data_ptr(self):
+            raise AssertionError("perf_model must not read device memory")
+
+    pm = autotile.perf_model(matmul_kernel, hardware=H200)
+    a, b = FakeTensor((512, 256)), FakeTensor((256, 1024))
+    first = pm._stand_in(a)
+    assert first.shape == (512, 256) and first.dtype == np.float16 and not first.any()
+    assert pm._stand_in(FakeTensor((512, 256))) is first
+    assert pm._stand_in(b) is not first
+    call = dict(a_ptr=a, b_ptr=b, c_ptr=FakeTensor((512, 1024)), M=512, N=1024, K=256,
+                stride_am=256, stride_ak=1, stride_bk=1024, stride_bn=1, stride_cm=1024,
+                stride_cn=1, PID_ORDER="grouped", num_warps=4, num_stages=3)
+    t1 = pm(**call, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8)
+    t2 = pm(**call, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=4)
+    assert np.isfinite(t1) and np.isfinite(t2) and len(pm._stand_ins) == 3
+    pm.clear()
+    assert not pm._stand_ins

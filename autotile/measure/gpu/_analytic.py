@@ -8,6 +8,7 @@ looks it up here and never branches on a kernel's name.
 
 * ``"tile_matmul"``: L2 traffic of the probed program order
   (:func:`matmul_tile_schedule`) and eqs. 1-9 of docs/gpu_model.md;
+  ``"tile_matmul_tma"`` the same for operands loaded through tensor descriptors;
 * ``"row_softmax"``: a row-wise kernel that keeps its rows in registers;
 * ``"flash_attention_io"``: flash attention's IO formula;
 * ``"records"`` (:mod:`._records_model`): any kernel, from a reduced
@@ -19,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from autotile.kernels import io_flash
+from autotile.kernels import io_flash, matmul_access
 from autotile.measure._result import MeasureResult
 from autotile.measure.gpu._l2sim import L2Stats, simulate_l2
 from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule
@@ -32,7 +33,7 @@ from autotile.measure.gpu._time_model import (
     occupancy,
 )
 
-__all__ = ["tile_matmul", "row_softmax", "flash_attention_io"]
+__all__ = ["tile_matmul", "tile_matmul_tma", "row_softmax", "flash_attention_io"]
 
 
 def _ok(m: Any, config: Any, metrics: dict[str, float]) -> MeasureResult:
@@ -54,14 +55,36 @@ def tile_matmul(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
 
     Reads ``M, N, K`` from the shape and ``BLOCK_M, BLOCK_N, BLOCK_K,
     GROUP_M, num_warps, num_stages`` (and ``NUM_SMS`` for a persistent kernel)
-    from the config; see docs/gpu_model.md.
+    from the config; see docs/gpu_model.md. The operands are loaded through
+    pointers, as :func:`~autotile.kernels.matmul_kernel` does: a tile whose
+    leading stride or bound is not a multiple of 16 is loaded with scalar,
+    unpipelined loads (:func:`~autotile.kernels.matmul_access`; eqs. 1, 2, 5d).
     """
+    return _tile_matmul(self, config, c, descriptors=False)
+
+
+def tile_matmul_tma(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
+    """:func:`tile_matmul` for a kernel that loads and stores through tensor descriptors.
+
+    TMA copies need only 16-byte aligned strides (the descriptor kernel's
+    launcher checks them), so every tile is pipelined (``"tile_matmul_tma"``).
+    """
+    return _tile_matmul(self, config, c, descriptors=True)
+
+
+def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
+                 ) -> MeasureResult:
     hw, p, isz = self.hardware, self.params, self._itemsize
     M, N, K = self.shape["M"], self.shape["N"], self.shape["K"]
     bm, bn, bk = c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]
     nw, ns = c["num_warps"], c["num_stages"]
-    smem = matmul_smem_bytes(bm, bn, bk, ns, isz)
-    regs = matmul_regs_per_thread(bm, bn, nw, p)
+    # a descriptor kernel is modelled as aligned operands (TMA needs 16-byte strides only)
+    acc = matmul_access(M, 16, 16, isz) if descriptors else matmul_access(M, N, K, isz)
+    n_a, n_b = acc.n_buffers(ns)
+    scalar_step = (0 if acc.a.is_async else bm * bk) + (0 if acc.b.is_async else bk * bn)
+    scalar_out = bm * bn if acc.c.vector_elems == 1 else 0
+    smem = matmul_smem_bytes(bm, bn, bk, ns, isz, a_buffers=n_a, b_buffers=n_b)
+    regs = matmul_regs_per_thread(bm, bn, nw, p, staged_elems=scalar_step)
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
         return _infeasible(self, config, occ.reason)
@@ -93,7 +116,9 @@ def tile_matmul(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
                         hbm_bytes=hbm, efficiency=eff, blocks_per_sm=occ.blocks_per_sm,
                         num_stages=ns, dtype=self.dtype, n_steps_per_program=n_steps,
                         step_bytes=float((bm + bn) * bk * isz),
-                        smem_step_bytes=matmul_smem_step_bytes(bm, bn, bk, nw, isz))
+                        smem_step_bytes=matmul_smem_step_bytes(bm, bn, bk, nw, isz),
+                        scalar_step_elems=float(scalar_step),
+                        scalar_epilogue_elems=float(scalar_out * (n_steps // nk)))
     return _ok(self, config, {
         "time_s": est.time_s, "tflops": 2.0 * M * N * K / est.time_s / 1e12,
         "hbm_bytes": hbm, "hbm_read_bytes": st.hbm_read_bytes,

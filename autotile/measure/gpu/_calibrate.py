@@ -195,7 +195,10 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     The same arithmetic as :class:`KernelModelMeasurer` for ``"matmul"``
     (non-persistent) given its ``blocks_per_sm`` and traffic: efficiency
     (eq. 4, :func:`matmul_efficiency`), compute with wave quantization over
-    the SMs (eq. 5), the software-pipeline operand feed (eq. 5b,
+    the SMs (eq. 5) and the clock of a wave tail under the power cap (eq. 5e),
+    tiles Triton loads with scalar loads (eq. 5d, from ``M, N, K`` with
+    row-major operands, :func:`~autotile.kernels.matmul_access`), the
+    software-pipeline operand feed (eq. 5b,
     ``cdiv(K, BLOCK_K)`` steps of ``(BLOCK_M + BLOCK_N) * BLOCK_K * itemsize``
     bytes; off with the default parameters), the shared-memory port (eq. 5c,
     :func:`~autotile.measure.gpu._time_model.matmul_smem_step_bytes` per step; off
@@ -227,6 +230,10 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     flops_prog = 2.0 * bm * bn * np.ceil(obs.K / bk) * bk
     peak_sm = hardware.tensor_flops_per_s(dtype) / hardware.n_sms
     compute = rounds * flops_prog / (peak_sm * eff)
+    if params.clock_exponent > 0:  # eq. 5e
+        busy = n_prog / (rounds * hardware.n_sms)
+        compute = compute / np.minimum(busy ** -params.clock_exponent, params.max_clock_boost)
+    tensor = compute
     x = (bm + bn) * bk * DTYPE_ITEMSIZE[dtype] / params.sm_load_bytes_per_s
     in_flight = np.minimum(obs.blocks_per_sm, rounds) * np.maximum(obs.num_stages - 1.0, 1.0)
     feed = rounds * np.ceil(obs.K / bk) * np.maximum(x, (params.pipeline_latency_s + x)
@@ -236,6 +243,19 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
         smem = _smem_step_bytes(bm, bn, bk, nw, DTYPE_ITEMSIZE[dtype])
         compute = smooth_max(compute, rounds * np.ceil(obs.K / bk) * smem
                              / params.smem_bytes_per_s_per_sm, params.smem_overlap_norm)
+    rate = params.scalar_elems_per_s_per_sm
+    if math.isfinite(rate):  # eq. 5d: tiles Triton loads with scalar loads
+        isz = DTYPE_ITEMSIZE[dtype]
+        vmax = max(1, 16 // isz)
+        vec_a = np.where(obs.K % 16 == 0, vmax, 1)
+        vec_b = np.where(obs.N % 16 == 0, vmax, 1)
+        e = (np.where(vec_a * isz >= 4, 0.0, bm * bk) + np.where(vec_b * isz >= 4, 0.0, bk * bn))
+        e_c = np.where(vec_b == 1, bm * bn, 0.0)
+        steps = np.ceil(obs.K / bk)
+        compute = np.maximum(compute, rounds * (steps * e + e_c) / rate)
+        chain = (rounds * steps * (params.unpipelined_latency_s + e / rate) + tensor) / np.minimum(
+            obs.blocks_per_sm, rounds)
+        compute = np.where(e > 0, np.maximum(compute, chain), compute)
     hbm = obs.hbm_read_bytes + (obs.hbm_write_bytes if params.count_writes else 0.0)
     memory = hbm / (hardware.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (obs.num_stages * obs.blocks_per_sm - 1.0)

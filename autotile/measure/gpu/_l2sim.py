@@ -46,6 +46,7 @@ import numpy.typing as npt
 
 from autotile.errors import MeasureError
 from autotile.lang import AccessTrace
+from autotile.measure.gpu._l2_lockstep import lockstep_counts
 
 __all__ = [
     "BufferTiling",
@@ -805,7 +806,8 @@ def _stagger_starts(schedule: TileSchedule, stagger: float, n_concurrent: int,
 
 def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: int,
                 n_programs: int | None = None, total_programs: int | None = None,
-                model: L2Model | None = None, n_sms: int | None = None) -> L2Stats:
+                model: L2Model | None = None, n_sms: int | None = None,
+                replay: str = "auto") -> L2Stats:
     """Run a :class:`TileSchedule` through an LRU L2 (lockstep waves by default).
 
     Parameters
@@ -830,6 +832,13 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
     n_sms : int, optional
         SMs sharing the ``n_concurrent`` slots (``blocks_per_sm =
         ceil(n_concurrent / n_sms)``); required when ``model.stagger > 0``.
+    replay : {"auto", "loads"}, default="auto"
+        ``"auto"`` computes the lockstep counts of a loop-tiled schedule (one
+        segment per program, every read a loop op over all steps, as the
+        matmul's) in NumPy from the structure of the stream
+        (:func:`~autotile.measure.gpu._l2_lockstep.lockstep_counts`, the same
+        numbers) and replays the loads one by one (numba) otherwise;
+        ``"loads"`` always replays them.
 
     Returns
     -------
@@ -851,6 +860,8 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
     cap = cap if cap < 0 else cap // model.partitions
     if n_concurrent < 1:
         raise MeasureError(f"n_concurrent must be >= 1, got n_concurrent={n_concurrent}")
+    if replay not in ("auto", "loads"):
+        raise MeasureError(f"replay must be 'auto' or 'loads', got replay={replay!r}")
     if not model.is_lockstep and (n_sms is None or n_sms < 1):
         raise MeasureError(f"a staggered L2Model needs n_sms >= 1, got n_sms={n_sms!r}")
     p_hi = schedule.n_programs if n_programs is None else min(int(n_programs),
@@ -861,7 +872,11 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
         p_hi = full if full > 0 else schedule.n_programs
         scale = total_programs / p_hi
     s = schedule
-    if model.is_lockstep:
+    fast = lockstep_counts(s, int(n_concurrent), cap, int(p_hi)) if (
+        model.is_lockstep and replay == "auto") else None
+    if fast is not None:
+        out = fast
+    elif model.is_lockstep:
         out = _sim_schedule(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
                             s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes,
                             int(n_concurrent), cap, int(p_hi))

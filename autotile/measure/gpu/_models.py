@@ -15,7 +15,12 @@ from typing import Any
 
 from autotile.errors import InvalidConfigError
 from autotile.measure._result import MeasureResult
-from autotile.measure.gpu._analytic import flash_attention_io, row_softmax, tile_matmul
+from autotile.measure.gpu._analytic import (
+    flash_attention_io,
+    row_softmax,
+    tile_matmul,
+    tile_matmul_tma,
+)
 from autotile.measure.gpu._records_model import records_model
 
 __all__ = ["GPU_MODELS", "GpuModel", "register_gpu_model"]
@@ -68,5 +73,6 @@ def register_gpu_model(name: str, model: GpuModel, *, replace: bool = False) -> 
 
 
 for _name, _fn in (("records", records_model), ("tile_matmul", tile_matmul),
+                   ("tile_matmul_tma", tile_matmul_tma),
                    ("row_softmax", row_softmax), ("flash_attention_io", flash_attention_io)):
     register_gpu_model(_name, _fn)

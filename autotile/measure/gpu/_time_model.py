@@ -72,6 +72,12 @@ RESERVED_SMEM_PER_BLOCK_BYTES = 1024
 REG_ALLOC_UNIT = 8
 #: Shared-memory bandwidth per SM and clock: 32 banks x 4 bytes [7].
 SMEM_BYTES_PER_CLK_PER_SM = 128
+#: ``R`` and ``L_u`` of eq. 5d, fitted on the H200 at 3000 x 5000 x 2000 fp16 (B loaded
+#: with 2-byte scalar loads: N % 16 != 0) over tutorial 03's configs, least squares on
+#: log time (docs/gpu_model.md, "Unvectorised operands"): R is 2.2 elements per clock
+#: per SM at 1.83 GHz, 15x below the 32 load-store lanes of an SM (H100 whitepaper).
+SCALAR_ELEMS_PER_S_PER_SM = 4.0e9
+UNPIPELINED_LATENCY_S = 1.7e-6
 #: ``N`` of the ``wgmma`` shapes Triton may pick for 16-bit and fp32 operands,
 #: largest first [6].
 _WGMMA_N = tuple(range(256, 0, -8))
@@ -131,6 +137,28 @@ class GpuModelParams:
         over the power the card may spend above its constant draw. A kernel
         held at its power cap spends that energy instead of compute, so its
         compute time grows by ``b`` per byte. 0 switches eq. 9 off.
+    scalar_elems_per_s_per_sm : float, default=SCALAR_ELEMS_PER_S_PER_SM
+        ``R`` in eq. 5d: elements per second one SM moves with scalar (one
+        element per thread and instruction) loads and stores, which Triton
+        emits for an operand it cannot vectorise
+        (:func:`~autotile.kernels.matmul_access`), including their way into
+        shared memory. ``inf`` switches eq. 5d off.
+    clock_exponent : float, default=1/3
+        ``a`` in eq. 5e: under the board power cap, a launch that keeps only
+        a fraction ``u`` of the SMs' time busy (a wave-quantisation tail)
+        runs its tensor work at ``min(u ** -a, max_clock_boost)`` times the
+        clock of a full launch. 1/3 is the cube law of dynamic power (``P ~
+        C V^2 f`` with ``V ~ f``, so ``n_busy f^3`` is held constant); 0
+        switches eq. 5e off.
+    max_clock_boost : float, default=1.47
+        Upper bound of that factor: the H200's 1,980 MHz boost clock over
+        the 1,290-1,392 MHz it holds under its 700 W cap in compute-bound
+        matmuls (``docs/results/h200.md``, energy probe). Must be ``>= 1``.
+    unpipelined_latency_s : float, default=UNPIPELINED_LATENCY_S
+        ``L_u`` in eq. 5d: seconds per K step that a program with a
+        synchronously loaded tile waits besides moving its elements: the
+        load latency the pipeline no longer hides, the store to shared
+        memory and the barrier before ``tl.dot``.
 
     Raises
     ------
@@ -161,6 +189,10 @@ class GpuModelParams:
     smem_bytes_per_s_per_sm: float = math.inf
     smem_overlap_norm: float = math.inf
     power_cap_s_per_byte: float = 0.0
+    scalar_elems_per_s_per_sm: float = SCALAR_ELEMS_PER_S_PER_SM
+    unpipelined_latency_s: float = UNPIPELINED_LATENCY_S
+    clock_exponent: float = 1.0 / 3.0
+    max_clock_boost: float = 1.47
 
     def __post_init__(self) -> None:
         def real(name: str, value: Any, *, finite: bool = True,
@@ -185,7 +217,7 @@ class GpuModelParams:
             raise MeasureError(f"overlap_decay must be in [0, 1), got overlap_decay={decay}")
         object.__setattr__(self, "overlap_decay", decay)
         for name in ("tile_overhead_elems", "k_overhead_elems", "pipeline_latency_s",
-                     "power_cap_s_per_byte"):
+                     "power_cap_s_per_byte", "unpipelined_latency_s", "clock_exponent"):
             v = real(name, getattr(self, name), rule="finite and >= 0")
             if v < 0:
                 rule = "finite and >= 0" if name == "power_cap_s_per_byte" else ">= 0"
@@ -201,11 +233,16 @@ class GpuModelParams:
                                f"{type(self.count_writes).__name__} "
                                f"count_writes={self.count_writes!r}")
         object.__setattr__(self, "count_writes", bool(self.count_writes))
-        for name in ("sm_load_bytes_per_s", "smem_bytes_per_s_per_sm"):
+        for name in ("sm_load_bytes_per_s", "smem_bytes_per_s_per_sm",
+                     "scalar_elems_per_s_per_sm"):
             v = real(name, getattr(self, name), finite=False)
             if not v > 0:
                 raise MeasureError(f"{name} must be > 0 (inf switches it off), got {name}={v}")
             object.__setattr__(self, name, v)
+        boost = real("max_clock_boost", self.max_clock_boost)
+        if not boost >= 1.0:
+            raise MeasureError(f"max_clock_boost must be >= 1, got max_clock_boost={boost}")
+        object.__setattr__(self, "max_clock_boost", boost)
         q = real("smem_overlap_norm", self.smem_overlap_norm, finite=False)
         if not q >= 1.0:
             raise MeasureError("smem_overlap_norm must be >= 1 (inf is max), got "
@@ -354,29 +391,67 @@ def smooth_max(a: Any, b: Any, q: float) -> Any:
 
 
 def matmul_smem_bytes(block_m: int, block_n: int, block_k: int, num_stages: int,
-                      itemsize: int) -> int:
+                      itemsize: int, *, a_buffers: int | None = None,
+                      b_buffers: int | None = None) -> int:
     """Shared memory of a pipelined matmul program (eq. 1).
 
-    ``num_stages * (BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * itemsize`` bytes.
+    ``(BLOCK_M * BLOCK_K * n_A + BLOCK_K * BLOCK_N * n_B) * itemsize`` bytes,
+    ``n_A = n_B = num_stages`` by default. Triton keeps ``num_stages`` buffers
+    of a tile whose loads it pipelines (async copies) and one buffer of a tile
+    it loads synchronously (:func:`~autotile.kernels.matmul_access`: scalar
+    2-byte loads are not pipelined).
+
+    Parameters
+    ----------
+    block_m, block_n, block_k : int
+        Tile, elements.
+    num_stages : int
+    itemsize : int
+        Bytes per element.
+    a_buffers, b_buffers : int, optional
+        Buffers of the A and B tiles (default ``num_stages`` each).
+
+    Returns
+    -------
+    int
+        Bytes.
 
     References
     ----------
     CUTLASS "Efficient GEMM in CUDA" (multistage pipeline); Triton
-    ``matmul`` tutorial (its ``num_stages`` buffers of the A and B tiles).
+    ``matmul`` tutorial (its ``num_stages`` buffers of the A and B tiles);
+    Triton's ``OutOfResources`` messages on an H200: 294,912 B for 128x256x128
+    with 3 stages (3 x (A + B)), 278,528 B for 256x64x128 with 4 stages at
+    N = 5000 (4 x A + 1 x B).
     """
-    return int(num_stages) * (block_m * block_k + block_k * block_n) * int(itemsize)
+    n_a = int(num_stages) if a_buffers is None else int(a_buffers)
+    n_b = int(num_stages) if b_buffers is None else int(b_buffers)
+    return (block_m * block_k * n_a + block_k * block_n * n_b) * int(itemsize)
 
 
 def matmul_regs_per_thread(block_m: int, block_n: int, num_warps: int,
-                           params: GpuModelParams) -> int:
+                           params: GpuModelParams, staged_elems: int = 0) -> int:
     """Registers per thread of a matmul program (eq. 2).
 
     The fp32 accumulator ``BLOCK_M x BLOCK_N`` spread over ``num_warps * 32``
-    threads plus ``reg_base_per_thread``, rounded up to the allocation unit
-    of 8 registers per thread (CUDA occupancy calculator).
+    threads plus ``reg_base_per_thread``, plus one register per element of a
+    synchronously loaded tile that the thread holds between its scalar load
+    and the store to shared memory (``staged_elems / (32 * num_warps)``; an
+    async copy goes to shared memory without registers), rounded up to the
+    allocation unit of 8 registers per thread (CUDA occupancy calculator).
+
+    Parameters
+    ----------
+    block_m, block_n : int
+    num_warps : int
+    params : GpuModelParams
+    staged_elems : int, default=0
+        Elements per K step of the tiles loaded with scalar loads (e.g.
+        ``BLOCK_K * BLOCK_N`` when B is).
     """
     acc = math.ceil(block_m * block_n / (32 * num_warps))
-    regs = acc + params.reg_base_per_thread
+    staged = math.ceil(staged_elems / (32 * num_warps))
+    regs = acc + staged + params.reg_base_per_thread
     return -(-regs // REG_ALLOC_UNIT) * REG_ALLOC_UNIT
 
 
@@ -533,12 +608,18 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
                   n_programs: int, hbm_bytes: float, efficiency: float,
                   blocks_per_sm: int, num_stages: int, dtype: str = "float16",
                   n_steps_per_program: int = 0, step_bytes: float = 0.0,
-                  smem_step_bytes: float = 0.0) -> GpuEstimate:
+                  smem_step_bytes: float = 0.0, scalar_step_elems: float = 0.0,
+                  scalar_epilogue_elems: float = 0.0) -> GpuEstimate:
     """Kernel time from compute, operand feed, HBM traffic, waves and pipelining (eqs. 5-8).
 
     * compute (eq. 5): ``ceil(n_programs / n_sms) * flops_per_program /
       (peak / n_sms * efficiency)``: the busiest SM's programs at its share
       of the tensor peak (wave quantization over SMs);
+    * clock under the power cap (eq. 5e, when ``clock_exponent = a > 0``):
+      with ``u = n_programs / (r * n_sms)`` the busy fraction of the SMs'
+      time, ``compute_s`` is divided by ``min(u ** -a, max_clock_boost)``:
+      the power a wave tail leaves unused raises the clock of the busy SMs
+      (dynamic power ``~ n_busy * f^3``);
     * operand feed (eq. 5b, when ``n_steps_per_program > 0``): with
       ``r = ceil(n_programs / n_sms)``, ``b' = min(blocks_per_sm, r)``,
       ``x = step_bytes / sm_load_bytes_per_s`` and ``L = pipeline_latency_s``,
@@ -555,6 +636,18 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
       q)`` (eq. 5c', ``q = smem_overlap_norm``; ``max`` with the default ``inf``):
       the SM's programs share one shared-memory port [7]; 0 with the default
       ``B_smem = inf``;
+    * unvectorised operands (eq. 5d, when ``scalar_step_elems > 0`` or
+      ``scalar_epilogue_elems > 0``): with ``e`` the elements one program
+      loads per K step with scalar loads, ``e_c`` the elements it stores so
+      after the loop, ``R = scalar_elems_per_s_per_sm``, ``L_u =
+      unpipelined_latency_s`` and ``c0`` the tensor time of eq. 5: the SM
+      moves scalar elements at rate ``R``, ``scalar_s = r *
+      (n_steps_per_program * e + e_c) / R``; and, when ``e > 0``, ``chain_s =
+      (r * n_steps_per_program * (L_u + e / R) + c0) / b'``: such a tile has
+      one shared-memory buffer and is not pipelined, so a program's steps run
+      load, store to shared memory and ``tl.dot`` in turn and only the ``b'``
+      resident programs overlap. ``compute_s = max(compute_s, scalar_s,
+      chain_s)``;
     * memory (eq. 6): ``hbm_bytes / (hbm_bytes_per_s * bandwidth_efficiency)``;
     * overlap (eq. 7): ``o = 1 - overlap_decay ** (num_stages * blocks_per_sm - 1)``;
     * time (eq. 8): ``max(c, m) + (1 - o) * min(c, m) + launch_overhead_s``:
@@ -596,6 +689,12 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     smem_step_bytes : float, default=0.0
         Shared-memory bytes one step writes and reads
         (:func:`matmul_smem_step_bytes`), for eq. 5c.
+    scalar_step_elems : float, default=0.0
+        Elements one program loads per step with scalar loads (eq. 5d), e.g.
+        ``BLOCK_K * BLOCK_N`` when Triton cannot vectorise B's loads.
+    scalar_epilogue_elems : float, default=0.0
+        Elements one program stores with scalar stores after its loop
+        (eq. 5d), e.g. ``BLOCK_M * BLOCK_N`` when C's stores are not vectorised.
 
     Returns
     -------
@@ -624,6 +723,10 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     rounds = -(-n_programs // hw.n_sms)
     peak_sm = hw.tensor_flops_per_s(dtype) / hw.n_sms
     compute_s = rounds * flops_per_program / (peak_sm * efficiency)
+    if params.clock_exponent > 0:  # eq. 5e: a wave tail leaves power for a higher clock
+        busy = n_programs / (rounds * hw.n_sms)
+        compute_s /= min(busy ** -params.clock_exponent, params.max_clock_boost)
+    tensor_s = compute_s
     feed_s = 0.0
     if n_steps_per_program > 0:
         x = step_bytes / params.sm_load_bytes_per_s
@@ -635,6 +738,16 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     if n_steps_per_program > 0 and math.isfinite(params.smem_bytes_per_s_per_sm):
         smem_s = rounds * n_steps_per_program * smem_step_bytes / params.smem_bytes_per_s_per_sm
         compute_s = float(smooth_max(compute_s, smem_s, params.smem_overlap_norm))
+    rate = params.scalar_elems_per_s_per_sm
+    if (scalar_step_elems > 0 or scalar_epilogue_elems > 0) and math.isfinite(rate):
+        steps = max(int(n_steps_per_program), 1)
+        scalar_s = rounds * (steps * scalar_step_elems + scalar_epilogue_elems) / rate
+        compute_s = max(compute_s, scalar_s)
+        if scalar_step_elems > 0:
+            b_res = min(blocks_per_sm, rounds)
+            chain_s = (rounds * steps * (params.unpipelined_latency_s + scalar_step_elems / rate)
+                       + tensor_s) / b_res
+            compute_s = max(compute_s, chain_s)
     memory_s = hbm_bytes / (hw.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (num_stages * blocks_per_sm - 1)
     t = max(compute_s, memory_s) + (1.0 - o) * min(compute_s, memory_s) + hw.launch_overhead_s

@@ -1,0 +1,90 @@
+"""Eqs. 1, 2 and 5d: a tile Triton loads with scalar loads has one buffer and costs time."""
+
+from __future__ import annotations
+
+import pytest
+
+from autotile.measure import GpuModelParams, KernelModelMeasurer
+from autotile.measure.gpu import H200_MEASURED_L2, estimate_time
+from autotile.measure.gpu._time_model import matmul_regs_per_thread, matmul_smem_bytes
+
+P = GpuModelParams()
+
+
+def cfg(bm, bn, bk, w, s):
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=w, num_stages=s)
+
+
+def test_buffers_reproduce_tritons_out_of_resources_numbers():
+    assert matmul_smem_bytes(128, 256, 128, 3, 2) == 294912
+    assert matmul_smem_bytes(256, 64, 128, 4, 2, a_buffers=4, b_buffers=1) == 278528
+    assert matmul_smem_bytes(256, 128, 128, 3, 2, a_buffers=3, b_buffers=1) == 229376
+
+
+def test_scalar_elements_are_staged_in_registers():
+    # 256x128 fp32 accumulator over 8 warps: 128 + 40; B's 128x128 step: 64 per thread
+    assert matmul_regs_per_thread(256, 128, 8, P) == 168
+    assert matmul_regs_per_thread(256, 128, 8, P, staged_elems=128 * 128) == 232
+    assert matmul_regs_per_thread(128, 256, 8, P, staged_elems=128 * 256) == 296
+
+
+def test_eq_5d_chain_and_lsu_terms():
+    hw = H200_MEASURED_L2
+    flops = hw.tensor_flops_per_s("float16") / hw.n_sms * 5e-6  # c0 = 5 us per program
+    kw = dict(flops_per_program=flops, hbm_bytes=0.0, efficiency=1.0, num_stages=3,
+              n_steps_per_program=10)
+    base = estimate_time(hw, P, n_programs=132, blocks_per_sm=1, **kw)
+    assert base.compute_s == pytest.approx(5e-6)
+    # one program per SM, 10 steps of 4000 scalar elements: (10 x (1.7 + 1.0) + 5) us
+    one = estimate_time(hw, P, n_programs=132, blocks_per_sm=1, scalar_step_elems=4000, **kw)
+    assert one.compute_s == pytest.approx(32e-6)
+    # two per SM, both resident: (2 x 10 x 2.7 + 10) / 2 us
+    two = estimate_time(hw, P, n_programs=264, blocks_per_sm=2, scalar_step_elems=4000, **kw)
+    assert two.compute_s == pytest.approx(32e-6)
+    # scalar stores only: r x e_c / R = 8000 / 4e9 s, below c0
+    out = estimate_time(hw, P, n_programs=132, blocks_per_sm=1, scalar_epilogue_elems=8000,
+                        **kw)
+    assert out.compute_s == pytest.approx(5e-6)
+    off = GpuModelParams(scalar_elems_per_s_per_sm=float("inf"))
+    assert estimate_time(hw, off, n_programs=132, blocks_per_sm=1, scalar_step_elems=4000,
+                         **kw).compute_s == pytest.approx(5e-6)
+
+
+def test_matmul_at_n_5000_ranks_the_configs_triton_ran():
+    m = KernelModelMeasurer("matmul", {"M": 3000, "N": 5000, "K": 2000}, H200_MEASURED_L2)
+    best = m.measure(cfg(256, 128, 128, 8, 3))  # measured 0.546 ms, the best tutorial config
+    wide = m.measure(cfg(128, 256, 64, 8, 3))   # measured 0.776 ms
+    assert best.ok and best.metrics["time_s"] == pytest.approx(4.788e-4, rel=1e-3)
+    assert wide.metrics["time_s"] == pytest.approx(8.558e-4, rel=1e-3)
+    spill = m.measure(cfg(128, 256, 128, 8, 3))  # measured 1.075 ms
+    assert spill.status == "infeasible" and "registers per thread 296" in spill.error
+    # the same configs at N = 5008 (a multiple of 16) are pipelined and far faster
+    m16 = KernelModelMeasurer("matmul", {"M": 3008, "N": 5008, "K": 2000}, H200_MEASURED_L2)
+    assert m16.measure(cfg(128, 256, 64, 8, 3)).metrics["time_s"] == pytest.approx(
+        1.139e-4, rel=1e-3)
+    assert "smem_fits" in m16.measure(cfg(256, 128, 128, 8, 3)).error
+
+
+def test_descriptor_kernel_is_modelled_as_pipelined():
+    shape = {"M": 3000, "N": 5000, "K": 2000}
+    c = dict(cfg(128, 256, 64, 8, 3), NUM_SMS=132)
+    ptr = KernelModelMeasurer("matmul_persistent", shape, H200_MEASURED_L2).measure(c)
+    tma = KernelModelMeasurer("matmul_descriptor_persistent", shape, H200_MEASURED_L2).measure(c)
+    assert tma.metrics["time_s"] < 0.3 * ptr.metrics["time_s"]
+
+
+def test_a_wave_tail_runs_at_a_higher_clock():
+    # 256 x 12288 x 4096 bf16: 128x256 tiles give 96 programs, so 96 of 132 SMs are busy and
+    # the clock rises by (132 / 96)^(1/3) (eq. 5e); the 128x64 tiles (384 programs) fill the SMs
+    m = KernelModelMeasurer("matmul", {"M": 256, "N": 12288, "K": 4096}, H200_MEASURED_L2,
+                            dtype="bfloat16")
+    fixed = KernelModelMeasurer("matmul", {"M": 256, "N": 12288, "K": 4096}, H200_MEASURED_L2,
+                                GpuModelParams(clock_exponent=0.0), dtype="bfloat16")
+    wide, narrow = dict(cfg(128, 256, 64, 8, 3), GROUP_M=2), dict(cfg(128, 64, 64, 4, 4), GROUP_M=2)
+    assert m.measure(wide).metrics["compute_s"] == pytest.approx(
+        fixed.measure(wide).metrics["compute_s"] / (132 / 96) ** (1 / 3))
+    assert m.measure(narrow).metrics["compute_s"] == pytest.approx(
+        fixed.measure(narrow).metrics["compute_s"] / (132 / 128) ** (1 / 3))
+    # measured 51.1 us and 62.1 us: the wide tile is now predicted the faster one
+    assert m.measure(wide).metrics["time_s"] < m.measure(narrow).metrics["time_s"]
+    assert fixed.measure(wide).metrics["time_s"] > fixed.measure(narrow).metrics["time_s"]
