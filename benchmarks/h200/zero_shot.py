@@ -102,7 +102,30 @@ def spearman(x: list[float], y: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--summary", type=Path, default=DATA / "autotune_gpu_summary.csv")
+    ap.add_argument("--predict", default=None, metavar="SHAPES",
+                    help="write the model's time of every tutorial config at these shapes "
+                         "(comma-separated MxNxK:dtype, or a name known to autotune_gpu.py) "
+                         "to --out instead, before they are timed")
+    ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.predict:
+        from benchmarks.h200.autotune_gpu import parse_shapes
+
+        rows = []
+        for M, N, K, dtype in parse_shapes(args.predict):
+            shape = f"{M}x{N}x{K}:{dtype}"
+            pred, wall = rank_shape(shape)
+            pick = min((n for n in pred if math.isfinite(pred[n])), key=lambda n: pred[n])
+            print(f"{shape}: model's pick {pick} ({pred[pick] * 1e3:.4f} ms), {wall:.2f} s")
+            rows += [{"shape": shape, "config": n, "model_time_s": t if math.isfinite(t) else "",
+                      "model_pick": int(n == pick)} for n, t in pred.items()]
+        out = args.out or DATA / "autotune_gpu_predictions.csv"
+        with out.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        print(f"wrote {out}")
+        return 0
     measured = read_summary(args.summary)
     print("| shape | Spearman | model's pick | % of best | rank 16 configs |")
     print("|---|---|---|---|---|")
