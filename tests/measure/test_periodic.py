@@ -20,13 +20,7 @@ from autotile.measure.cpu._nestsim import (
     AffineNest,
     _affine_steps,
 )
-from autotile.measure.cpu._periodic import (
-    FIRST_SPARSE,
-    GIVE_UP,
-    footprint_lines,
-    loop_periods,
-    walk_periodic,
-)
+from autotile.measure.cpu._periodic import footprint_lines, periodic_hits
 from autotile.space import gemm_space
 
 
@@ -37,13 +31,9 @@ def _counts(mb) -> tuple[int, int, int, int, int]:  # type: ignore[no-untyped-de
 
 def _simulated_fraction(nest: AffineNest, cache: CacheConfig) -> float:
     ext, step, addr0, base = _affine_steps(nest)
-    period, dense, shift, lo, hi, _ = loop_periods(ext, step, base, nest.total_bytes,
-                                            cache.line_bytes, cache.n_sets)
-    n_ids = nest.total_bytes // cache.line_bytes + 1
-    _, _, sim = walk_periodic(ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways,
-                              cache.n_lines, n_ids, period, dense, shift, lo, hi, True, GIVE_UP,
-                              FIRST_SPARSE)
-    return int(sim) / (nest.n_iters * len(nest.accesses))
+    _, _, sim = periodic_hits(ext, step, addr0, base, nest.total_bytes, cache.line_bytes,
+                              cache.n_sets, cache.ways, True)
+    return sim / (nest.n_iters * len(nest.accesses))
 
 
 @pytest.mark.parametrize(("n", "k", "seed"), [(64, 200, 0), (128, 8, 1), (256, 2, 2)])

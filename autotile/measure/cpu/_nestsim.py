@@ -391,20 +391,12 @@ def simulate_nest(
     if extrapolate is None:
         extrapolate = n >= EXTRAPOLATE_MIN_ACCESSES
     if extrapolate and not packed and cache.ways <= 62 and nest.accesses:
-        from autotile.measure.cpu._periodic import (
-            FIRST_SPARSE,
-            GIVE_UP,
-            footprint_lines,
-            loop_periods,
-            walk_periodic,
-        )
+        from autotile.measure.cpu._periodic import footprint_lines, periodic_hits
 
         ext, step, addr0, base = _affine_steps(nest)
-        period, dense, shift, lo, hi, _ = loop_periods(
-            ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
-        sa_hits, fa_hits, _ = walk_periodic(
-            ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
-            period, dense, shift, lo, hi, use_shortcut, GIVE_UP, FIRST_SPARSE)
+        sa_hits, fa_hits, _ = periodic_hits(ext, step, addr0, base, nest.total_bytes,
+                                            cache.line_bytes, cache.n_sets, cache.ways,
+                                            use_shortcut)
         touched = footprint_lines(ext, step, addr0, cache.line_bytes, n_ids)
     else:
         sa_hits, fa_hits, touched = _walk(

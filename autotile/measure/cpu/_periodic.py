@@ -63,7 +63,7 @@ from autotile.measure.cpu._cachesim import sa_touch
 
 _I64 = npt.NDArray[np.int64]
 
-__all__ = ["loop_periods", "footprint_lines", "walk_periodic"]
+__all__ = ["loop_periods", "footprint_lines", "walk_periodic", "periodic_hits"]
 
 #: A loop is compared after each of its first iterations only if one iteration
 #: makes at least this many accesses: a snapshot costs about a hundred accesses.
@@ -72,12 +72,75 @@ MIN_BODY_ACCESSES = 48
 GIVE_UP = 16
 #: First iteration of a sparse comparison; later ones double it.
 FIRST_SPARSE = 32
+#: Comparisons per line window of an in-line loop (see :func:`loop_periods`).
+GIVE_UP_IN_LINE = 4
+#: Fewest consecutive iterations in one line for a loop to be watched in-line.
+MIN_IN_LINE = 4
+#: Most runs of a loop left unwatched after runs without a match (see walk_periodic).
+MAX_BACKOFF = 63
+
+
+def _in_line_window(s: int, inner_step: _I64, inner_ext: _I64, line_bytes: int
+                    ) -> tuple[int, int, int, int] | None:
+    """How an access that moves ``s`` bytes per iteration stays in its lines.
+
+    The inner loops move the access by ``inner_step`` bytes (``inner_ext``
+    iterations each). Split them into those whose steps are multiples of a
+    block size ``G`` (a divisor of ``line_bytes``) and the others, whose
+    offsets span a window ``[w_lo, w_hi]`` of bytes. Every address of one
+    iteration is then ``x + w + k * G`` with ``x`` the iteration's start
+    address, ``w_lo <= w <= w_hi`` and ``k`` an integer, so if
+    ``u = (x + w_lo) mod G`` has ``u + (w_hi - w_lo) + h * s < G`` (for
+    ``s > 0``; ``u - h * |s| >= 0`` and ``u + (w_hi - w_lo) < G`` for ``s < 0``)
+    every address of the iterations ``0 .. h`` ahead lies in one ``G``-aligned
+    block, and so in one line: the access touches the same lines in each.
+    Every split is tried (the inner loops are few).
+
+    Returns
+    -------
+    tuple of int or None
+        ``(n, G, w_lo, w_hi)`` with ``n`` the most consecutive iterations in
+        one block that the split allows, for the split with the largest ``n``;
+        None if ``s == 0`` or ``|s| >= line_bytes``.
+    """
+    if s == 0 or abs(s) >= line_bytes:
+        return None
+    moving = [(int(t), int(e)) for t, e in zip(inner_step, inner_ext) if int(t) % line_bytes]
+    best: tuple[int, int, int, int] | None = None
+    for mask in range(1 << len(moving)):
+        g, w_lo, w_hi = line_bytes, 0, 0
+        for i, (t, e) in enumerate(moving):
+            if mask >> i & 1:
+                g = gcd(g, t)
+            else:
+                w_lo += min(0, t * (e - 1))
+                w_hi += max(0, t * (e - 1))
+        room = g - 1 - (w_hi - w_lo)
+        n = room // abs(s) + 1 if room >= 0 else 0
+        if best is None or n > best[0]:
+            best = (n, g, w_lo, w_hi)
+    return best
 
 
 def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes: int,
-                 n_sets: int, min_body: int = MIN_BODY_ACCESSES
-                 ) -> tuple[_I64, npt.NDArray[np.bool_], _I64, _I64, _I64, _I64]:
-    """Which loops to watch, their periods and the line shift of each buffer.
+                 n_sets: int, min_body: int = MIN_BODY_ACCESSES, min_in_line: int = MIN_IN_LINE
+                 ) -> tuple[_I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_], _I64, _I64,
+                            _I64, _I64, _I64, _I64, _I64]:
+    """Which loops to watch, how, and the line shift of each buffer.
+
+    A loop is watched in one of two ways:
+
+    * *periodic*: ``P * step[l, a]`` is a multiple of ``line_bytes * n_sets``
+      for every access (``P`` the smallest such count) and the loop runs at
+      least ``2 * P + 1`` iterations. The translation holds for the whole loop.
+    * *in-line* (``P = 1``; only where the periodic way does not apply and one
+      iteration makes at least ``min_body`` accesses): every access either moves
+      by a multiple of ``line_bytes * n_sets`` bytes per iteration, or by less
+      than a line and stays in its lines for at least ``min_in_line``
+      consecutive iterations (see :func:`_in_line_window`). The second kind
+      does not move at the level of lines until it crosses into the next one,
+      so the translation holds only up to that crossing (the walker computes
+      that horizon at run time).
 
     Parameters
     ----------
@@ -92,19 +155,29 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
     line_bytes, n_sets : int
         Cache geometry.
     min_body : int, default=MIN_BODY_ACCESSES
-        Smallest number of accesses per iteration of a densely watched loop.
+        Smallest number of accesses per iteration of a densely watched loop
+        (and of an in-line one).
+    min_in_line : int, default=MIN_IN_LINE
+        Smallest number of consecutive iterations in one line for an in-line loop.
 
     Returns
     -------
     period : ndarray of shape (n_loops,), int64
-        ``P`` of each loop; 0 where the loop is not watched (it runs fewer
-        than ``2 * P + 1`` iterations, or its buffers do not move together).
+        ``P`` of each loop (1 for in-line loops); 0 where the loop is not watched.
     dense : ndarray of shape (n_loops,), bool
         Whether one iteration makes at least ``min_body`` accesses: such a
         loop is compared after each of its first iterations, the others only
         at a few iterations spaced by powers of two.
+    local : ndarray of shape (n_loops,), bool
+        Whether the loop is watched in-line.
     shift : ndarray of shape (n_loops, n_regions), int64
-        Lines buffer ``r`` moves per ``P`` iterations of loop ``l``.
+        Lines buffer ``r`` moves per ``P`` iterations of loop ``l`` (0 for a
+        buffer that moves within a line).
+    block, win_lo, win_hi : ndarray of shape (n_loops, n_accesses), int64
+        For an access that moves within a line at an in-line loop, the block
+        size ``G`` (bytes, a divisor of ``line_bytes``) and the window
+        ``[win_lo, win_hi]`` (bytes, relative to its address at the start of an
+        iteration) of :func:`_in_line_window`; ``block == 0`` for the others.
     region_lo, region_hi : ndarray of shape (n_regions,), int64
         Line range ``[lo, hi)`` of each buffer (a buffer reaches up to the next
         buffer's base).
@@ -120,15 +193,13 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
     region_of = np.array([bases.index(int(b)) for b in base], np.int64)
     period = np.zeros(n_loops, np.int64)
     dense = np.zeros(n_loops, np.bool_)
+    local = np.zeros(n_loops, np.bool_)
     shift = np.zeros((n_loops, n_reg), np.int64)
+    block = np.zeros((n_loops, p), np.int64)
+    win_lo = np.zeros((n_loops, p), np.int64)
+    win_hi = np.zeros((n_loops, p), np.int64)
     modulus = line_bytes * n_sets
     for l in range(n_loops):
-        per = 1
-        for a in range(p):
-            g = gcd(abs(int(step[l, a])), modulus)
-            per = per * (modulus // g) // gcd(per, modulus // g)
-        if int(ext[l]) < 2 * per + 1:
-            continue
         reg_step: dict[int, int] = {}
         ok = True
         for a in range(p):
@@ -141,11 +212,41 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
                 ok = False
         if not ok:
             continue
-        period[l] = per
-        dense[l] = p * int(np.prod(ext[l + 1:], dtype=np.int64)) >= min_body
+        body = p * int(np.prod(ext[l + 1:], dtype=np.int64))
+        per = 1
+        for a in range(p):
+            g = gcd(abs(int(step[l, a])), modulus)
+            per = per * (modulus // g) // gcd(per, modulus // g)
+        if int(ext[l]) >= 2 * per + 1:
+            period[l] = per
+            dense[l] = body >= min_body
+            for r, s in reg_step.items():
+                shift[l, r] = per * s // line_bytes
+            continue
+        if body < min_body or int(ext[l]) < 3:
+            continue
+        for a in range(p):
+            s = int(step[l, a])
+            if s % modulus == 0:
+                continue
+            best = _in_line_window(s, step[l + 1:, a], ext[l + 1:], line_bytes)
+            if best is None or best[0] < min_in_line:
+                ok = False
+                break
+            _, block[l, a], win_lo[l, a], win_hi[l, a] = best
+        if not ok or not block[l].any():
+            block[l] = 0
+            win_lo[l] = 0
+            win_hi[l] = 0
+            continue
+        period[l] = 1
+        dense[l] = True
+        local[l] = True
         for r, s in reg_step.items():
-            shift[l, r] = per * s // line_bytes
-    return period, dense, shift, region_lo, region_hi, region_of
+            if s % modulus == 0:
+                shift[l, r] = s // line_bytes
+    return (period, dense, local, shift, block, win_lo, win_hi, region_lo, region_hi,
+            region_of)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -229,34 +330,50 @@ def _snapshot(tags, stamp, nxt, ends, out_sa, out_fa):  # type: ignore[no-untype
 
 
 @numba.njit(cache=True, nogil=True)
-def _translated_equal(old_sa, old_fa, new_sa, new_fa, shift_l, lo, hi, active, ways):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Whether ``new == phi(old)`` with every line kept inside its buffer.
+def _live_equal(tags, stamp, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Whether the caches now hold ``phi(old)``, every line kept inside its buffer.
 
-    Only the sets in ``active`` (those the loop touches) are compared.
+    Only the sets in ``active`` (those the loop touched since ``old``) are
+    compared; each set is read in LRU order (MRU first), as :func:`_snapshot`
+    writes it, and the comparison stops at the first difference.
     """
-    for i in range(old_sa.shape[0]):
-        if not active[i // ways]:
+    n_sets, ways = tags.shape
+    for s in range(n_sets):
+        if not active[s]:
             continue
-        x = old_sa[i]
-        if x < 0:
-            if new_sa[i] >= 0:
+        taken = 0
+        for k in range(ways):
+            best = -1
+            best_stamp = 0
+            for w in range(ways):
+                if (taken >> w) & 1 == 0 and stamp[s, w] > best_stamp:
+                    best = w
+                    best_stamp = stamp[s, w]
+            x = old_sa[s * ways + k]
+            if best < 0:
+                if x >= 0:
+                    return False
+                continue
+            taken |= 1 << best
+            if x < 0:
                 return False
-            continue
-        r = _region(x, lo, hi)
-        y = x + shift_l[r]
-        if y != new_sa[i] or not (lo[r] <= y < hi[r]):
-            return False
+            r = _region(x, lo, hi)
+            y = x + shift_l[r]
+            if y != tags[s, best] or not (lo[r] <= y < hi[r]):
+                return False
+    y = ends[0]
     for i in range(old_fa.shape[0]):
         x = old_fa[i]
         if x < 0:
-            if new_fa[i] >= 0:
-                return False
-            break
-        r = _region(x, lo, hi)
-        y = x + shift_l[r]
-        if y != new_fa[i] or not (lo[r] <= y < hi[r]):
+            return y < 0
+        if y < 0:
             return False
-    return True
+        r = _region(x, lo, hi)
+        z = x + shift_l[r]
+        if z != y or not (lo[r] <= z < hi[r]):
+            return False
+        y = nxt[y]
+    return y < 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -336,15 +453,21 @@ def _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,
 
 @numba.njit(cache=True, nogil=True)
 def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: ignore[no-untyped-def]
-                  n_ids, period, dense, shift, lo, hi, shortcut, give_up,
-                  first_sparse):  # pragma: no cover
+                  n_ids, period, dense, local, shift, block, win_lo, win_hi, lo, hi,
+                  shortcut, give_up, first_sparse, give_up_in_line,
+                  max_backoff):  # pragma: no cover
     """Set-associative and fully associative hits of an affine nest, extrapolating.
 
-    A watched loop ``l`` (``period[l] > 0``) is compared at the end of its
-    iterations ``period[l] .. period[l] + give_up`` if ``dense[l]``, and at
-    iterations near ``first_sparse * 2**m``; where no comparison matches, that
-    run of the loop is simulated. Returns ``(sa_hits, fa_hits, n_simulated)``;
-    ``n_simulated`` is the number of accesses replayed.
+    A periodic loop ``l`` (``period[l] > 0``, not ``local[l]``) is compared at
+    the end of its iterations ``period[l] .. period[l] + give_up`` if
+    ``dense[l]``, and at iterations near ``first_sparse * 2**m``; an in-line
+    loop at the end of the first ``give_up_in_line + 1`` iterations of each
+    line window (the iterations whose in-line accesses stay in the same
+    lines), against the iteration before. Where no comparison matches, that
+    run (or window) of the loop is simulated. Returns ``(sa_hits, fa_hits,
+    n_simulated, n_tries, n_jumps)``: ``n_simulated`` is the number of accesses
+    replayed, ``n_tries[l]`` and ``n_jumps[l]`` the comparisons made at the end
+    of an iteration of loop ``l`` and those that matched.
     """
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
@@ -367,6 +490,15 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     snap_hits = np.zeros((n_slots, 2), np.int64)
     snap_clock = np.zeros(n_slots, np.int64)
     next_sparse = np.zeros(n_loops, np.int64)
+    window = np.zeros(n_loops, np.int64)  # first iteration of an in-line loop's line window
+    n_tries = np.zeros(n_loops, np.int64)
+    # back-off: a run of a loop without a match makes the loop skip the next
+    # 1, 3, 7, ... max_backoff runs unwatched; a match resets it
+    watched = np.zeros(n_loops, np.bool_)
+    matched = np.zeros(n_loops, np.bool_)
+    backoff = np.zeros(n_loops, np.int64)
+    skip = np.zeros(n_loops, np.int64)
+    n_jumps = np.zeros(n_loops, np.int64)
     sa_hits = 0
     fa_hits = 0
     simulated = 0
@@ -377,6 +509,11 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     addr = addr0.copy()
     pow2_sets = (n_sets & (n_sets - 1)) == 0
     done = n_loops == 0
+    run_shortcut = not done and period[n_loops - 1] == 0
+    if run_shortcut:
+        for a in range(p):
+            if abs(step[n_loops - 1, a]) >= line_bytes:
+                run_shortcut = False
     while True:
         # ---- one iteration of the body
         same = shortcut
@@ -387,8 +524,25 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 same = False
         clock += p
         if same:
-            sa_hits += p
-            fa_hits += p
+            # the iterations of the innermost loop up to its accesses' next line
+            # crossing repeat these lines too: count them at once (an unwatched
+            # innermost loop only, so that no comparison is skipped)
+            h = 0
+            if run_shortcut:
+                h = ext[n_loops - 1] - 1 - cnt[n_loops - 1]
+                for a in range(p):
+                    s_ = step[n_loops - 1, a]
+                    if s_ > 0:
+                        h = min(h, (line_bytes - 1 - addr[a] % line_bytes) // s_)
+                    elif s_ < 0:
+                        h = min(h, (addr[a] % line_bytes) // (-s_))
+                if h > 0:
+                    clock += h * p
+                    cnt[n_loops - 1] += h
+                    for a in range(p):
+                        addr[a] += step[n_loops - 1, a] * h
+            sa_hits += p * (h + 1)
+            fa_hits += p * (h + 1)
             for a in range(p):
                 ln = lines[a]
                 last_touch[(ln & (n_sets - 1)) if pow2_sets else ln % n_sets] = clock
@@ -442,10 +596,56 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             per = period[l]
             c = cnt[l]
             e = ext[l]
-            if per > 0 and c + per <= e - 1:
-                old = -1
-                new = -1
-                part = -1
+            # a comparison of S_c with phi(S_old) that, if equal, skips rem iterations;
+            # iteration c + 1 + j then repeats iteration (c - per + 1 + j % per), and the
+            # state after the last skipped one is phi^(rem // per + 1)(S_part)
+            old = -1
+            part = -1
+            rem = 0
+            keep = -1  # slots to snapshot S_c into if no jump is taken
+            keep2 = -1
+            if per > 0 and c == 0 and (local[l] or c + per <= e - 1):
+                # a run of a watched loop begins: back off after runs without a match
+                if watched[l]:
+                    if matched[l]:
+                        backoff[l] = 0
+                    else:
+                        backoff[l] = min(2 * backoff[l] + 1, max_backoff)
+                        skip[l] = backoff[l]
+                matched[l] = False
+                watched[l] = skip[l] == 0
+                if skip[l] > 0:
+                    skip[l] -= 1
+                window[l] = 0
+            if per > 0 and not watched[l]:
+                pass
+            elif per > 0 and local[l]:
+                # horizon: iterations after c whose in-line accesses keep c's lines
+                hz = e - 1 - c
+                for a in range(p):
+                    g_ = block[l, a]
+                    if g_ > 0:
+                        s_ = step[l, a]
+                        u = (addr[a] + win_lo[l, a]) % g_
+                        room = g_ - 1 - u - (win_hi[l, a] - win_lo[l, a])
+                        if room < 0:
+                            h = -1
+                        elif s_ > 0:
+                            h = room // s_
+                        else:
+                            h = u // (-s_)
+                        hz = min(hz, h)
+                if hz <= 0:
+                    window[l] = c + 1
+                elif c - window[l] <= give_up_in_line:
+                    rel = c - window[l]
+                    if rel >= 1:
+                        old = off[l] + (rel - 1) % 2
+                        part = old
+                        rem = hz
+                    if rel < give_up_in_line and hz >= 2:
+                        keep = off[l] + rel % 2
+            elif per > 0 and c + per <= e - 1:
                 if c == 0:
                     # first sparse comparison of this run: the first iteration at or
                     # after first_sparse (and after the dense ones) with the partial
@@ -453,48 +653,56 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     x = max(first_sparse, per + give_up + 1)
                     next_sparse[l] = x + (e - 1 - x) % per
                 if dense[l] and c <= per + give_up:
-                    new = off[l] + c % (per + 1)
-                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
-                          new, sa_hits, fa_hits, clock)
                     if c >= per:
                         old = off[l] + (c - per) % (per + 1)
                         part = off[l] + (c - per + (e - 1 - c) % per) % (per + 1)
+                    if c < per + give_up:  # an old or partial block of a later comparison
+                        keep = off[l] + c % (per + 1)
                 nsp = next_sparse[l]
                 if c == nsp - per:
-                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
-                          off[l] + per + 1, sa_hits, fa_hits, clock)
+                    keep2 = off[l] + per + 1
                 elif c == nsp and old < 0:
-                    new = off[l] + per + 2
-                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
-                          new, sa_hits, fa_hits, clock)
                     old = off[l] + per + 1
                     part = old
                 if c == nsp:
                     x = 2 * nsp
                     next_sparse[l] = x + (e - 1 - x) % per
-                if old >= 0:
+                rem = e - 1 - c
+            jumped = False
+            if old >= 0:
+                for s in range(n_sets):
+                    active[s] = last_touch[s] > snap_clock[old]
+                q = rem // per
+                n_tries[l] += 1
+                if _live_equal(tags, stamp, nxt, ends, snap_sa[old], snap_fa[old], shift[l],
+                               lo, hi, active) and \
+                        _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
+                                    active, ways):
+                    jumped = True
+                    sa_hits += q * (sa_hits - snap_hits[old, 0]) \
+                        + snap_hits[part, 0] - snap_hits[old, 0]
+                    fa_hits += q * (fa_hits - snap_hits[old, 1]) \
+                        + snap_hits[part, 1] - snap_hits[old, 1]
+                    clock += n_sa + 1
+                    _restore(tags, stamp, prev, nxt, resident, ends, snap_sa[part],
+                             snap_fa[part], shift[l], q + 1, lo, hi, clock, active)
                     for s in range(n_sets):
-                        active[s] = last_touch[s] > snap_clock[old]
-                    rem = e - 1 - c
-                    q = rem // per
-                    if _translated_equal(snap_sa[old], snap_fa[old], snap_sa[new], snap_fa[new],
-                                         shift[l], lo, hi, active, ways) and \
-                            _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
-                                        active, ways):
-                        sa_hits += q * (sa_hits - snap_hits[old, 0]) \
-                            + snap_hits[part, 0] - snap_hits[old, 0]
-                        fa_hits += q * (fa_hits - snap_hits[old, 1]) \
-                            + snap_hits[part, 1] - snap_hits[old, 1]
-                        clock += n_sa + 1
-                        _restore(tags, stamp, prev, nxt, resident, ends, snap_sa[part],
-                                 snap_fa[part], shift[l], q + 1, lo, hi, clock, active)
-                        for s in range(n_sets):
-                            if active[s]:
-                                last_touch[s] = clock
-                        for a in range(p):
-                            last[a] = -1
-                            addr[a] += step[l, a] * rem
-                        cnt[l] += rem
+                        if active[s]:
+                            last_touch[s] = clock
+                    for a in range(p):
+                        last[a] = -1
+                        addr[a] += step[l, a] * rem
+                    cnt[l] += rem
+                    window[l] = cnt[l] + 1
+                    n_jumps[l] += 1
+                    matched[l] = True
+            if not jumped:
+                if keep >= 0:
+                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          keep, sa_hits, fa_hits, clock)
+                if keep2 >= 0:
+                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          keep2, sa_hits, fa_hits, clock)
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
@@ -506,4 +714,42 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             l -= 1
         if l < 0:
             break
-    return sa_hits, fa_hits, simulated
+    return sa_hits, fa_hits, simulated, n_tries, n_jumps
+
+
+def periodic_hits(ext: _I64, step: _I64, addr0: _I64, base: _I64, total_bytes: int,
+                  line_bytes: int, n_sets: int, ways: int, shortcut: bool
+                  ) -> tuple[int, int, int]:
+    """Hits of an affine nest in both caches, extrapolating where provably periodic.
+
+    Parameters
+    ----------
+    ext, step : ndarray of int64
+        As in :func:`loop_periods`.
+    addr0 : ndarray of shape (n_accesses,), int64
+        Byte address of each access at iteration 0.
+    base : ndarray of shape (n_accesses,), int64
+        Base address of each access's buffer, bytes.
+    total_bytes : int
+        End of the last buffer, bytes.
+    line_bytes, n_sets, ways : int
+        Set-associative geometry; the fully associative cache has
+        ``n_sets * ways`` lines.
+    shortcut : bool
+        Count an iteration that repeats the previous iteration's lines as hits
+        (exact only if ``ways >= n_accesses``).
+
+    Returns
+    -------
+    tuple of int
+        ``(sa_hits, fa_hits, n_simulated)``: hits of the set-associative and
+        the fully associative cache, and the accesses actually replayed.
+    """
+    (period, dense, local, shift, block, win_lo, win_hi, lo, hi,
+     _) = loop_periods(ext, step, base, total_bytes, line_bytes, n_sets)
+    n_ids = total_bytes // line_bytes + 1
+    sa, fa, sim, _, _ = walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, n_sets * ways,
+                                n_ids, period, dense, local, shift, block, win_lo, win_hi,
+                                lo, hi, shortcut, GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
+                                MAX_BACKOFF)
+    return int(sa), int(fa), int(sim)
