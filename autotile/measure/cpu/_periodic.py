@@ -37,6 +37,31 @@ later block of ``P`` iterations has the hits of iterations ``v-P+1 .. v``
 ``phi^(q+1)(S_{v-P+r})`` and goes on after the loop's last iteration. Where
 equality does not hold, nothing is extrapolated and the loop is simulated.
 
+Loops that move along a row
+---------------------------
+At ``n = 1024`` a ``j`` or ``k`` loop moves some buffer by a few bytes per
+iteration: its period is half the loop or more, so the argument above never
+applies to it, and only the ``i`` loops inside it (period 1) were extrapolated,
+once per run, a million runs per schedule. But while such an access stays in
+the same lines it does not move at the level of lines. The same argument
+therefore holds with ``P = 1`` and ``phi`` shifting those buffers by 0 lines,
+the others (which must move by a multiple of ``line_bytes * n_sets`` bytes)
+by their stride, for as long as the access keeps its lines: if
+``S_v = phi(S_{v-1})`` and ``B_{w+1} = phi(B_w)`` for ``w = v .. v+h-1``,
+the ``h`` iterations after ``v`` each have the hits of iteration ``v`` and
+``S_{v+h} = phi^h(S_v)``. The horizon ``h`` (the iterations before the
+access crosses into its next line) is computed at run time from the
+access's address and a bound on its offsets within one iteration
+(:func:`_in_line_window`); nothing is extrapolated past it. The walker compares
+states after the first few iterations of each such window (an *in-line*
+loop, see :func:`loop_periods`).
+
+What is compared, and when, only decides how much is extrapolated, never
+the counts: a loop whose runs never match is watched in fewer and fewer runs
+(``MAX_BACKOFF``), and an unwatched innermost loop's iterations that repeat the
+previous iteration's lines are counted in one step (the shortcut of
+:mod:`~autotile.measure.cpu._nestsim`, applied up to the next line crossing).
+
 Compulsory misses (distinct lines) do not repeat like this; they are counted
 exactly by :func:`footprint_lines`, which walks each access only over the
 loops that move it.
