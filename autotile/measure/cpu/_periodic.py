@@ -485,7 +485,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
 
     A periodic loop ``l`` (``period[l] > 0``, not ``local[l]``) is compared at
     the end of its iterations ``period[l] .. period[l] + give_up`` if
-    ``dense[l]``, and at iterations near ``first_sparse * 2**m``; an in-line
+    ``dense[l]``, and at iterations near ``first_sparse * 2**m`` (after a
+    sparse match, from the iteration that matched); an in-line
     loop at the end of the first ``give_up_in_line + 1`` iterations of each
     line window (the iterations whose in-line accesses stay in the same
     lines), against the iteration before. Where no comparison matches, that
@@ -515,6 +516,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     snap_hits = np.zeros((n_slots, 2), np.int64)
     snap_clock = np.zeros(n_slots, np.int64)
     next_sparse = np.zeros(n_loops, np.int64)
+    learned = np.zeros(n_loops, np.int64)  # iteration of the last sparse match, per loop
     window = np.zeros(n_loops, np.int64)  # first iteration of an in-line loop's line window
     n_tries = np.zeros(n_loops, np.int64)
     # back-off: a run of a loop without a match makes the loop skip the next
@@ -629,6 +631,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             rem = 0
             keep = -1  # slots to snapshot S_c into if no jump is taken
             keep2 = -1
+            sparse_try = False
             if per > 0 and c == 0 and (local[l] or c + per <= e - 1):
                 # a run of a watched loop begins: back off after runs without a match
                 if watched[l]:
@@ -676,6 +679,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     # after first_sparse (and after the dense ones) with the partial
                     # block empty
                     x = max(first_sparse, per + give_up + 1)
+                    if learned[l] > 0:  # where the last sparse comparison matched
+                        x = learned[l]
                     next_sparse[l] = x + (e - 1 - x) % per
                 if dense[l] and c <= per + give_up:
                     if c >= per:
@@ -689,6 +694,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 elif c == nsp and old < 0:
                     old = off[l] + per + 1
                     part = old
+                    sparse_try = True
                 if c == nsp:
                     x = 2 * nsp
                     next_sparse[l] = x + (e - 1 - x) % per
@@ -721,6 +727,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     window[l] = cnt[l] + 1
                     n_jumps[l] += 1
                     matched[l] = True
+                    if sparse_try:
+                        learned[l] = c
             if not jumped:
                 if keep >= 0:
                     _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
