@@ -271,7 +271,7 @@ def _walk(ext, coef, kind, base, item, lin, off, rc, cc, misc,  # type: ignore[n
                 if not seen[ln]:
                     seen[ln] = True
                     touched += 1
-                # fully associative LRU (the body of _cache.fa_touch, inlined by hand:
+                # fully associative LRU (the body of _cachesim.fa_touch, inlined by hand:
                 # a call costs ~70% of the walk's time here)
                 head = ends[0]
                 if resident[ln]:
