@@ -84,8 +84,6 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from autotile.measure.cpu._cachesim import sa_touch
-
 _I64 = npt.NDArray[np.int64]
 
 __all__ = ["loop_periods", "footprint_lines", "walk_periodic", "periodic_hits"]
@@ -324,25 +322,34 @@ def _region(x, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
     return -1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sa_touch_mru(tags, s, line):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Access ``line`` in set ``s``, whose ways are kept MRU first; return whether it hit.
+
+    The lines ahead of it move down one way; on a miss the last way (the LRU
+    line, or an empty way, -1) drops out.
+    """
+    x = tags[s, 0]
+    if x == line:
+        return True
+    for w in range(1, tags.shape[1]):
+        y = tags[s, w]
+        tags[s, w] = x
+        if y == line:
+            tags[s, 0] = line
+            return True
+        x = y
+    tags[s, 0] = line
+    return False
+
+
 @numba.njit(cache=True, nogil=True)
-def _snapshot(tags, stamp, nxt, ends, out_sa, out_fa):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _snapshot(tags, nxt, ends, out_sa, out_fa):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Write both caches' states in canonical form (MRU first, -1 padded)."""
     n_sets, ways = tags.shape
     for s in range(n_sets):
-        # selection sort of the set's ways by stamp, newest first (ways is small)
-        taken = 0
-        for k in range(ways):
-            best = -1
-            best_stamp = 0
-            for w in range(ways):
-                if (taken >> w) & 1 == 0 and stamp[s, w] > best_stamp:
-                    best = w
-                    best_stamp = stamp[s, w]
-            if best < 0:
-                out_sa[s * ways + k] = -1
-            else:
-                taken |= 1 << best
-                out_sa[s * ways + k] = tags[s, best]
+        for w in range(ways):
+            out_sa[s * ways + w] = tags[s, w]
     x = ends[0]
     k = 0
     while x >= 0:
@@ -355,36 +362,27 @@ def _snapshot(tags, stamp, nxt, ends, out_sa, out_fa):  # type: ignore[no-untype
 
 
 @numba.njit(cache=True, nogil=True)
-def _live_equal(tags, stamp, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Whether the caches now hold ``phi(old)``, every line kept inside its buffer.
 
     Only the sets in ``active`` (those the loop touched since ``old``) are
-    compared; each set is read in LRU order (MRU first), as :func:`_snapshot`
-    writes it, and the comparison stops at the first difference.
+    compared, way by way (MRU first), and the comparison stops at the first
+    difference.
     """
     n_sets, ways = tags.shape
     for s in range(n_sets):
         if not active[s]:
             continue
-        taken = 0
-        for k in range(ways):
-            best = -1
-            best_stamp = 0
-            for w in range(ways):
-                if (taken >> w) & 1 == 0 and stamp[s, w] > best_stamp:
-                    best = w
-                    best_stamp = stamp[s, w]
-            x = old_sa[s * ways + k]
-            if best < 0:
-                if x >= 0:
+        for w in range(ways):
+            x = old_sa[s * ways + w]
+            t = tags[s, w]
+            if x < 0 or t < 0:
+                if x != t:
                     return False
                 continue
-            taken |= 1 << best
-            if x < 0:
-                return False
             r = _region(x, lo, hi)
             y = x + shift_l[r]
-            if y != tags[s, best] or not (lo[r] <= y < hi[r]):
+            if y != t or not (lo[r] <= y < hi[r]):
                 return False
     y = ends[0]
     for i in range(old_fa.shape[0]):
@@ -423,9 +421,9 @@ def _shifted_ok(sa, fa, shift_l, times, lo, hi, active, ways):  # type: ignore[n
 
 
 @numba.njit(cache=True, nogil=True)
-def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi, clock,  # type: ignore[no-untyped-def]
+def _restore(tags, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi,  # type: ignore[no-untyped-def]
              active):  # pragma: no cover
-    """Set both caches to ``phi^times`` of a snapshot (stamps end at ``clock``).
+    """Set both caches to ``phi^times`` of a snapshot.
 
     Sets not in ``active`` keep their lines, with their LRU order.
     """
@@ -437,10 +435,8 @@ def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo,
             x = sa[s * ways + w]
             if x < 0:
                 tags[s, w] = -1
-                stamp[s, w] = 0
             else:
                 tags[s, w] = x + shift_l[_region(x, lo, hi)] * times
-                stamp[s, w] = clock - w
     x = ends[0]
     while x >= 0:
         resident[x] = False
@@ -468,9 +464,9 @@ def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo,
 
 
 @numba.njit(cache=True, nogil=True)
-def _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,  # type: ignore[no-untyped-def]
+def _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,  # type: ignore[no-untyped-def]
           sa_hits, fa_hits, clock):  # pragma: no cover
-    _snapshot(tags, stamp, nxt, ends, snap_sa[slot], snap_fa[slot])
+    _snapshot(tags, nxt, ends, snap_sa[slot], snap_fa[slot])
     snap_hits[slot, 0] = sa_hits
     snap_hits[slot, 1] = fa_hits
     snap_clock[slot] = clock
@@ -497,7 +493,6 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     """
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
-    stamp = np.zeros((n_sets, ways), np.int64)
     prev = np.full(n_ids, -1, np.int64)
     nxt = np.full(n_ids, -1, np.int64)
     resident = np.zeros(n_ids, np.bool_)
@@ -582,7 +577,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 c0 += 1
                 s = (ln & (n_sets - 1)) if pow2_sets else ln % n_sets
                 last_touch[s] = c0
-                if sa_touch(tags, stamp, s, ln, c0):
+                if _sa_touch_mru(tags, s, ln):
                     sa_hits += 1
                 # fully associative LRU: the body of _cachesim.fa_touch, inlined by hand;
                 # calling fa_touch (numba inline="always") made this walk 5x slower
@@ -708,7 +703,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     active[s] = last_touch[s] > snap_clock[old]
                 q = rem // per
                 n_tries[l] += 1
-                if _live_equal(tags, stamp, nxt, ends, snap_sa[old], snap_fa[old], shift[l],
+                if _live_equal(tags, nxt, ends, snap_sa[old], snap_fa[old], shift[l],
                                lo, hi, active) and \
                         _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
                                     active, ways):
@@ -717,9 +712,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         + snap_hits[part, 0] - snap_hits[old, 0]
                     fa_hits += q * (fa_hits - snap_hits[old, 1]) \
                         + snap_hits[part, 1] - snap_hits[old, 1]
-                    clock += n_sa + 1
-                    _restore(tags, stamp, prev, nxt, resident, ends, snap_sa[part],
-                             snap_fa[part], shift[l], q + 1, lo, hi, clock, active)
+                    clock += 1  # the restored sets count as touched now
+                    _restore(tags, prev, nxt, resident, ends, snap_sa[part],
+                             snap_fa[part], shift[l], q + 1, lo, hi, active)
                     for s in range(n_sets):
                         if active[s]:
                             last_touch[s] = clock
@@ -734,10 +729,10 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         learned[l] = c
             if not jumped:
                 if keep >= 0:
-                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                    _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
                           keep, sa_hits, fa_hits, clock)
                 if keep2 >= 0:
-                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                    _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
                           keep2, sa_hits, fa_hits, clock)
             cnt[l] += 1
             for a in range(p):
