@@ -100,7 +100,7 @@ def test_fast_path_skips_most_of_a_periodic_nest() -> None:
 
 @pytest.mark.parametrize("cache", [CacheConfig(8192, 1), CacheConfig(8192, 2),
                                    CacheConfig(4096, 8), CacheConfig(6144, 4),
-                                   CacheConfig(16384, 4, 32)])
+                                   CacheConfig(16384, 4, 32), CacheConfig(4096, 64)])
 @pytest.mark.parametrize("width", [None, 33, 36])
 def test_other_geometries_and_padding_match_trace_replay(gemm, cache: CacheConfig,
                                                           width: int | None) -> None:
