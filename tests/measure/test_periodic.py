@@ -26,12 +26,10 @@ from autotile.measure.cpu._periodic import (
     GIVE_UP,
     GIVE_UP_IN_LINE,
     MAX_BACKOFF,
-    _in_line_window,
-    footprint_lines,
-    loop_periods,
     periodic_hits,
     walk_periodic,
 )
+from autotile.measure.cpu._periodic_loops import _in_line_window, footprint_lines, loop_periods
 from autotile.space import gemm_space
 
 
@@ -116,10 +114,11 @@ def test_other_geometries_and_padding_match_trace_replay(gemm, cache: CacheConfi
     assert got == want
 
 
-def test_footprint_counts_distinct_lines(gemm) -> None:
-    nest = AffineNest.from_loop_nest(te.lower(gemm(24, width=27)))
+@pytest.mark.parametrize("width", [None, 27])  # rows of 96 bytes: every line spanned; 108: walked
+def test_footprint_counts_distinct_lines(gemm, width: int | None) -> None:
+    nest = AffineNest.from_loop_nest(te.lower(gemm(24, width=width)))
     ext, step, addr0, _ = _affine_steps(nest)
-    trace = te.lower(gemm(24, width=27)).byte_trace()
+    trace = te.lower(gemm(24, width=width)).byte_trace()
     want = int(np.unique(np.asarray(trace) // 64).size)
     assert footprint_lines(ext, step, addr0, 64, nest.total_bytes // 64 + 1) == want
 

@@ -392,7 +392,8 @@ def simulate_nest(
     if extrapolate is None:
         extrapolate = n >= EXTRAPOLATE_MIN_ACCESSES
     if extrapolate and not packed and nest.accesses:
-        from autotile.measure.cpu._periodic import footprint_lines, periodic_hits
+        from autotile.measure.cpu._periodic import periodic_hits
+        from autotile.measure.cpu._periodic_loops import footprint_lines
 
         ext, step, addr0, base = _affine_steps(nest)
         sa_hits, fa_hits, _ = periodic_hits(ext, step, addr0, base, nest.total_bytes,
