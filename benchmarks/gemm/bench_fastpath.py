@@ -38,14 +38,16 @@ def _counts(mb) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
     return mb.set_assoc.n_misses, mb.fully_assoc.n_misses, mb.compulsory
 
 
-def _chunk(indices: list[int]) -> np.ndarray:
+def _chunk(indices: list[int]) -> tuple[np.ndarray, float]:
+    """Counts of the configs ``indices`` and this worker's CPU seconds for them."""
     space = gemm_space(64)
     m = ScheduleMeasurer(space)
     out = np.zeros((len(indices), 3), np.int64)
+    t0 = time.process_time()
     for j, i in enumerate(indices):
         out[j] = _counts(simulate_nest(m.nest(space.config_at(i)).simplified(),
                                        extrapolate=True))
-    return out
+    return out, time.process_time() - t0
 
 
 def exhaustive(n_jobs: int, distinct: bool = False) -> None:
@@ -64,7 +66,9 @@ def exhaustive(n_jobs: int, distinct: bool = False) -> None:
     step = 2048
     chunks = [todo[lo:lo + step] for lo in range(0, len(todo), step)]
     with ProcessPoolExecutor(n_jobs) as ex:
-        done = np.concatenate(list(ex.map(_chunk, chunks)))
+        parts = list(ex.map(_chunk, chunks))
+    done = np.concatenate([d for d, _ in parts])
+    cpu = sum(c for _, c in parts)
     if distinct:
         row = {i: r for r, i in enumerate(todo)}
         got = done[[row[int(o)] for o in owner]]
@@ -80,7 +84,8 @@ def exhaustive(n_jobs: int, distinct: bool = False) -> None:
           f"(table: {int((want[:, 0] - want[:, 1] < 0).sum())}); "
           f"fast path on {len(todo)} schedules"
           f"{' (one per distinct trace)' if distinct else ' (no dedup)'}, n_jobs={n_jobs}: "
-          f"{wall:.1f} s wall")
+          f"{wall:.1f} s wall, {cpu:.1f} s CPU in the workers (lowering included); "
+          f"load average {os.getloadavg()[0]:.2f} after")
     for i in bad[:10]:
         print("  differs:", dict(space.config_at(int(i))), got[i], want[i])
     if len(bad):

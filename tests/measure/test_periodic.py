@@ -17,16 +17,19 @@ from autotile.measure import (
 )
 from autotile.measure.cpu._nestsim import (
     EXTRAPOLATE_MIN_ACCESSES,
+    AffineAccess,
     AffineNest,
     _affine_steps,
 )
 from autotile.measure.cpu._periodic import (
     FIRST_SPARSE,
     GIVE_UP,
-    footprint_lines,
-    loop_periods,
+    GIVE_UP_IN_LINE,
+    MAX_BACKOFF,
+    periodic_hits,
     walk_periodic,
 )
+from autotile.measure.cpu._periodic_loops import _in_line_window, footprint_lines, loop_periods
 from autotile.space import gemm_space
 
 
@@ -37,13 +40,21 @@ def _counts(mb) -> tuple[int, int, int, int, int]:  # type: ignore[no-untyped-de
 
 def _simulated_fraction(nest: AffineNest, cache: CacheConfig) -> float:
     ext, step, addr0, base = _affine_steps(nest)
-    period, dense, shift, lo, hi, _ = loop_periods(ext, step, base, nest.total_bytes,
-                                            cache.line_bytes, cache.n_sets)
+    _, _, sim = periodic_hits(ext, step, addr0, base, nest.total_bytes, cache.line_bytes,
+                              cache.n_sets, cache.ways, True)
+    return sim / (nest.n_iters * len(nest.accesses))
+
+
+def _jumps(nest: AffineNest, cache: CacheConfig) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(local, n_jumps, simulated fraction)``: which loops are in-line, matches per loop."""
+    ext, step, addr0, base = _affine_steps(nest)
+    w = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
     n_ids = nest.total_bytes // cache.line_bytes + 1
-    _, _, sim = walk_periodic(ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways,
-                              cache.n_lines, n_ids, period, dense, shift, lo, hi, True, GIVE_UP,
-                              FIRST_SPARSE)
-    return int(sim) / (nest.n_iters * len(nest.accesses))
+    _, _, sim, _, jumps = walk_periodic(
+        ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
+        *w[:9], cache.ways >= len(nest.accesses), GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
+        MAX_BACKOFF)
+    return w[2], jumps, int(sim) / (nest.n_iters * len(nest.accesses))
 
 
 @pytest.mark.parametrize(("n", "k", "seed"), [(64, 200, 0), (128, 8, 1), (256, 2, 2)])
@@ -87,7 +98,7 @@ def test_fast_path_skips_most_of_a_periodic_nest() -> None:
 
 @pytest.mark.parametrize("cache", [CacheConfig(8192, 1), CacheConfig(8192, 2),
                                    CacheConfig(4096, 8), CacheConfig(6144, 4),
-                                   CacheConfig(16384, 4, 32)])
+                                   CacheConfig(16384, 4, 32), CacheConfig(4096, 64)])
 @pytest.mark.parametrize("width", [None, 33, 36])
 def test_other_geometries_and_padding_match_trace_replay(gemm, cache: CacheConfig,
                                                           width: int | None) -> None:
@@ -103,10 +114,11 @@ def test_other_geometries_and_padding_match_trace_replay(gemm, cache: CacheConfi
     assert got == want
 
 
-def test_footprint_counts_distinct_lines(gemm) -> None:
-    nest = AffineNest.from_loop_nest(te.lower(gemm(24, width=27)))
+@pytest.mark.parametrize("width", [None, 27])  # rows of 96 bytes: every line spanned; 108: walked
+def test_footprint_counts_distinct_lines(gemm, width: int | None) -> None:
+    nest = AffineNest.from_loop_nest(te.lower(gemm(24, width=width)))
     ext, step, addr0, _ = _affine_steps(nest)
-    trace = te.lower(gemm(24, width=27)).byte_trace()
+    trace = te.lower(gemm(24, width=width)).byte_trace()
     want = int(np.unique(np.asarray(trace) // 64).size)
     assert footprint_lines(ext, step, addr0, 64, nest.total_bytes // 64 + 1) == want
 
@@ -118,3 +130,88 @@ def test_footprint_counts_distinct_lines(gemm) -> None:
 def test_raw_trace_counts_lines_inside_the_loop(addrs: np.ndarray) -> None:
     for cache in (CacheConfig(), CacheConfig(1024, 2)):
         assert simulate_cache(addrs, cache) == simulate_cache_reference(addrs, cache)
+
+
+# The slow class at n = 1024 (issue 16): i loops innermost under j and k loops that move
+# A, B or C by a few bytes per iteration (a row of 4,096 bytes is 2 * line_bytes * n_sets).
+# A cache of 4 sets gives 64x64 the same geometry (a row of 256 bytes = line_bytes * n_sets),
+# and 2 sets with 32-byte lines, 1 or 2 ways and padded rows cover line crossings inside an
+# iteration, caches without the same-lines shortcut and buffers that do not move together.
+@pytest.mark.parametrize(("cache", "pad", "seed"), [
+    (CacheConfig(1024, 4), False, 0),
+    (CacheConfig(1024, 1), False, 1),
+    (CacheConfig(512, 4, 32), False, 2),
+    (CacheConfig(8192, 4), False, 3),
+    (CacheConfig(1024, 2), True, 4),
+])
+def test_in_line_loops_match_full_simulation(cache: CacheConfig, pad: bool, seed: int) -> None:
+    space = gemm_space(64, pad=pad)
+    m = ScheduleMeasurer(space, cache)
+    n_in_line = 0
+    for cfg in space.sample(np.random.default_rng(seed), 60):
+        nest = m.nest(cfg).simplified()
+        local, jumps, _ = _jumps(nest, cache)
+        n_in_line += bool((jumps[local] > 0).any())
+        assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
+            _counts(simulate_nest(nest, cache, extrapolate=False)), cfg
+    assert n_in_line >= 25  # most schedules extrapolate an in-line loop
+
+
+@pytest.mark.parametrize("order", [
+    ("ko", "jo", "ki", "ii", "io", "ji"),  # 22 s at n = 1024 before in-line loops
+    ("jo", "ji", "ko", "ki", "io", "ii"),  # j, k, i: one i run per (j, k)
+    ("jo", "io", "ki", "ko", "ji", "ii"),  # k split 4 with ko inside ki
+])
+def test_slow_class_is_extrapolated_in_line(order: tuple[str, ...]) -> None:
+    # n = 128 and a cache of 8 sets: a row (512 bytes) is line_bytes * n_sets, as at n = 1024
+    cache = CacheConfig(2048, 4)
+    space = gemm_space(128)
+    m = ScheduleMeasurer(space, cache)
+    nest = m.nest({"i_factor": 4, "j_factor": 16, "k_factor": 4, "order": order}).simplified()
+    local, jumps, frac = _jumps(nest, cache)
+    assert (jumps[local] > 0).any()  # an in-line loop matched
+    assert frac < 0.05
+    assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
+        _counts(simulate_nest(nest, cache, extrapolate=False))
+
+
+def test_in_line_window_splits_inner_steps() -> None:
+    # A moves 4 bytes per ki; inside, ko moves it 16 bytes (256 times), ii a row, ji not at
+    # all. As a byte window ko spans the row; as a multiple of G = 16 it leaves 4 iterations
+    # (4, 8, 12 bytes ahead) in one 16-byte block, so in one line.
+    assert _in_line_window(4, np.array([16, 4096, 0]), np.array([256, 64, 16]), 64) == \
+        (4, 16, 0, 0)
+    # a window of 12 bytes (ji: 4 iterations of 4 bytes) and 16-byte steps: 4 per line
+    assert _in_line_window(16, np.array([4]), np.array([4]), 64) == (4, 64, 0, 12)
+    assert _in_line_window(-16, np.array([4]), np.array([4]), 64) == (4, 64, 0, 12)
+    assert _in_line_window(64, np.array([4]), np.array([4]), 64) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_affine_nests_with_negative_steps(seed: int) -> None:
+    # Random nests of 3-4 loops and 3-4 accesses whose element strides mix 0, +-1, +-2,
+    # +-3 and multiples of a line, of a row of sets or of both; buffers start anywhere.
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        cache = [CacheConfig(1024, 4), CacheConfig(512, 2, 32), CacheConfig(2048, 8)][
+            int(rng.integers(3))]
+        n_loops = int(rng.integers(3, 5))
+        ext = [int(x) for x in rng.choice([3, 4, 6, 8, 16, 24], n_loops)]
+        per_set = cache.line_bytes * cache.n_sets // 4
+        menu = [0, 1, -1, 2, -2, 3, 16, -16, per_set, -per_set, 2 * per_set + 1]
+        accs, base = [], 0
+        n_acc = int(rng.integers(3, 5))
+        for a in range(n_acc):
+            lin = tuple(int(x) for x in rng.choice(menu, n_loops))
+            off = -sum(min(0, c * (e - 1)) for c, e in zip(lin, ext))
+            size = off + sum(max(0, c * (e - 1)) for c, e in zip(lin, ext)) + 1
+            if a and rng.random() < 0.25:  # a second access to the previous buffer
+                accs.append(AffineAccess(accs[-1].base_bytes, 4, accs[-1].linear,
+                                         accs[-1].offset))
+                continue
+            accs.append(AffineAccess(base, 4, lin, off))
+            base += 4 * size + 4 * int(rng.integers(0, 20))
+        coef = tuple(tuple(int(i == j) for j in range(n_loops)) for i in range(n_loops))
+        nest = AffineNest(tuple(ext), coef, tuple(accs), base)
+        assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
+            _counts(simulate_nest(nest, cache, extrapolate=False)), (nest, cache)

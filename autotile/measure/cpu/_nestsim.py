@@ -271,7 +271,7 @@ def _walk(ext, coef, kind, base, item, lin, off, rc, cc, misc,  # type: ignore[n
                 if not seen[ln]:
                     seen[ln] = True
                     touched += 1
-                # fully associative LRU (the body of _cache.fa_touch, inlined by hand:
+                # fully associative LRU (the body of _cachesim.fa_touch, inlined by hand:
                 # a call costs ~70% of the walk's time here)
                 head = ends[0]
                 if resident[ln]:
@@ -326,10 +326,11 @@ def _walk(ext, coef, kind, base, item, lin, off, rc, cc, misc,  # type: ignore[n
 
 
 #: Smallest nest (in accesses) that :func:`simulate_nest` extrapolates by
-#: default. Below it the comparisons cost more than they save: on a fair
-#: sample of 64x64 schedules (786,432 accesses) plain simulation was 1.6x
-#: faster; at n = 128 (6.3e6) extrapolating was 1.4x faster in total.
-EXTRAPOLATE_MIN_ACCESSES = 4_000_000
+#: default. Below it the comparisons cost more than they save: on 300 random
+#: GEMM schedules each (CPU time, same run) extrapolating took 0.28x the speed of
+#: plain simulation at n = 8 (1,536 accesses), 0.83x at n = 16 (12,288), 1.9x at
+#: n = 32 (98,304) and 4.0x at n = 64 (786,432).
+EXTRAPOLATE_MIN_ACCESSES = 50_000
 
 
 def _affine_steps(nest: AffineNest) -> tuple[_I64, _I64, _I64, _I64]:
@@ -366,9 +367,9 @@ def simulate_nest(
         Where a loop's cache states provably repeat, add the repeating counts
         instead of replaying the rest of the loop (exact; see
         :mod:`autotile.measure.cpu._periodic`). Default: only for nests of at
-        least ``EXTRAPOLATE_MIN_ACCESSES`` (4e6) accesses, where it pays for
-        its comparisons. Nests with a packed layout and caches of more than 62
-        ways are always simulated in full.
+        least ``EXTRAPOLATE_MIN_ACCESSES`` (5e4) accesses, where it pays for
+        its comparisons. Nests with a packed layout are always simulated in
+        full.
 
     Returns
     -------
@@ -390,21 +391,14 @@ def simulate_nest(
     packed = any(acc.packed is not None for acc in nest.accesses)
     if extrapolate is None:
         extrapolate = n >= EXTRAPOLATE_MIN_ACCESSES
-    if extrapolate and not packed and cache.ways <= 62 and nest.accesses:
-        from autotile.measure.cpu._periodic import (
-            FIRST_SPARSE,
-            GIVE_UP,
-            footprint_lines,
-            loop_periods,
-            walk_periodic,
-        )
+    if extrapolate and not packed and nest.accesses:
+        from autotile.measure.cpu._periodic import periodic_hits
+        from autotile.measure.cpu._periodic_loops import footprint_lines
 
         ext, step, addr0, base = _affine_steps(nest)
-        period, dense, shift, lo, hi, _ = loop_periods(
-            ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
-        sa_hits, fa_hits, _ = walk_periodic(
-            ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
-            period, dense, shift, lo, hi, use_shortcut, GIVE_UP, FIRST_SPARSE)
+        sa_hits, fa_hits, _ = periodic_hits(ext, step, addr0, base, nest.total_bytes,
+                                            cache.line_bytes, cache.n_sets, cache.ways,
+                                            use_shortcut)
         touched = footprint_lines(ext, step, addr0, cache.line_bytes, n_ids)
     else:
         sa_hits, fa_hits, touched = _walk(

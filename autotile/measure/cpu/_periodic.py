@@ -37,9 +37,35 @@ later block of ``P`` iterations has the hits of iterations ``v-P+1 .. v``
 ``phi^(q+1)(S_{v-P+r})`` and goes on after the loop's last iteration. Where
 equality does not hold, nothing is extrapolated and the loop is simulated.
 
+Loops that move along a row
+---------------------------
+At ``n = 1024`` a ``j`` or ``k`` loop moves some buffer by a few bytes per
+iteration: its period is half the loop or more, so the argument above never
+applies to it, and only the ``i`` loops inside it (period 1) were extrapolated,
+once per run, a million runs per schedule. But while such an access stays in
+the same lines it does not move at the level of lines. The same argument
+therefore holds with ``P = 1`` and ``phi`` shifting those buffers by 0 lines,
+the others (which must move by a multiple of ``line_bytes * n_sets`` bytes)
+by their stride, for as long as the access keeps its lines: if
+``S_v = phi(S_{v-1})`` and ``B_{w+1} = phi(B_w)`` for ``w = v .. v+h-1``,
+the ``h`` iterations after ``v`` each have the hits of iteration ``v`` and
+``S_{v+h} = phi^h(S_v)``. The horizon ``h`` (the iterations before the
+access crosses into its next line) is computed at run time from the
+access's address and a bound on its offsets within one iteration
+(:func:`~autotile.measure.cpu._periodic_loops._in_line_window`); nothing is
+extrapolated past it. The walker compares states after the first few
+iterations of each such window (an *in-line* loop, see
+:func:`~autotile.measure.cpu._periodic_loops.loop_periods`).
+
+What is compared, and when, only decides how much is extrapolated, never
+the counts: a loop whose runs never match is watched in fewer and fewer runs
+(``MAX_BACKOFF``), and an unwatched innermost loop's iterations that repeat the
+previous iteration's lines are counted in one step (the shortcut of
+:mod:`~autotile.measure.cpu._nestsim`, applied up to the next line crossing).
+
 Compulsory misses (distinct lines) do not repeat like this; they are counted
-exactly by :func:`footprint_lines`, which walks each access only over the
-loops that move it.
+exactly by :func:`~autotile.measure.cpu._periodic_loops.footprint_lines`, which
+marks the lines an access spans or walks it only over the loops that move it.
 
 References
 ----------
@@ -53,141 +79,24 @@ caches of affine programs, one set at a time).
 
 from __future__ import annotations
 
-from math import gcd
-
 import numba
 import numpy as np
 import numpy.typing as npt
 
-from autotile.measure.cpu._cachesim import sa_touch
+from autotile.measure.cpu._periodic_loops import loop_periods
 
 _I64 = npt.NDArray[np.int64]
 
-__all__ = ["loop_periods", "footprint_lines", "walk_periodic"]
+__all__ = ["walk_periodic", "periodic_hits"]
 
-#: A loop is compared after each of its first iterations only if one iteration
-#: makes at least this many accesses: a snapshot costs about a hundred accesses.
-MIN_BODY_ACCESSES = 48
 #: Iterations compared one by one per run of a densely watched loop.
 GIVE_UP = 16
 #: First iteration of a sparse comparison; later ones double it.
 FIRST_SPARSE = 32
-
-
-def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes: int,
-                 n_sets: int, min_body: int = MIN_BODY_ACCESSES
-                 ) -> tuple[_I64, npt.NDArray[np.bool_], _I64, _I64, _I64, _I64]:
-    """Which loops to watch, their periods and the line shift of each buffer.
-
-    Parameters
-    ----------
-    ext : ndarray of shape (n_loops,), int64
-        Loop extents, outer to inner.
-    step : ndarray of shape (n_loops, n_accesses), int64
-        Bytes access ``a`` moves per iteration of loop ``l``.
-    base : ndarray of shape (n_accesses,), int64
-        Base address of each access's buffer, bytes; equal bases mean one buffer.
-    total_bytes : int
-        End of the last buffer, bytes.
-    line_bytes, n_sets : int
-        Cache geometry.
-    min_body : int, default=MIN_BODY_ACCESSES
-        Smallest number of accesses per iteration of a densely watched loop.
-
-    Returns
-    -------
-    period : ndarray of shape (n_loops,), int64
-        ``P`` of each loop; 0 where the loop is not watched (it runs fewer
-        than ``2 * P + 1`` iterations, or its buffers do not move together).
-    dense : ndarray of shape (n_loops,), bool
-        Whether one iteration makes at least ``min_body`` accesses: such a
-        loop is compared after each of its first iterations, the others only
-        at a few iterations spaced by powers of two.
-    shift : ndarray of shape (n_loops, n_regions), int64
-        Lines buffer ``r`` moves per ``P`` iterations of loop ``l``.
-    region_lo, region_hi : ndarray of shape (n_regions,), int64
-        Line range ``[lo, hi)`` of each buffer (a buffer reaches up to the next
-        buffer's base).
-    region_of : ndarray of shape (n_accesses,), int64
-        Buffer of each access.
-    """
-    n_loops, p = step.shape
-    bases = sorted({int(b) for b in base})
-    n_reg = len(bases)
-    ends = bases[1:] + [int(total_bytes)]
-    region_lo = np.array([b // line_bytes for b in bases], np.int64)
-    region_hi = np.array([-(-e // line_bytes) for e in ends], np.int64)
-    region_of = np.array([bases.index(int(b)) for b in base], np.int64)
-    period = np.zeros(n_loops, np.int64)
-    dense = np.zeros(n_loops, np.bool_)
-    shift = np.zeros((n_loops, n_reg), np.int64)
-    modulus = line_bytes * n_sets
-    for l in range(n_loops):
-        per = 1
-        for a in range(p):
-            g = gcd(abs(int(step[l, a])), modulus)
-            per = per * (modulus // g) // gcd(per, modulus // g)
-        if int(ext[l]) < 2 * per + 1:
-            continue
-        reg_step: dict[int, int] = {}
-        ok = True
-        for a in range(p):
-            r, s = int(region_of[a]), int(step[l, a])
-            if reg_step.setdefault(r, s) != s:
-                ok = False  # two accesses of one buffer move differently
-        # a line shared by two buffers must move the same way for both
-        for r in range(n_reg - 1):
-            if region_hi[r] > region_lo[r + 1] and reg_step.get(r, 0) != reg_step.get(r + 1, 0):
-                ok = False
-        if not ok:
-            continue
-        period[l] = per
-        dense[l] = p * int(np.prod(ext[l + 1:], dtype=np.int64)) >= min_body
-        for r, s in reg_step.items():
-            shift[l, r] = per * s // line_bytes
-    return period, dense, shift, region_lo, region_hi, region_of
-
-
-@numba.njit(cache=True, nogil=True)
-def footprint_lines(ext, step, addr0, line_bytes, n_ids):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Count the distinct lines of an affine nest's trace.
-
-    Each access is walked only over the loops that move it (``step != 0``);
-    the other loops repeat its addresses. ``addr0[a]`` is access ``a``'s
-    byte address at iteration 0.
-    """
-    n_loops, p = step.shape
-    seen = np.zeros(n_ids, np.bool_)
-    touched = 0
-    idx = np.zeros(n_loops, np.int64)
-    cnt = np.zeros(n_loops, np.int64)
-    for a in range(p):
-        m = 0
-        for l in range(n_loops):
-            if step[l, a] != 0:
-                idx[m] = l
-                m += 1
-        addr = addr0[a]
-        for l in range(m):
-            cnt[l] = 0
-        while True:
-            ln = addr // line_bytes
-            if not seen[ln]:
-                seen[ln] = True
-                touched += 1
-            j = m - 1
-            while j >= 0:
-                lj = idx[j]
-                cnt[j] += 1
-                addr += step[lj, a]
-                if cnt[j] < ext[lj]:
-                    break
-                addr -= step[lj, a] * ext[lj]
-                cnt[j] = 0
-                j -= 1
-            if j < 0:
-                break
-    return touched
+#: Comparisons per line window of an in-line loop.
+GIVE_UP_IN_LINE = 4
+#: Most runs of a loop left unwatched after runs without a match (see walk_periodic).
+MAX_BACKOFF = 63
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -198,25 +107,34 @@ def _region(x, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
     return -1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sa_touch_mru(tags, s, line):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Access ``line`` in set ``s``, whose ways are kept MRU first; return whether it hit.
+
+    The lines ahead of it move down one way; on a miss the last way (the LRU
+    line, or an empty way, -1) drops out.
+    """
+    x = tags[s, 0]
+    if x == line:
+        return True
+    for w in range(1, tags.shape[1]):
+        y = tags[s, w]
+        tags[s, w] = x
+        if y == line:
+            tags[s, 0] = line
+            return True
+        x = y
+    tags[s, 0] = line
+    return False
+
+
 @numba.njit(cache=True, nogil=True)
-def _snapshot(tags, stamp, nxt, ends, out_sa, out_fa):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _snapshot(tags, nxt, ends, out_sa, out_fa):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Write both caches' states in canonical form (MRU first, -1 padded)."""
     n_sets, ways = tags.shape
     for s in range(n_sets):
-        # selection sort of the set's ways by stamp, newest first (ways is small)
-        taken = 0
-        for k in range(ways):
-            best = -1
-            best_stamp = 0
-            for w in range(ways):
-                if (taken >> w) & 1 == 0 and stamp[s, w] > best_stamp:
-                    best = w
-                    best_stamp = stamp[s, w]
-            if best < 0:
-                out_sa[s * ways + k] = -1
-            else:
-                taken |= 1 << best
-                out_sa[s * ways + k] = tags[s, best]
+        for w in range(ways):
+            out_sa[s * ways + w] = tags[s, w]
     x = ends[0]
     k = 0
     while x >= 0:
@@ -229,34 +147,41 @@ def _snapshot(tags, stamp, nxt, ends, out_sa, out_fa):  # type: ignore[no-untype
 
 
 @numba.njit(cache=True, nogil=True)
-def _translated_equal(old_sa, old_fa, new_sa, new_fa, shift_l, lo, hi, active, ways):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Whether ``new == phi(old)`` with every line kept inside its buffer.
+def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Whether the caches now hold ``phi(old)``, every line kept inside its buffer.
 
-    Only the sets in ``active`` (those the loop touches) are compared.
+    Only the sets in ``active`` (those the loop touched since ``old``) are
+    compared, way by way (MRU first), and the comparison stops at the first
+    difference.
     """
-    for i in range(old_sa.shape[0]):
-        if not active[i // ways]:
+    n_sets, ways = tags.shape
+    for s in range(n_sets):
+        if not active[s]:
             continue
-        x = old_sa[i]
-        if x < 0:
-            if new_sa[i] >= 0:
+        for w in range(ways):
+            x = old_sa[s * ways + w]
+            t = tags[s, w]
+            if x < 0 or t < 0:
+                if x != t:
+                    return False
+                continue
+            r = _region(x, lo, hi)
+            y = x + shift_l[r]
+            if y != t or not (lo[r] <= y < hi[r]):
                 return False
-            continue
-        r = _region(x, lo, hi)
-        y = x + shift_l[r]
-        if y != new_sa[i] or not (lo[r] <= y < hi[r]):
-            return False
+    y = ends[0]
     for i in range(old_fa.shape[0]):
         x = old_fa[i]
         if x < 0:
-            if new_fa[i] >= 0:
-                return False
-            break
-        r = _region(x, lo, hi)
-        y = x + shift_l[r]
-        if y != new_fa[i] or not (lo[r] <= y < hi[r]):
+            return y < 0
+        if y < 0:
             return False
-    return True
+        r = _region(x, lo, hi)
+        z = x + shift_l[r]
+        if z != y or not (lo[r] <= z < hi[r]):
+            return False
+        y = nxt[y]
+    return y < 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -281,9 +206,9 @@ def _shifted_ok(sa, fa, shift_l, times, lo, hi, active, ways):  # type: ignore[n
 
 
 @numba.njit(cache=True, nogil=True)
-def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi, clock,  # type: ignore[no-untyped-def]
+def _restore(tags, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi,  # type: ignore[no-untyped-def]
              active):  # pragma: no cover
-    """Set both caches to ``phi^times`` of a snapshot (stamps end at ``clock``).
+    """Set both caches to ``phi^times`` of a snapshot.
 
     Sets not in ``active`` keep their lines, with their LRU order.
     """
@@ -295,10 +220,8 @@ def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo,
             x = sa[s * ways + w]
             if x < 0:
                 tags[s, w] = -1
-                stamp[s, w] = 0
             else:
                 tags[s, w] = x + shift_l[_region(x, lo, hi)] * times
-                stamp[s, w] = clock - w
     x = ends[0]
     while x >= 0:
         resident[x] = False
@@ -326,9 +249,9 @@ def _restore(tags, stamp, prev, nxt, resident, ends, sa, fa, shift_l, times, lo,
 
 
 @numba.njit(cache=True, nogil=True)
-def _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,  # type: ignore[no-untyped-def]
+def _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,  # type: ignore[no-untyped-def]
           sa_hits, fa_hits, clock):  # pragma: no cover
-    _snapshot(tags, stamp, nxt, ends, snap_sa[slot], snap_fa[slot])
+    _snapshot(tags, nxt, ends, snap_sa[slot], snap_fa[slot])
     snap_hits[slot, 0] = sa_hits
     snap_hits[slot, 1] = fa_hits
     snap_clock[slot] = clock
@@ -336,19 +259,25 @@ def _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,
 
 @numba.njit(cache=True, nogil=True)
 def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: ignore[no-untyped-def]
-                  n_ids, period, dense, shift, lo, hi, shortcut, give_up,
-                  first_sparse):  # pragma: no cover
+                  n_ids, period, dense, local, shift, block, win_lo, win_hi, lo, hi,
+                  shortcut, give_up, first_sparse, give_up_in_line,
+                  max_backoff):  # pragma: no cover
     """Set-associative and fully associative hits of an affine nest, extrapolating.
 
-    A watched loop ``l`` (``period[l] > 0``) is compared at the end of its
-    iterations ``period[l] .. period[l] + give_up`` if ``dense[l]``, and at
-    iterations near ``first_sparse * 2**m``; where no comparison matches, that
-    run of the loop is simulated. Returns ``(sa_hits, fa_hits, n_simulated)``;
-    ``n_simulated`` is the number of accesses replayed.
+    A periodic loop ``l`` (``period[l] > 0``, not ``local[l]``) is compared at
+    the end of its iterations ``period[l] .. period[l] + give_up`` if
+    ``dense[l]``, and at iterations near ``first_sparse * 2**m`` (after a
+    sparse match, from the iteration that matched); an in-line
+    loop at the end of the first ``give_up_in_line + 1`` iterations of each
+    line window (the iterations whose in-line accesses stay in the same
+    lines), against the iteration before. Where no comparison matches, that
+    run (or window) of the loop is simulated. Returns ``(sa_hits, fa_hits,
+    n_simulated, n_tries, n_jumps)``: ``n_simulated`` is the number of accesses
+    replayed, ``n_tries[l]`` and ``n_jumps[l]`` the comparisons made at the end
+    of an iteration of loop ``l`` and those that matched.
     """
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
-    stamp = np.zeros((n_sets, ways), np.int64)
     prev = np.full(n_ids, -1, np.int64)
     nxt = np.full(n_ids, -1, np.int64)
     resident = np.zeros(n_ids, np.bool_)
@@ -367,6 +296,16 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     snap_hits = np.zeros((n_slots, 2), np.int64)
     snap_clock = np.zeros(n_slots, np.int64)
     next_sparse = np.zeros(n_loops, np.int64)
+    learned = np.zeros(n_loops, np.int64)  # iteration of the last sparse match, per loop
+    window = np.zeros(n_loops, np.int64)  # first iteration of an in-line loop's line window
+    n_tries = np.zeros(n_loops, np.int64)
+    # back-off: a run of a loop without a match makes the loop skip the next
+    # 1, 3, 7, ... max_backoff runs unwatched; a match resets it
+    watched = np.zeros(n_loops, np.bool_)
+    matched = np.zeros(n_loops, np.bool_)
+    backoff = np.zeros(n_loops, np.int64)
+    skip = np.zeros(n_loops, np.int64)
+    n_jumps = np.zeros(n_loops, np.int64)
     sa_hits = 0
     fa_hits = 0
     simulated = 0
@@ -377,6 +316,11 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     addr = addr0.copy()
     pow2_sets = (n_sets & (n_sets - 1)) == 0
     done = n_loops == 0
+    run_shortcut = not done and period[n_loops - 1] == 0
+    if run_shortcut:
+        for a in range(p):
+            if abs(step[n_loops - 1, a]) >= line_bytes:
+                run_shortcut = False
     while True:
         # ---- one iteration of the body
         same = shortcut
@@ -387,8 +331,25 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 same = False
         clock += p
         if same:
-            sa_hits += p
-            fa_hits += p
+            # the iterations of the innermost loop up to its accesses' next line
+            # crossing repeat these lines too: count them at once (an unwatched
+            # innermost loop only, so that no comparison is skipped)
+            h = 0
+            if run_shortcut:
+                h = ext[n_loops - 1] - 1 - cnt[n_loops - 1]
+                for a in range(p):
+                    s_ = step[n_loops - 1, a]
+                    if s_ > 0:
+                        h = min(h, (line_bytes - 1 - addr[a] % line_bytes) // s_)
+                    elif s_ < 0:
+                        h = min(h, (addr[a] % line_bytes) // (-s_))
+                if h > 0:
+                    clock += h * p
+                    cnt[n_loops - 1] += h
+                    for a in range(p):
+                        addr[a] += step[n_loops - 1, a] * h
+            sa_hits += p * (h + 1)
+            fa_hits += p * (h + 1)
             for a in range(p):
                 ln = lines[a]
                 last_touch[(ln & (n_sets - 1)) if pow2_sets else ln % n_sets] = clock
@@ -401,8 +362,11 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 c0 += 1
                 s = (ln & (n_sets - 1)) if pow2_sets else ln % n_sets
                 last_touch[s] = c0
-                if sa_touch(tags, stamp, s, ln, c0):
+                if _sa_touch_mru(tags, s, ln):
                     sa_hits += 1
+                # fully associative LRU: the body of _cachesim.fa_touch, inlined by hand;
+                # calling fa_touch (numba inline="always") made this walk 5x slower
+                # (1.0 -> 5.0 s of CPU on one n = 1024 schedule, simulation-bound)
                 head = ends[0]
                 if resident[ln]:
                     fa_hits += 1
@@ -442,59 +406,119 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             per = period[l]
             c = cnt[l]
             e = ext[l]
-            if per > 0 and c + per <= e - 1:
-                old = -1
-                new = -1
-                part = -1
+            # a comparison of S_c with phi(S_old) that, if equal, skips rem iterations;
+            # iteration c + 1 + j then repeats iteration (c - per + 1 + j % per), and the
+            # state after the last skipped one is phi^(rem // per + 1)(S_part)
+            old = -1
+            part = -1
+            rem = 0
+            keep = -1  # slots to snapshot S_c into if no jump is taken
+            keep2 = -1
+            sparse_try = False
+            if per > 0 and c == 0 and (local[l] or c + per <= e - 1):
+                # a run of a watched loop begins: back off after runs without a match
+                if watched[l]:
+                    if matched[l]:
+                        backoff[l] = 0
+                    else:
+                        backoff[l] = min(2 * backoff[l] + 1, max_backoff)
+                        skip[l] = backoff[l]
+                matched[l] = False
+                watched[l] = skip[l] == 0
+                if skip[l] > 0:
+                    skip[l] -= 1
+                window[l] = 0
+            if per > 0 and not watched[l]:
+                pass
+            elif per > 0 and local[l]:
+                # horizon: iterations after c whose in-line accesses keep c's lines
+                hz = e - 1 - c
+                for a in range(p):
+                    g_ = block[l, a]
+                    if g_ > 0:
+                        s_ = step[l, a]
+                        u = (addr[a] + win_lo[l, a]) % g_
+                        room = g_ - 1 - u - (win_hi[l, a] - win_lo[l, a])
+                        if room < 0:
+                            h = -1
+                        elif s_ > 0:
+                            h = room // s_
+                        else:
+                            h = u // (-s_)
+                        hz = min(hz, h)
+                if hz <= 0:
+                    window[l] = c + 1
+                elif c - window[l] <= give_up_in_line:
+                    rel = c - window[l]
+                    if rel >= 1:
+                        old = off[l] + (rel - 1) % 2
+                        part = old
+                        rem = hz
+                    if rel < give_up_in_line and hz >= 2:
+                        keep = off[l] + rel % 2
+            elif per > 0 and c + per <= e - 1:
                 if c == 0:
                     # first sparse comparison of this run: the first iteration at or
                     # after first_sparse (and after the dense ones) with the partial
                     # block empty
                     x = max(first_sparse, per + give_up + 1)
+                    if learned[l] > 0:  # where the last sparse comparison matched
+                        x = learned[l]
                     next_sparse[l] = x + (e - 1 - x) % per
                 if dense[l] and c <= per + give_up:
-                    new = off[l] + c % (per + 1)
-                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
-                          new, sa_hits, fa_hits, clock)
                     if c >= per:
                         old = off[l] + (c - per) % (per + 1)
                         part = off[l] + (c - per + (e - 1 - c) % per) % (per + 1)
+                    if c < per + give_up:  # an old or partial block of a later comparison
+                        keep = off[l] + c % (per + 1)
                 nsp = next_sparse[l]
                 if c == nsp - per:
-                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
-                          off[l] + per + 1, sa_hits, fa_hits, clock)
+                    keep2 = off[l] + per + 1
                 elif c == nsp and old < 0:
-                    new = off[l] + per + 2
-                    _take(tags, stamp, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
-                          new, sa_hits, fa_hits, clock)
                     old = off[l] + per + 1
                     part = old
+                    sparse_try = True
                 if c == nsp:
                     x = 2 * nsp
                     next_sparse[l] = x + (e - 1 - x) % per
-                if old >= 0:
+                rem = e - 1 - c
+            jumped = False
+            if old >= 0:
+                for s in range(n_sets):
+                    active[s] = last_touch[s] > snap_clock[old]
+                q = rem // per
+                n_tries[l] += 1
+                if _live_equal(tags, nxt, ends, snap_sa[old], snap_fa[old], shift[l],
+                               lo, hi, active) and \
+                        _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
+                                    active, ways):
+                    jumped = True
+                    sa_hits += q * (sa_hits - snap_hits[old, 0]) \
+                        + snap_hits[part, 0] - snap_hits[old, 0]
+                    fa_hits += q * (fa_hits - snap_hits[old, 1]) \
+                        + snap_hits[part, 1] - snap_hits[old, 1]
+                    clock += 1  # the restored sets count as touched now
+                    _restore(tags, prev, nxt, resident, ends, snap_sa[part],
+                             snap_fa[part], shift[l], q + 1, lo, hi, active)
                     for s in range(n_sets):
-                        active[s] = last_touch[s] > snap_clock[old]
-                    rem = e - 1 - c
-                    q = rem // per
-                    if _translated_equal(snap_sa[old], snap_fa[old], snap_sa[new], snap_fa[new],
-                                         shift[l], lo, hi, active, ways) and \
-                            _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
-                                        active, ways):
-                        sa_hits += q * (sa_hits - snap_hits[old, 0]) \
-                            + snap_hits[part, 0] - snap_hits[old, 0]
-                        fa_hits += q * (fa_hits - snap_hits[old, 1]) \
-                            + snap_hits[part, 1] - snap_hits[old, 1]
-                        clock += n_sa + 1
-                        _restore(tags, stamp, prev, nxt, resident, ends, snap_sa[part],
-                                 snap_fa[part], shift[l], q + 1, lo, hi, clock, active)
-                        for s in range(n_sets):
-                            if active[s]:
-                                last_touch[s] = clock
-                        for a in range(p):
-                            last[a] = -1
-                            addr[a] += step[l, a] * rem
-                        cnt[l] += rem
+                        if active[s]:
+                            last_touch[s] = clock
+                    for a in range(p):
+                        last[a] = -1
+                        addr[a] += step[l, a] * rem
+                    cnt[l] += rem
+                    window[l] = cnt[l] + 1
+                    n_jumps[l] += 1
+                    matched[l] = True
+                    if sparse_try:
+                        learned[l] = c
+            if not jumped:
+                if keep >= 0:
+                    _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          keep, sa_hits, fa_hits, clock)
+                if keep2 >= 0:
+                    _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          keep2, sa_hits, fa_hits, clock)
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
@@ -506,4 +530,42 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             l -= 1
         if l < 0:
             break
-    return sa_hits, fa_hits, simulated
+    return sa_hits, fa_hits, simulated, n_tries, n_jumps
+
+
+def periodic_hits(ext: _I64, step: _I64, addr0: _I64, base: _I64, total_bytes: int,
+                  line_bytes: int, n_sets: int, ways: int, shortcut: bool
+                  ) -> tuple[int, int, int]:
+    """Hits of an affine nest in both caches, extrapolating where provably periodic.
+
+    Parameters
+    ----------
+    ext, step : ndarray of int64
+        As in :func:`~autotile.measure.cpu._periodic_loops.loop_periods`.
+    addr0 : ndarray of shape (n_accesses,), int64
+        Byte address of each access at iteration 0.
+    base : ndarray of shape (n_accesses,), int64
+        Base address of each access's buffer, bytes.
+    total_bytes : int
+        End of the last buffer, bytes.
+    line_bytes, n_sets, ways : int
+        Set-associative geometry; the fully associative cache has
+        ``n_sets * ways`` lines.
+    shortcut : bool
+        Count an iteration that repeats the previous iteration's lines as hits
+        (exact only if ``ways >= n_accesses``).
+
+    Returns
+    -------
+    tuple of int
+        ``(sa_hits, fa_hits, n_simulated)``: hits of the set-associative and
+        the fully associative cache, and the accesses actually replayed.
+    """
+    (period, dense, local, shift, block, win_lo, win_hi, lo, hi,
+     _) = loop_periods(ext, step, base, total_bytes, line_bytes, n_sets)
+    n_ids = total_bytes // line_bytes + 1
+    sa, fa, sim, _, _ = walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, n_sets * ways,
+                                n_ids, period, dense, local, shift, block, win_lo, win_hi,
+                                lo, hi, shortcut, GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
+                                MAX_BACKOFF)
+    return int(sa), int(fa), int(sim)
