@@ -185,7 +185,7 @@ class BanditSearcher(SpaceSearcher):
         if len(history.taken) < self.n_init:  # the start: prior configs, else random
             i = self._arm("prior", history, rng, memory) if self.prior is not None else None
         else:
-            for arm in self._ranked_arms(history, arm_of, rng):
+            for arm in self._ranked_arms(history, arm_of, rng, memory):
                 i = self._arm(arm, history, rng, memory)
                 if i is not None:
                     arm_of[i] = arm
@@ -196,13 +196,31 @@ class BanditSearcher(SpaceSearcher):
         return self.space.config_at(i)
 
     def _ranked_arms(self, history: History, arm_of: dict[int, str],
-                     rng: np.random.Generator) -> list[str]:
-        """Arms, highest bandit score first (unused ones first, in random order)."""
+                     rng: np.random.Generator, memory: dict[str, Any] | None = None
+                     ) -> list[str]:
+        """Arms, highest bandit score first (unused ones first, in random order).
+
+        The (arm, improved the best so far) pairs of the finished trials are
+        kept in ``memory`` and extended by the trials finished since the last
+        call, as long as the history before them is unchanged (with several
+        workers a trial may finish before a lower-numbered one: then they
+        are read again from the start).
+        """
         vals = history.value_array()
-        prev = np.concatenate([[math.inf], np.minimum.accumulate(vals)[:-1]])
-        improved = vals < prev
-        used = [(arm_of[i], bool(w)) for i, w in zip(history.indices, improved) if i in arm_of]
-        used = used[-self.window:]
+        log = (memory or {}).get("arm_log")
+        n_old = 0 if log is None else log[0]
+        if log is None or n_old > vals.size or (n_old and (
+                history.indices[n_old - 1] != log[1] or vals[n_old - 1] != log[2])):
+            n_old, used_all, best = 0, [], math.inf
+        else:
+            used_all, best = log[3], log[4]
+        for i, v in zip(history.indices[n_old:], vals[n_old:].tolist()):
+            if i in arm_of:
+                used_all.append((arm_of[i], v < best))
+            best = min(best, v)
+        if memory is not None and vals.size:
+            memory["arm_log"] = (vals.size, history.indices[-1], float(vals[-1]), used_all, best)
+        used = used_all[-self.window:]
         total = len(used)
         scores = {}
         for arm in self.arms:
