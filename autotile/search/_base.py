@@ -19,7 +19,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from autotile.errors import InvalidConfigError
 from autotile.search._params import CONFIG_ATTR, config_from_params, param_of, trial_config_text
-from autotile.search._storage import retried_numbers
+from autotile.search._storage import RetriedScan
 from autotile.space import Config, Space
 
 __all__ = ["SpaceSearcher", "History"]
@@ -76,6 +76,7 @@ class _StudyState:
     chosen: dict[int, Config] = field(default_factory=dict)
     finished: dict[int, tuple[int, Config, float] | None] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    retried: RetriedScan = field(default_factory=RetriedScan)
     # (n settled trials, their History, the retried numbers it was built with)
     prefix: tuple[int, History, frozenset[int]] | None = None
 
@@ -292,7 +293,7 @@ class SpaceSearcher(BaseSampler, abc.ABC):
         finished = state.finished
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
         trials = study.get_trials(deepcopy=False)
-        retried = retried_numbers(trials)
+        retried = state.retried.update(trials)
         prefix = state.prefix
         if (prefix is None or prefix[2] != retried
                 or (exclude is not None and exclude < prefix[0])):

@@ -2,19 +2,38 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from autotile.space import Config, Permutation, Space
+from autotile.space import Config, Knob, Permutation, Space
 
-__all__ = ["IndexCodec"]
+__all__ = ["IndexCodec", "neighbour_positions"]
 
 _MAX_TABLE = 1 << 16
 _MAX_PRODUCT = 1 << 27  # Space enumerates constrained products up to this size
 _MUTATE_TRIES = 100  # as Space.mutate
+
+
+@functools.lru_cache(maxsize=64)
+def neighbour_positions(knob: Knob) -> tuple[tuple[int, ...], ...]:
+    """Positions of ``knob.neighbours(v)`` for each value ``v``, in ``knob.values`` order.
+
+    An explicit cache (``neighbour_positions.cache_clear()``) keyed by the
+    knob (frozen, hashable): the 720-value permutation knob of the GEMM
+    space takes about 0.2 s of CPU to tabulate, which every searcher of
+    every study of that space would otherwise pay again.
+    """
+    values = knob.values
+    try:
+        pos = {v: i for i, v in enumerate(values)}
+    except TypeError:  # unhashable values: rank them through the knob
+        pos = {}
+    return tuple(tuple(pos[w] if w in pos else knob.index(w) for w in knob.neighbours(v))
+                 for v in values)
 
 
 class IndexCodec:
@@ -129,8 +148,7 @@ class IndexCodec:
     def _move_table(self, j: int) -> npt.NDArray[np.int64]:
         tab = self._moves.get(j)
         if tab is None:
-            knob = self.space.knobs[j]
-            rows = [[knob.index(w) for w in knob.neighbours(v)] for v in knob.values]
+            rows = [list(r) for r in neighbour_positions(self.space.knobs[j])]
             width = max(len(r) for r in rows)
             tab = np.array([r + [r[0]] * (width - len(r)) if r else [i] * width
                             for i, r in enumerate(rows)], dtype=np.int64)
@@ -217,7 +235,7 @@ class IndexCodec:
         if self._nbrs is None:
             self._nbrs = []
             for k in self.space.knobs:
-                rows = [[k.index(w) for w in k.neighbours(v)] for v in k.values]
+                rows = [list(r) for r in neighbour_positions(k)]
                 width = max(1, max(len(r) for r in rows))
                 self._nbrs.append(np.array([r + [-1] * (width - len(r)) for r in rows],
                                            dtype=np.int64))

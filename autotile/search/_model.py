@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -13,8 +15,9 @@ from autotile.search._base import History
 from autotile.search._codec import IndexCodec
 from autotile.space import Space
 
-__all__ = ["make_cost_model", "make_featurizer", "ModelScorer", "TopK", "best_first",
-           "trials_since_improvement", "local_candidates", "spread_ties"]
+__all__ = ["make_cost_model", "make_featurizer", "ModelScorer", "FeatureRows",
+           "clear_feature_cache", "TopK", "best_first", "trials_since_improvement",
+           "local_candidates", "spread_ties"]
 
 _MODEL_NAMES = ("xgb", "xgb-rank", "xgb-reg", "rf")
 # Boosting rounds of the searchers' XGBoost models: half XGBCostModel's 200. A searcher
@@ -113,31 +116,33 @@ def make_featurizer(spec: Any, space: Space) -> Any:
         f"featurizer must be 'knob', 'auto' or have transform(configs), got {spec!r}")
 
 
-class ModelScorer:
-    """A cost model and a featurizer over space indices: fit on a history, predict.
+class FeatureRows:
+    """Featurizer rows of a space's configs, each computed once, found by space index.
 
-    With ``featurizer="knob"`` features are gathered from per-knob tables
-    (:meth:`IndexCodec.encode`); otherwise the featurizer's rows are cached
-    per space index in one growing array, so configs revisited by a search
-    (and by later studies of the same searcher) are featurized once.
+    The rows are cached in one growing array; a lookup table (an array up to
+    ``2**24`` configs, a dict beyond) maps a space index to its row, so
+    lookups are vectorised and a config revisited by a search is featurized
+    once.
+
+    Parameters
+    ----------
+    featurizer : object
+        Has ``transform(configs)`` (and, used when the codec is fast,
+        ``transform_digits(digits)``).
+    codec : IndexCodec
+        Codec of the space.
     """
 
-    def __init__(self, space: Space, cost_model: Any, featurizer: Any, codec: IndexCodec) -> None:
-        self.space = space
+    def __init__(self, featurizer: Any, codec: IndexCodec) -> None:
+        self.featurizer = featurizer
         self.codec = codec
-        self.cost_model_spec = cost_model
-        make_cost_model(cost_model, 0)  # validate the spec now, not at the first fit
-        self._knob = isinstance(featurizer, str) and featurizer == "knob"
-        self.featurizer = None if self._knob else make_featurizer(featurizer, space)
-        # space index -> row of self._X (-1: not featurized yet); an array up to
-        # _MAX_ROW_TABLE configs so that lookups are vectorised, a dict beyond
-        size = len(space)
+        size = len(codec.space)
         self._row: npt.NDArray[np.int64] | None = (
             np.full(size, -1, dtype=np.int64) if size <= _MAX_ROW_TABLE else None)
         self._pos: dict[int, int] = {}
         self._n_rows = 0
         self._X = np.zeros((0, 0))
-        self.model: Any = None
+        self._lock = threading.Lock()  # shared by the searchers of a space, maybe in threads
 
     def _rows(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Rows of ``self._X`` holding ``idx`` (-1 where not featurized yet)."""
@@ -145,12 +150,12 @@ class ModelScorer:
             return self._row[idx]
         return np.fromiter((self._pos.get(i, -1) for i in idx.tolist()), np.int64, idx.size)
 
-    def features(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    def __call__(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         """Feature matrix of the configs at ``idx``, shape (n, n_features)."""
-        idx = np.asarray(idx, dtype=np.int64)
-        if self._knob:
-            return self.codec.encode(idx)
-        assert self.featurizer is not None
+        with self._lock:
+            return self._features(idx)
+
+    def _features(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         rows = self._rows(idx)
         if (rows < 0).any():
             missing = np.unique(idx[rows < 0])
@@ -177,6 +182,65 @@ class ModelScorer:
         if idx.size == 0:
             return np.zeros((0, self._X.shape[1]))
         return self._X[rows]
+
+
+#: id(space) -> (space, FeatureRows of its default featurizer ``featurizer_for(space)``),
+#: shared by every searcher of the space in this process: an explicit cache
+#: (clear_feature_cache) of the _MAX_SHARED spaces used last (the rows refer to their space,
+#: so a weak-keyed map would never let one go).
+_SHARED_ROWS: OrderedDict[int, tuple[Space, FeatureRows]] = OrderedDict()
+_MAX_SHARED = 4
+
+
+def clear_feature_cache() -> None:
+    """Forget the feature rows shared by the searchers of each space (see :class:`ModelScorer`)."""
+    _SHARED_ROWS.clear()
+
+
+def _shared_rows(space: Space, codec: IndexCodec) -> FeatureRows:
+    hit = _SHARED_ROWS.get(id(space))
+    if hit is not None and hit[0] is space:
+        _SHARED_ROWS.move_to_end(id(space))
+        return hit[1]
+    store = FeatureRows(make_featurizer("auto", space), codec)
+    _SHARED_ROWS[id(space)] = (space, store)
+    while len(_SHARED_ROWS) > _MAX_SHARED:
+        _SHARED_ROWS.popitem(last=False)
+    return store
+
+
+class ModelScorer:
+    """A cost model and a featurizer over space indices: fit on a history, predict.
+
+    With ``featurizer="knob"`` features are gathered from per-knob tables
+    (:meth:`IndexCodec.encode`); otherwise the featurizer's rows are cached
+    per space index (:class:`FeatureRows`). With the default featurizer
+    (``"auto"``) that cache is shared by every scorer of the same space in
+    the process (the rows depend on the config alone), so the seeds of a
+    comparison featurize each config once; :func:`clear_feature_cache`
+    empties it.
+    """
+
+    def __init__(self, space: Space, cost_model: Any, featurizer: Any, codec: IndexCodec) -> None:
+        self.space = space
+        self.codec = codec
+        self.cost_model_spec = cost_model
+        make_cost_model(cost_model, 0)  # validate the spec now, not at the first fit
+        self._knob = isinstance(featurizer, str) and featurizer == "knob"
+        self._store: FeatureRows | None = None
+        if not self._knob:
+            shared = featurizer is None or (isinstance(featurizer, str) and featurizer == "auto")
+            self._store = (_shared_rows(space, codec) if shared
+                           else FeatureRows(make_featurizer(featurizer, space), codec))
+        self.featurizer = None if self._store is None else self._store.featurizer
+        self.model: Any = None
+
+    def features(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Feature matrix of the configs at ``idx``, shape (n, n_features)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if self._store is None:
+            return self.codec.encode(idx)
+        return self._store(idx)
 
     def refit(self, history: History, seed: int, growth: float,
               memory: dict[str, Any]) -> bool:

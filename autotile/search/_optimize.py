@@ -55,7 +55,7 @@ from autotile.errors import MeasureError
 from autotile.measure import MeasureResult
 from autotile.search._base import SpaceSearcher
 from autotile.search._params import suggest_config, trial_config_text
-from autotile.search._storage import RetryStaleTrial, retried_numbers
+from autotile.search._storage import RetriedScan, RetryStaleTrial, retried_numbers
 from autotile.search._study_args import short_repr
 from autotile.space import Config
 
@@ -258,16 +258,43 @@ def _stored_result(t: FrozenTrial) -> MeasureResult | None:
                          float(ua.get("wall_time_s", 0.0)), ua.get("error"))
 
 
-def _sync_cache(study: Study, trials: list[FrozenTrial]) -> None:
-    """Add every finished measurement of the study (any worker's) to the cache."""
-    if study._cache is None:
-        study._cache = {}
-    cache = study._cache
-    for t in trials:
+class _Scan:
+    """What the claim loop knows of a study's trial list, kept between claims.
+
+    ``settled``: the trials before it are finished (finished trials never
+    change) and their measurements are in the study's cache; ``retried``:
+    :class:`RetriedScan` of the list. A claim then reads only the trials
+    from ``settled`` on (with one worker: the last one or two), not the
+    whole study.
+    """
+
+    def __init__(self) -> None:
+        self.settled = 0
+        self.retried = RetriedScan()
+
+
+def _sync_cache(study: Study, trials: list[FrozenTrial]) -> tuple[set[int], int]:
+    """Add every finished measurement of the study (any worker's) to the cache.
+
+    Returns the numbers of the retried trials and ``k``: ``trials[:k]`` are
+    finished, counted or retried alike (see :class:`_Scan`).
+    """
+    if study._cache is None or study._scan is None:
+        study._cache, study._scan = {}, _Scan()
+    cache, scan = study._cache, study._scan
+    retried = scan.retried.update(trials)
+    k = scan.settled
+    if k > len(trials) or (k and trials[k - 1].number != k - 1):
+        k = 0  # not the list seen before (trial numbers are list positions): read it all
+    for t in trials[k:]:
         if t.state in FINISHED and str(t.user_attrs.get("config")) not in cache:
             res = _stored_result(t)
             if res is not None:
                 cache[res.config] = (t.number, res)
+    while k < len(trials) and trials[k].state in FINISHED:
+        k += 1
+    scan.settled = k
+    return retried, k
 
 
 def _n_finished(study: Study) -> int:
@@ -355,8 +382,10 @@ def _claim(study: Study, n_trials: int, want: int, bar: Any, hb: _Heartbeat,
         trials = storage.get_all_trials(st._study_id, deepcopy=False)
         if _fail_stale(study, trials):
             trials = storage.get_all_trials(st._study_id, deepcopy=False)
-        _sync_cache(study, trials)
-        counted = counted_trials(trials)
+        retried, k = _sync_cache(study, trials)
+        # the trials after the settled (finished) prefix that count; the prefix's count
+        counted = [t for t in trials[k:] if t.number not in retried]
+        n_settled = k - sum(1 for r in retried if r < k)
         pending: list[_Pending] = []
         # the trial measuring each config in flight (any worker's): a RUNNING trial that
         # does not itself wait for another one
@@ -390,7 +419,7 @@ def _claim(study: Study, n_trials: int, want: int, bar: Any, hb: _Heartbeat,
             pending.append(w.pending)
         waiting[:] = still
         queue = [t._trial_id for t in counted if t.state == TrialState.WAITING]
-        n_alloc = len(counted)
+        n_alloc = n_settled + len(counted)
         full = n_alloc >= n_trials or (n_trials >= len(study.space) and _exhausted(study, trials))
         while len(pending) < want:
             tid = None

@@ -46,7 +46,7 @@ from autotile.search._study_args import resolve_storage, storage_driver_error
 
 __all__ = ["open_storage", "HeartbeatJournalStorage", "RetryStaleTrial",
            "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD", "storage_path",
-           "retried_numbers"]
+           "retried_numbers", "RetriedScan"]
 
 #: Seconds between two heartbeats of a running trial.
 DEFAULT_HEARTBEAT_INTERVAL = 5
@@ -88,6 +88,30 @@ def retried_numbers(trials: list[FrozenTrial]) -> set[int]:
     for t in trials:
         out.update(int(n) for n in t.system_attrs.get("retry_history", ()) or ())
     return out
+
+
+class RetriedScan:
+    """:func:`retried_numbers` of a growing trial list, read incrementally.
+
+    A trial's ``"retry_history"`` is written when the trial is created (the
+    retry callback adds it as a new trial) and never changes, and a study's
+    trials only grow, in number order; so each :meth:`update` reads only the
+    trials it has not seen. A list shorter than the one seen last starts
+    over.
+    """
+
+    def __init__(self) -> None:
+        self._n_seen = 0
+        self.numbers: set[int] = set()
+
+    def update(self, trials: list[FrozenTrial]) -> set[int]:
+        """Return the numbers of the retried trials of ``trials`` (the study's, in order)."""
+        if len(trials) < self._n_seen:
+            self._n_seen, self.numbers = 0, set()
+        for t in trials[self._n_seen:]:
+            self.numbers.update(int(n) for n in t.system_attrs.get("retry_history", ()) or ())
+        self._n_seen = len(trials)
+        return self.numbers
 
 
 class RetryStaleTrial(_RetryBase):

@@ -97,6 +97,7 @@ class Study:
         self.objective = objective
         self.encoding: Encoding = encoding
         self._cache: dict[str, tuple[int, MeasureResult]] | None = None
+        self._scan: Any = None  # _optimize._Scan, with the cache
         self._in_flight: set[int] = set()
         self._best = math.inf
         self._run_outcomes: list[tuple[str, str | None]] = []

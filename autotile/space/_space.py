@@ -29,6 +29,7 @@ from autotile.space._moves import SpaceMoves
 __all__ = ["Space"]
 
 _MAX_ENUMERATION = 1 << 27
+_MAX_POSITION_TABLE = 1 << 16  # knobs up to this many values get a value -> position dict
 
 
 class Space(SpaceMoves, SpaceEncoding):
@@ -91,6 +92,8 @@ class Space(SpaceMoves, SpaceEncoding):
         self._valid: npt.NDArray[np.int64] | None = None
         self._explicit = False
         self._tables: dict[str, npt.NDArray[np.float64]] = {}
+        # per knob: value -> position of its canonical values (small knobs), else None
+        self._positions: list[dict[Any, int] | None] | None = None
 
     # -- basic properties -------------------------------------------------------------
     @property
@@ -186,7 +189,16 @@ class Space(SpaceMoves, SpaceEncoding):
         return Config._trusted(tuple(items))
 
     def _product_index(self, values: Sequence[Any]) -> int:
-        return sum(knob.index(v) * s for knob, v, s in zip(self._knobs, values, self._strides))
+        """Product index of canonical (already checked) knob values."""
+        pos = getattr(self, "_positions", None)  # spaces unpickled from before lack it
+        if pos is None:  # a dict per knob of up to _MAX_POSITION_TABLE values (canonical
+            # values are distinct by ==, so a lookup is knob.index without the re-check)
+            pos = self._positions = [
+                k._index_of if len(k) <= _MAX_POSITION_TABLE else None for k in self._knobs]
+        p = 0
+        for knob, table, v, s in zip(self._knobs, pos, values, self._strides):
+            p += (table[v] if table is not None else knob.index(v)) * s
+        return p
 
     def config_at(self, index: int) -> Config:
         """Return the valid config number ``index``.
@@ -236,12 +248,19 @@ class Space(SpaceMoves, SpaceEncoding):
         InvalidConfigError
             If ``config`` is not valid in this space.
         """
-        cfg = self.validate(config)
-        p = self._product_index([cfg[n] for n in self._names])
+        values, _ = self._check_knobs(config)
+        if values is None:
+            self.validate(config)  # raises, naming every problem
+        assert values is not None
+        p = self._product_index(values)
         valid = self._valid_indices()
         if valid is None:
             return p
-        return int(np.searchsorted(valid, p))
+        i = int(np.searchsorted(valid, p))
+        if i < valid.shape[0] and int(valid[i]) == p:
+            return i
+        self.validate(config)  # raises: a violated constraint, or not a member
+        raise AssertionError("unreachable: validate accepted a config outside the space")
 
     def __iter__(self) -> Iterator[Config]:
         valid = self._valid_indices()

@@ -51,3 +51,24 @@ def test_time_when_the_log_takes_no_writes_does_not_count(tmp_path):
     assert observer._get_stale_trial_ids(study_id) == []  # its ping waited for the lock
     assert time.monotonic() - t0 > 1.0
     assert not (tmp_path / "j.log.lock").exists()
+
+
+def test_retried_scan_reads_each_trial_once_and_matches_retried_numbers():
+    from optuna.trial import TrialState, create_trial
+
+    from autotile.search._storage import RetriedScan, retried_numbers
+
+    def trial(number, history=None):
+        t = create_trial(state=TrialState.WAITING,
+                         system_attrs={"retry_history": history} if history else {})
+        t.number = number
+        return t
+
+    trials = [trial(0), trial(1), trial(2, [0]), trial(3)]
+    scan = RetriedScan()
+    assert scan.update(trials) == {0} == retried_numbers(trials)
+    trials[0].system_attrs["retry_history"] = [3]     # never happens: not read again
+    trials += [trial(4, [0, 2]), trial(5)]
+    assert scan.update(trials) == {0, 2}
+    assert retried_numbers(trials) == {0, 2, 3}
+    assert scan.update(trials[:2]) == {3}             # a shorter list: read from the start
