@@ -129,8 +129,10 @@ def _header(res: ComparisonResult) -> list[str]:
     unit = m.get("unit")
     lines.append(
         f"objective: {res.objective}" + (f" in {unit}" if unit else "")
-        + f" ({_DONE[res.direction]}), optimum {_fmt_num(res.optimum, 8)}"
-        + (f", {res.n_within(0)} optimal configs" if res.values is not None else ""))
+        + f" ({_DONE[res.direction]}), {m.get('optimum_label', 'optimum')} "
+        + _fmt_num(res.optimum, 8)
+        + ("" if res.values is None else f", {res.n_within(0)} sampled configs at it"
+           if m.get("optimum_label") else f", {res.n_within(0)} optimal configs"))
     lines.append(f"budget: {res.budget} trials x {len(res.seeds)} seeds "
                  f"({_seeds_text(res.seeds)}) per searcher")
     if res.values is not None:
