@@ -120,7 +120,8 @@ def _header(res: ComparisonResult) -> list[str]:
     n_valid = None if res.values is None else int(res.values.shape[0])
     size = m.get("space_size")
     space = (f"space: {m.get('space')} ({size} configs"
-             + (f", {n_valid} valid" if n_valid is not None else "") + ")")
+             + ("" if n_valid is None else f", {n_valid} valid of {m['n_sampled']} sampled"
+                if m.get("n_sampled") else f", {n_valid} valid") + ")")
     if m.get("source"):
         space += f", replayed from {m['source']}"
     lines = [space]
@@ -138,8 +139,9 @@ def _header(res: ComparisonResult) -> list[str]:
     if res.values is not None:
         lines.append(
             "random search needs (N+1)/(k+1) = "
-            f"{res.expected_random_trials(0):.1f} trials in expectation to hit the optimum "
-            f"(median {res.expected_random_trials(0, median=True):.0f})")
+            f"{res.expected_random_trials(0):.1f} trials in expectation to hit the "
+            + ("best known (estimated from the sample) " if m.get("n_sampled") else "optimum ")
+            + f"(median {res.expected_random_trials(0, median=True):.0f})")
     wall = m.get("wall_time_s")
     if wall is not None:
         workers = m.get("n_workers")

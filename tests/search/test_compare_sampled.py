@@ -44,6 +44,8 @@ def test_label_says_best_known_not_optimum() -> None:
                                                 optimum=0.0), sample)
     assert ("objective: cost (minimised), best known (sampled, 20,000 configs), not a proven "
             "optimum 0, 1 sampled configs at it") in res.table()
+    assert "20000 valid of 20000 sampled" in res.table()
+    assert "to hit the best known (estimated from the sample)" in res.table()
 
 
 def test_compare_sampled_live_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
