@@ -19,7 +19,7 @@ from autotile.errors import CorruptFileError, MeasureError
 __all__ = ["SampledTruth", "gemm_sampled_truth", "SHIPPED_SAMPLES"]
 
 #: Sampled tables shipped in ``autotile/data``, by GEMM size n.
-SHIPPED_SAMPLES: dict[int, str] = {}
+SHIPPED_SAMPLES = {1024: "gemm1024_sample.npz"}
 
 
 class SampledTruth:

@@ -33,3 +33,22 @@ def test_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
         SampledTruth.load(tmp_path / "bad.npz")
     with pytest.raises(KeyError, match="unknown metric"):
         SampledTruth(np.arange(1), {"m": np.zeros(1)}, np.zeros(1, np.int8), {}).ok_values("x")
+
+
+def test_shipped_n1024_sample() -> None:
+    from autotile.measure import gemm_sampled_truth
+
+    t = gemm_sampled_truth(1024)
+    assert len(t) == 17_500 and t.meta["seed"] == 0 and t.meta["n_configs"] == 958_320
+    assert np.unique(t.index).shape == (17_500,)
+    assert t.best_known("misses") == 35_972_096.0
+    assert t.label() == "best known (sampled, 17,500 configs), not a proven optimum"
+    from autotile.measure import ScheduleMeasurer
+    from autotile.space import gemm_space
+
+    space = gemm_space(1024)
+    m = ScheduleMeasurer(space)
+    for r in (0, 1, 17_499):  # rows match live measurement
+        res = m.measure(space.config_at(int(t.index[r])))
+        assert res.metrics["misses"] == t.values["misses"][r]
+        assert res.metrics["conflict_misses"] == t.values["conflict_misses"][r]
