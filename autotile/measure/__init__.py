@@ -34,6 +34,7 @@ from autotile.measure._kernel_tuner import RecordedSpace, load_kernel_tuner
 from autotile.measure._parallel import parallel_map
 from autotile.measure._replay import SHIPPED_TABLES, ReplayMeasurer, gemm_ground_truth
 from autotile.measure._result import STATUSES, Measurer, MeasureResult
+from autotile.measure._sampled_truth import SHIPPED_SAMPLES, SampledTruth, gemm_sampled_truth
 from autotile.measure.cpu import *  # noqa: F403 - names listed in cpu.__all__
 from autotile.measure.cpu import __all__ as _cpu_all
 from autotile.measure.gpu import *  # noqa: F403 - names listed in gpu.__all__
@@ -48,6 +49,9 @@ __all__ = [
     "ReplayMeasurer",
     "gemm_ground_truth",
     "SHIPPED_TABLES",
+    "SampledTruth",
+    "gemm_sampled_truth",
+    "SHIPPED_SAMPLES",
     "RecordedSpace",
     "load_kernel_tuner",
     "parallel_map",

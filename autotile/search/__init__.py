@@ -21,6 +21,7 @@ from __future__ import annotations
 from autotile.search._bandit import BanditSearcher
 from autotile.search._base import History, SpaceSearcher
 from autotile.search._compare import DEFAULT_SEARCHERS, compare, objective_direction
+from autotile.search._compare_sampled import compare_sampled
 from autotile.search._comparison import ComparisonResult
 from autotile.search._create import DEFAULT_STORAGE, create_study, tune
 from autotile.search._evolutionary import EvolutionarySearcher
@@ -49,6 +50,7 @@ from autotile.search._storage import open_storage
 from autotile.search._study import Study, TrialRecord
 
 __all__ = [
+    "compare_sampled",
     "flash_attention_study",
     "SpaceSearcher",
     "History",

@@ -178,10 +178,13 @@ class ComparisonPlan:
         if self.values is not None:
             s = -1.0 if self.direction == "maximize" else 1.0
             k = int(np.count_nonzero(s * self.values <= s * self.optimum))
-            optimal = f" ({k:,} optimal config{'s' if k != 1 else ''})"
+            optimal = (f" ({k:,} sampled config{'s' if k != 1 else ''} at it)"
+                       if self.meta.get("optimum_label") else
+                       f" ({k:,} optimal config{'s' if k != 1 else ''})")
         done = "maximised" if self.direction == "maximize" else "minimised"
         lines.append(f"objective: {self.objective}" + (f" in {unit}" if unit else "")
-                     + f" ({done}), optimum {self.optimum:.8g}{optimal}")
+                     + f" ({done}), {self.meta.get('optimum_label', 'optimum')} "
+                     f"{self.optimum:.8g}{optimal}")
         seeds = self.seeds
         seed_text = (f"seeds {seeds[0]}..{seeds[-1]}" if seeds == tuple(
             range(seeds[0], seeds[0] + len(seeds))) else f"seeds {', '.join(map(str, seeds))}")

@@ -120,7 +120,8 @@ def _header(res: ComparisonResult) -> list[str]:
     n_valid = None if res.values is None else int(res.values.shape[0])
     size = m.get("space_size")
     space = (f"space: {m.get('space')} ({size} configs"
-             + (f", {n_valid} valid" if n_valid is not None else "") + ")")
+             + ("" if n_valid is None else f", {n_valid} valid of {m['n_sampled']} sampled"
+                if m.get("n_sampled") else f", {n_valid} valid") + ")")
     if m.get("source"):
         space += f", replayed from {m['source']}"
     lines = [space]
@@ -129,15 +130,18 @@ def _header(res: ComparisonResult) -> list[str]:
     unit = m.get("unit")
     lines.append(
         f"objective: {res.objective}" + (f" in {unit}" if unit else "")
-        + f" ({_DONE[res.direction]}), optimum {_fmt_num(res.optimum, 8)}"
-        + (f", {res.n_within(0)} optimal configs" if res.values is not None else ""))
+        + f" ({_DONE[res.direction]}), {m.get('optimum_label', 'optimum')} "
+        + _fmt_num(res.optimum, 8)
+        + ("" if res.values is None else f", {res.n_within(0)} sampled configs at it"
+           if m.get("optimum_label") else f", {res.n_within(0)} optimal configs"))
     lines.append(f"budget: {res.budget} trials x {len(res.seeds)} seeds "
                  f"({_seeds_text(res.seeds)}) per searcher")
     if res.values is not None:
         lines.append(
             "random search needs (N+1)/(k+1) = "
-            f"{res.expected_random_trials(0):.1f} trials in expectation to hit the optimum "
-            f"(median {res.expected_random_trials(0, median=True):.0f})")
+            f"{res.expected_random_trials(0):.1f} trials in expectation to hit the "
+            + ("best known (estimated from the sample) " if m.get("n_sampled") else "optimum ")
+            + f"(median {res.expected_random_trials(0, median=True):.0f})")
     wall = m.get("wall_time_s")
     if wall is not None:
         workers = m.get("n_workers")

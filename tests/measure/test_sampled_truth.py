@@ -1,0 +1,54 @@
+"""``SampledTruth``: a uniform sample's exact values, and the best known value."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from autotile.errors import CorruptFileError, MeasureError
+from autotile.measure import SampledTruth
+
+
+def test_round_trip_and_best_known(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    t = SampledTruth(np.array([5, 1, 9]), {"misses": np.array([30.0, np.nan, 12.0])},
+                     np.array([0, 1, 0], np.int8), {"seed": 0, "n": 8})
+    t.save(tmp_path / "s.npz")
+    u = SampledTruth.load(tmp_path / "s.npz")
+    np.testing.assert_array_equal(u.index, [5, 1, 9])
+    np.testing.assert_array_equal(u.ok_values("misses"), [30.0, 12.0])
+    assert u.meta == {"seed": 0, "n": 8}
+    assert u.best_known("misses") == 12.0
+    assert u.best_known("misses", [11.0, math.inf]) == 11.0
+    assert u.best_known("misses", direction="maximize") == 30.0
+    assert len(u) == 3
+
+
+def test_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(MeasureError, match="one value per row"):
+        SampledTruth(np.arange(3), {"m": np.zeros(2)}, np.zeros(3, np.int8), {})
+    (tmp_path / "bad.npz").write_bytes(b"nope")
+    with pytest.raises(CorruptFileError, match="not a readable sampled table"):
+        SampledTruth.load(tmp_path / "bad.npz")
+    with pytest.raises(KeyError, match="unknown metric"):
+        SampledTruth(np.arange(1), {"m": np.zeros(1)}, np.zeros(1, np.int8), {}).ok_values("x")
+
+
+def test_shipped_n1024_sample() -> None:
+    from autotile.measure import gemm_sampled_truth
+
+    t = gemm_sampled_truth(1024)
+    assert len(t) == 17_500 and t.meta["seed"] == 0 and t.meta["n_configs"] == 958_320
+    assert np.unique(t.index).shape == (17_500,)
+    assert t.best_known("misses") == 35_972_096.0
+    assert t.label() == "best known (sampled, 17,500 configs), not a proven optimum"
+    from autotile.measure import ScheduleMeasurer
+    from autotile.space import gemm_space
+
+    space = gemm_space(1024)
+    m = ScheduleMeasurer(space)
+    for r in (0, 1, 17_499):  # rows match live measurement
+        res = m.measure(space.config_at(int(t.index[r])))
+        assert res.metrics["misses"] == t.values["misses"][r]
+        assert res.metrics["conflict_misses"] == t.values["conflict_misses"][r]
