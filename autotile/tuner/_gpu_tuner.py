@@ -340,6 +340,8 @@ class GpuAutotuner:
         """The model's prediction of each candidate at the call's shape (no device use).
 
         See :meth:`model`; empty when ``model_prior=False`` or no model applies.
+        Candidates are predicted in order until ``model_budget_s`` seconds have
+        passed (at least one is); the rest are left out (unknown).
         """
         t0 = time.perf_counter()
         model = self.model(named, grid)

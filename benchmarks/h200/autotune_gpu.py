@@ -179,45 +179,11 @@ def tune_autotile(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut, history
     return best
 
 
-def tune_triton(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut) -> tuple[Any, Any]:
-    import torch
-    import triton
-
-    from autotile.kernels import matmul_kernel
-    from autotile.measure.gpu import port_to_triton
-    from autotile.tuner import LaunchConfig
-
-    cache = fresh_triton_cache()
-    kern = port_to_triton([matmul_kernel]).matmul_kernel
-    configs = [triton.Config(dict(lc.kwargs), num_warps=lc.num_warps, num_stages=lc.num_stages)
-               for lc in tutorial_launch_configs()]
-    tuned = triton.autotune(configs=configs, key=["M", "N", "K"])(kern)
-    c.zero_()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    tuned[matmul_grid](*launch_args(a, b, c), PID_ORDER="grouped")
-    torch.cuda.synchronize()
-    wall = time.perf_counter() - t0
-    err = rel_error(c, a, b)
-    bc = tuned.best_config
-    best = LaunchConfig(dict(bc.kwargs), num_warps=bc.num_warps, num_stages=bc.num_stages)
-    timings = getattr(tuned, "configs_timings", {}) or {}
-    n_inf = sum(1 for v in timings.values()
-                if not math.isfinite(v[0] if isinstance(v, (list, tuple)) else v))
-    tuning.write({"shape": shape_id, "tuner": "triton", "wall_s": wall,
-                  "n_compiled": len(configs), "n_timed": len(timings), "n_retimed": 0,
-                  "pick": config_text(best), "pick_time_s": "", "rel_error": err,
-                  "n_ok": len(timings) - n_inf, "n_pruned": 0, "n_infeasible": n_inf,
-                  "n_failed": 0, "n_wrong": "", "triton_cache": cache})
-    log(f"{shape_id} triton.autotune: {wall:.2f}s, timed {len(timings)} ({n_inf} inf), pick "
-        f"{config_text(best)}, rel err {err:.2e}")
-    return best, kern
-
-
-def tune_triton_perf_model(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut,
-                           top_k: int) -> Any:
-    """``triton.autotune`` with ``prune_configs_by={"perf_model": autotile.perf_model(...),
-    "top_k": top_k}``: Triton measures only the model's ``top_k`` configs."""
+def tune_triton(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut, top_k: int = 0
+                ) -> tuple[Any, Any]:
+    """``triton.autotune`` over the 16 configs; with ``top_k`` > 0 also
+    ``prune_configs_by={"perf_model": autotile.perf_model(...), "top_k": top_k}``, so
+    Triton measures only the model's ``top_k`` configs."""
     import torch
     import triton
 
@@ -230,10 +196,12 @@ def tune_triton_perf_model(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut
     kern = port_to_triton([matmul_kernel]).matmul_kernel
     configs = [triton.Config(dict(lc.kwargs), num_warps=lc.num_warps, num_stages=lc.num_stages)
                for lc in tutorial_launch_configs()]
-    # the model of the registered library kernel (the ported copy is the same source)
-    pm = autotile.perf_model(matmul_kernel, hardware=H200_MEASURED_L2)
-    tuned = triton.autotune(configs=configs, key=["M", "N", "K"],
-                            prune_configs_by={"perf_model": pm, "top_k": top_k})(kern)
+    prune = None
+    if top_k:
+        # the model of the registered library kernel (the ported copy is the same source)
+        prune = {"perf_model": autotile.perf_model(matmul_kernel, hardware=H200_MEASURED_L2),
+                 "top_k": top_k}
+    tuned = triton.autotune(configs=configs, key=["M", "N", "K"], prune_configs_by=prune)(kern)
     c.zero_()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
@@ -244,14 +212,18 @@ def tune_triton_perf_model(a: Any, b: Any, c: Any, shape_id: str, tuning: CsvOut
     bc = tuned.best_config
     best = LaunchConfig(dict(bc.kwargs), num_warps=bc.num_warps, num_stages=bc.num_stages)
     timings = getattr(tuned, "configs_timings", {}) or {}
-    tuning.write({"shape": shape_id, "tuner": f"triton_perf_model_top{top_k}", "wall_s": wall,
-                  "n_compiled": len(timings), "n_timed": len(timings), "n_retimed": 0,
+    n_inf = sum(1 for v in timings.values()
+                if not math.isfinite(v[0] if isinstance(v, (list, tuple)) else v))
+    name = f"triton_perf_model_top{top_k}" if top_k else "triton"
+    tuning.write({"shape": shape_id, "tuner": name, "wall_s": wall,
+                  "n_compiled": len(timings) if top_k else len(configs),
+                  "n_timed": len(timings), "n_retimed": 0,
                   "pick": config_text(best), "pick_time_s": "", "rel_error": err,
-                  "n_ok": len(timings), "n_pruned": len(configs) - len(timings),
-                  "n_infeasible": "", "n_failed": 0, "n_wrong": "", "triton_cache": cache})
-    log(f"{shape_id} triton.autotune + autotile.perf_model top_k={top_k}: {wall:.2f}s, timed "
-        f"{len(timings)}, pick {config_text(best)}, rel err {err:.2e}")
-    return best
+                  "n_ok": len(timings) - n_inf, "n_pruned": len(configs) - len(timings),
+                  "n_infeasible": n_inf, "n_failed": 0, "n_wrong": "", "triton_cache": cache})
+    log(f"{shape_id} {name}: {wall:.2f}s, timed {len(timings)} ({n_inf} inf), pick "
+        f"{config_text(best)}, rel err {err:.2e}")
+    return best, kern
 
 
 def rel_error(c: Any, a: Any, b: Any) -> float:
@@ -382,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
                 elif which == "triton":
                     picks["triton_pick"], kern = tune_triton(a, b, c, shape_id, tuning)
                 else:
-                    picks["perf_model_pick"] = tune_triton_perf_model(
+                    picks["perf_model_pick"], _ = tune_triton(
                         a, b, c, shape_id, tuning, args.perf_model_top_k)
             if time.perf_counter() - T0 > args.deadline_s:
                 log(f"{shape_id}: rounds skipped, past --deadline-s")
