@@ -15,6 +15,10 @@ from autotile.space._knob import Knob, format_value
 
 __all__ = ["Permutation", "order_crossover"]
 
+#: Permutations of up to this many items check and rank values through a table of all
+#: orderings (8! = 40,320 entries at most) instead of sorting each value.
+_MAX_TABLE_ITEMS = 8
+
 
 def order_crossover(
     a: tuple[Any, ...], b: tuple[Any, ...], rng: np.random.Generator
@@ -118,8 +122,19 @@ class Permutation(Knob):
     def __len__(self) -> int:
         return math.factorial(len(self.items))
 
+    @cached_property
+    def _small(self) -> bool:
+        """Whether orderings are looked up in a table (up to 8 items: 40,320 orderings)."""
+        return len(self.items) <= _MAX_TABLE_ITEMS
+
     def check(self, value: Any) -> str | None:
         """Return ``None`` if ``value`` is a tuple/list holding each item once."""
+        if type(value) is tuple and self._small:
+            try:
+                if value in self._index_of:
+                    return None  # a canonical ordering: the table of all orderings has it
+            except TypeError:  # unhashable items: the checks below say what is wrong
+                pass
         if not isinstance(value, (tuple, list)):
             return (
                 f"{self.name} must be a tuple of {format_value(self.items)}, got "
@@ -140,6 +155,10 @@ class Permutation(Knob):
 
     def index(self, value: Any) -> int:
         """Return the lexicographic rank of ``value`` (Lehmer code)."""
+        if type(value) is tuple and self._small:
+            rank = self._index_of.get(value)
+            if rank is not None:
+                return rank
         perm = [self._pos[v] for v in self.validate(value)]
         n = len(perm)
         rank = 0

@@ -15,7 +15,7 @@ Usage::
 
     python benchmarks/gemm/bench_compare.py [--budget 1000] [--seeds 10] [--n-jobs -1]
         [--searchers grid,random,model,evolutionary,tpe] [--objectives misses,est_cycles]
-        [--out autotile-results/bench_compare]
+        [--out autotile-results/bench_compare] [--per-seed]
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import platform
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 from autotile.measure import GroundTruth, ReplayMeasurer
 from autotile.search._compare import compare
@@ -41,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-jobs", type=int, default=-1)
     ap.add_argument("--searchers", default="grid,random,model,evolutionary,tpe")
     ap.add_argument("--objectives", default="misses,est_cycles")
+    ap.add_argument("--per-seed", action="store_true",
+                    help="also list each seed's trials to the optimum")
     ap.add_argument("--out", default="autotile-results/bench_compare",
                     help="where the full reports (HTML, JSON, ...) go")
     args = ap.parse_args(argv)
@@ -66,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{n} valid; random search needs (N+1)/(k+1) = "
               f"{res.expected_random_trials(0):.1f} trials in expectation\n")
         print(format_markdown(res))
+        if args.per_seed:
+            print("\nTrials to the optimum per seed (- = not within the budget):\n")
+            for name in searchers:
+                t = res.trials_to(name)
+                cells = ", ".join("-" if not np.isfinite(x) else f"{x:.0f}" for x in t)
+                print(f"* {name}: {cells}")
         print(f"\n({res.meta['total_wall_time_s']:.0f} s; trial counts are medians over "
               "seeds, (n miss) = seeds that never got there within the budget, which count "
               "as +inf in the median)\n")

@@ -16,7 +16,11 @@ in first-evaluation order, failed configs as ``inf``.
 
 Kernel Tuner's strategies draw from the global ``random`` and
 ``numpy.random`` generators (``tune_kernel``'s ``seed=`` reaches only the
-pymoo strategies), so :func:`run_strategy` seeds both.
+pymoo strategies), so :func:`run_strategy` seeds both. The Latin hypercube
+of its searchspace (``diff_evo``'s first population) comes from
+``scipy.stats.qmc.LatinHypercube`` with fresh OS entropy; during a run the
+harness hands it a generator derived from the seed instead, so every
+strategy's run is a function of its seed.
 
 Only this module imports ``kernel_tuner`` (``pip install autotile[kt]``), and
 only inside :func:`run_strategy`.
@@ -24,12 +28,13 @@ only inside :func:`run_strategy`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
 import time
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +175,27 @@ def _read(path: str) -> tuple[str, list[str], dict[str, list[Any]], frozenset[tu
     return _DOCS[path]
 
 
+@contextlib.contextmanager
+def _seeded_latin_hypercube(seed: int) -> Iterator[None]:
+    """Within the block, ``scipy.stats.qmc.LatinHypercube`` draws from ``default_rng(seed)``."""
+    from scipy.stats import qmc
+
+    original = qmc.LatinHypercube
+    rng = np.random.default_rng([int(seed), 17])
+
+    class Seeded(original):  # type: ignore[misc, valid-type]
+        def __init__(self, d: int, **kwargs: Any) -> None:
+            if kwargs.get("rng") is None and kwargs.get("seed") is None:
+                kwargs["rng"] = rng
+            super().__init__(d, **kwargs)
+
+    qmc.LatinHypercube = Seeded
+    try:
+        yield
+    finally:
+        qmc.LatinHypercube = original
+
+
 def run_strategy(cache_path: str | Path, strategy: str, seed: int, budget: int,
                  options: Mapping[str, Any] | None = None) -> tuple[list[str], list[float], float]:
     """Run one Kernel Tuner strategy in simulation mode on a cache file.
@@ -209,7 +235,7 @@ def run_strategy(cache_path: str | Path, strategy: str, seed: int, budget: int,
     random.seed(seed)
     np.random.seed(seed)
     c0 = time.process_time()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _seeded_latin_hypercube(seed):
         warnings.simplefilter("ignore")
         results, _ = kernel_tuner.tune_kernel(
             kernel_name, "", (1,), [], tune_params,

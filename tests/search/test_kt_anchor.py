@@ -115,10 +115,14 @@ def test_a_kernel_tuner_strategy_replays_the_table(kt, tmp_path):
                           tmp_path / "pnpoly.json")
     by_key = {rec.key(rec.space.config_at(i)): float(values[i]) for i in range(len(rec.space))}
     runs = [kt.run_strategy(path, s, seed=3, budget=40)
-            for s in ("random_sample", "random_sample", "genetic_algorithm")]
-    (k1, v1, cpu), (k2, v2, _), (k3, v3, _) = runs
+            for s in ("random_sample", "random_sample", "genetic_algorithm", "diff_evo",
+                      "diff_evo")]
+    (k1, v1, cpu), (k2, v2, _), (k3, v3, _), (k4, v4, _), (k5, v5, _) = runs
     assert len(k1) == len(set(k1)) == 40
     assert (k1, v1) == (k2, v2)                     # seeded: the same run twice
+    assert (k4, v4) == (k5, v5)                     # also diff_evo's Latin hypercube
+    from scipy.stats import qmc
+    assert qmc.LatinHypercube.__name__ == "LatinHypercube"   # restored after the run
     assert k3 != k1 and len(set(k3)) == len(k3) == 40
     for keys, vals in ((k1, v1), (k3, v3)):
         for k, v in zip(keys, vals):

@@ -344,3 +344,19 @@ def test_config_at_requires_an_int(bad):
 def test_config_at_accepts_numpy_integers():
     assert GEMM.config_at(np.int64(3)) == GEMM.config_at(np.int32(3)) == GEMM.config_at(3)
     assert GEMM.config_at(np.uint8(1)) != GEMM.config_at(3)
+
+
+def test_permutation_table_lookup_agrees_with_the_lehmer_code():
+    from autotile.space import Permutation
+
+    small = Permutation("order", ("a", "b", "c", "d"))
+    for i, v in enumerate(small.values):
+        assert small.index(v) == i and small.index(list(v)) == i and small.check(v) is None
+    assert small.check(("a", "b", "c")) is not None            # too short
+    assert small.check(("a", "b", "c", "c")) is not None       # repeated item
+    assert small.check(("a", "b", ["c"], "d")) is not None     # unhashable item
+    with pytest.raises(InvalidConfigError):
+        small.index(("d", "c", "b", "x"))
+    big = Permutation("order", tuple("abcdefghi"))              # 9 items: no table
+    assert not big._small and small._small
+    assert big.index(tuple("abcdefgih")) == 1
