@@ -49,6 +49,9 @@ from autotile.lang._tensor import tensor
 
 __all__ = ["LiveValues", "live_values"]
 
+#: The op counters of :mod:`autotile.lang._opcount` that builtins call with the
+#: blocks they read or produced (``reduction`` is wrapped on its own).
+_COUNTERS = ("alu", "binary", "math", "dot", "layout", "reshape", "numel")
 _LOCK = threading.RLock()  # re-entrant: a records-model launch inside a tracked block
 
 
@@ -78,6 +81,7 @@ class LiveValues:
         self._keep: list[Any] = []
         self._points: list[tuple[int, int]] = []  # (clock, bytes brought in)
         self._pending = False
+        self._quiet = 0  # > 0 while the op counters read blocks (bookkeeping, not dataflow)
         self._thread = threading.get_ident()
 
     def _finish(self) -> None:
@@ -139,7 +143,7 @@ def live_values() -> Iterator[LiveValues]:
             def __get__(self, obj: Any, typ: Any = None) -> Any:
                 if obj is None:
                     return slot
-                if threading.get_ident() == me:
+                if threading.get_ident() == me and not lv._quiet:
                     i = id(obj)
                     lv._last[i] = lv._clock
                     lv._reads.append(i)
@@ -179,15 +183,34 @@ def live_values() -> Iterator[LiveValues]:
             return out
 
         def _reduction(t: Any) -> None:
-            reduction(t)
+            lv._quiet += 1
+            try:
+                reduction(t)
+            finally:
+                lv._quiet -= 1
             if threading.get_ident() == me:
                 lv._points.append((lv._clock, 0))
+
+        # the op counters read the blocks an op produced (to count lanes) after the
+        # block was created: that read is bookkeeping, not dataflow into the next value
+        counters = {name: getattr(_opcount, name) for name in _COUNTERS}
+
+        def _quiet(fn: Any) -> Any:
+            def run(*args: Any, **kwargs: Any) -> Any:
+                lv._quiet += 1
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    lv._quiet -= 1
+            return run
 
         try:
             setattr(tensor, "v", _Tracked())
             setattr(tensor, "__init__", _init)
             _memory.access = _access
             setattr(_descriptor, "access", _access)
+            for name, fn in counters.items():
+                setattr(_opcount, name, _quiet(fn))
             _opcount.reduction = _reduction
             yield lv
         finally:
@@ -195,5 +218,7 @@ def live_values() -> Iterator[LiveValues]:
             setattr(tensor, "__init__", init)
             _memory.access = access_m
             setattr(_descriptor, "access", access_d)
+            for name, fn in counters.items():
+                setattr(_opcount, name, fn)
             _opcount.reduction = reduction
             lv._finish()

@@ -19,6 +19,9 @@ CUDA context), the time of each compile in a worker, and the time of the same
 compiles in this process, each from its own empty Triton cache, for the
 library's fused softmax (tutorial 02's config list). Prints one line per
 measurement.
+
+``--part reduce`` times the latency of one block reduction in a program's
+dependent chain, by ``num_warps`` (:func:`reduce_latency`).
 """
 
 from __future__ import annotations
@@ -99,14 +102,59 @@ def compile_split(args: argparse.Namespace) -> None:
         print(f"fresh python -c {stmt!r}: {time.perf_counter() - t0:.3f} s", flush=True)
 
 
+def reduce_latency(args: argparse.Namespace) -> None:
+    """Cycles of one block reduction in a program's dependent chain, by ``num_warps``.
+
+    One program per SM (grid = number of SMs) runs ``ITERS`` reductions, each
+    feeding the next (``x = x - max(x) * 0.5``); the time of ``ITERS`` = 2048
+    minus that of ``ITERS`` = 0, over 2048, at the SM clock ncu reported
+    for these runs, is the latency of one reduction plus one subtract.
+    """
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def chain(x_ptr, out_ptr, ITERS: tl.constexpr, BLOCK: tl.constexpr, SUM: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        for _ in range(ITERS):
+            if SUM:
+                s = tl.sum(x, axis=0)
+            else:
+                s = tl.max(x, axis=0)
+            x = x - s * 0.5
+        tl.store(out_ptr + pid * BLOCK + offs, x)
+
+    n_sm = torch.cuda.get_device_properties(0).multi_processor_count
+    for per_thread in (4, 16):
+        for nw in (1, 2, 4, 8, 16, 32):
+            block = 32 * nw * per_thread
+            x = torch.rand(block, device="cuda", dtype=torch.float32)
+            out = torch.empty(n_sm * block, device="cuda", dtype=torch.float32)
+            for red in (0, 1):
+                ts = {}
+                for iters in (0, 2048):
+                    fn = lambda: chain[(n_sm,)](x, out, ITERS=iters, BLOCK=block, SUM=red,  # noqa: E731
+                                                num_warps=nw)
+                    fn()
+                    ts[iters] = triton.testing.do_bench(fn, warmup=20, rep=100,
+                                                        return_mode="median") * 1e-3
+                per = (ts[2048] - ts[0]) / 2048
+                print(f"reduce {'sum' if red else 'max'} num_warps {nw:2d} elems/thread "
+                      f"{per_thread:2d}: {per * 1e9:.1f} ns per reduction step "
+                      f"({per * 1.98e9:.0f} cycles at 1.98 GHz)", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", required=True, choices=("launch", "compile"))
+    ap.add_argument("--part", required=True, choices=("launch", "compile", "reduce"))
     ap.add_argument("--kernel")
     ap.add_argument("--config")
     ap.add_argument("--set", default="v5")
     args = ap.parse_args()
-    {"launch": launch, "compile": compile_split}[args.part](args)
+    {"launch": launch, "compile": compile_split, "reduce": reduce_latency}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -134,3 +134,36 @@ def test_data_mask_counts_and_index_blocks_do_not():
     np.testing.assert_array_equal(y, np.r_[x[:64], np.where(x[:64] > 0, x[64:], 0)])
     # across the second load: the int1 mask (1 byte per element), not offs2; plus the block
     assert lv.peak_bytes == 1 * 64 + 2 * 64
+
+
+@tl.jit
+def _two_pass_norm(x_ptr, w_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+        acc += x * x
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + 1e-6)   # a float scalar from data
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)          # affine: made right after rstd
+        mask = cols < N
+        x = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(y_ptr + cols, x * rstd * w, mask=mask)
+
+
+@pytest.mark.parametrize("block", [64, 256])
+def test_the_op_counters_reading_a_new_value_is_not_dataflow(block):
+    # counting rstd's lanes reads it after it is made; that read must not mark the
+    # index block and mask made next as data (they would count as live across the loads)
+    n = 4 * block
+    x = np.linspace(-1, 1, n).astype(np.float16)
+    w = np.ones(n, np.float16)
+    y = np.zeros(n, np.float16)
+    with tl.live_values() as lv:
+        _two_pass_norm[(1,)](x, w, y, n, BLOCK=block)
+    ref = x.astype(np.float64) / np.sqrt((x.astype(np.float64) ** 2).mean() + 1e-6)
+    np.testing.assert_allclose(y.astype(np.float64), ref, rtol=2e-3, atol=2e-3)
+    # across a load: the float32 accumulator (first loop) or x in float32 (second
+    # loop), plus one float16 block brought in; cols and mask are not counted
+    assert lv.peak_bytes == 4 * block + 2 * block
