@@ -25,6 +25,28 @@ def test_round_trip_and_best_known(tmp_path) -> None:  # type: ignore[no-untyped
     assert len(u) == 3
 
 
+def test_with_visited_keeps_random_rows_apart(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    t = SampledTruth(np.array([5, 1, 9]), {"misses": np.array([30.0, np.nan, 12.0])},
+                     np.array([0, 1, 0], np.int8), {"seed": 0})
+    u = t.with_visited([9, 4, 4, 7, 2], {"misses": np.array([12.0, 3.0, 3.0, np.nan, 20.0]),
+                                         "other": np.zeros(5)},
+                       np.array([0, 0, 0, 1, 0], np.int8))
+    np.testing.assert_array_equal(u.index, [5, 1, 9, 4, 7, 2])   # new ones, once, in order
+    np.testing.assert_array_equal(u.source, [0, 0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(u.status, [0, 1, 0, 0, 1, 0])
+    assert (u.n_random, u.meta["n_random"], u.meta["n_visited"]) == (3, 3, 3)
+    np.testing.assert_array_equal(u.random_values("misses"), [30.0, 12.0])
+    np.testing.assert_array_equal(u.ok_values("misses"), [30.0, 12.0, 3.0, 20.0])
+    assert u.best_known("misses") == 3.0 and t.best_known("misses") == 12.0
+    assert u.label() == "best known (sampled, 6 configs), not a proven optimum"
+    u.save(tmp_path / "v.npz")
+    w = SampledTruth.load(tmp_path / "v.npz")
+    np.testing.assert_array_equal(w.source, u.source)
+    np.testing.assert_array_equal(w.column("misses"), u.column("misses"))
+    with pytest.raises(MeasureError, match="missing"):
+        t.with_visited([2], {"x": np.zeros(1)}, np.zeros(1, np.int8))
+
+
 def test_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(MeasureError, match="one value per row"):
         SampledTruth(np.arange(3), {"m": np.zeros(2)}, np.zeros(3, np.int8), {})
