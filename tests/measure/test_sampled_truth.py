@@ -61,16 +61,20 @@ def test_shipped_n1024_sample() -> None:
     from autotile.measure import gemm_sampled_truth
 
     t = gemm_sampled_truth(1024)
-    assert len(t) == 17_500 and t.meta["seed"] == 0 and t.meta["n_configs"] == 958_320
-    assert np.unique(t.index).shape == (17_500,)
-    assert t.best_known("misses") == 35_972_096.0
-    assert t.label() == "best known (sampled, 17,500 configs), not a proven optimum"
+    assert t.n_random == 20_000 and t.meta["seed"] == 0 and t.meta["n_configs"] == 958_320
+    np.testing.assert_array_equal(  # the uniform rows first, in the seeded order
+        t.index[:20_000], np.random.default_rng(0).permutation(958_320)[:20_000])
+    np.testing.assert_array_equal(t.source[:20_000], 0)
+    np.testing.assert_array_equal(t.source[20_000:], 1)
+    assert np.unique(t.index).shape == (len(t),)
+    assert t.best_known("misses") <= 35_972_096.0
+    assert t.label() == f"best known (sampled, {len(t):,} configs), not a proven optimum"
     from autotile.measure import ScheduleMeasurer
     from autotile.space import gemm_space
 
     space = gemm_space(1024)
     m = ScheduleMeasurer(space)
-    for r in (0, 1, 17_499):  # rows match live measurement
+    for r in (0, 1, 19_999, len(t) - 1):  # rows match live measurement
         res = m.measure(space.config_at(int(t.index[r])))
         assert res.metrics["misses"] == t.values["misses"][r]
         assert res.metrics["conflict_misses"] == t.values["conflict_misses"][r]
