@@ -77,9 +77,7 @@ class SampledTruth(MetricTable):
         KeyError
             If the table has no such metric.
         """
-        col = self.column(metric)
-        keep = (self.status == 0) & np.isfinite(col) & (self.source == 0)
-        return np.asarray(col[keep], np.float64)
+        return self._ok(metric, self.source == 0)
 
     def best_known(self, metric: str, visited: Iterable[float] = (),
                    direction: str = "minimize") -> float:

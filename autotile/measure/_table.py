@@ -53,8 +53,13 @@ class MetricTable:
         KeyError
             If the table has no such metric.
         """
+        return self._ok(metric, None)
+
+    def _ok(self, metric: str, rows: npt.NDArray[np.bool_] | None) -> npt.NDArray[np.float64]:
+        """:meth:`ok_values` over the rows where ``rows`` is true (all rows if None)."""
         col = self.column(metric)
-        return np.asarray(col[(self.status == 0) & np.isfinite(col)], np.float64)
+        keep = (self.status == 0) & np.isfinite(col)
+        return np.asarray(col[keep if rows is None else keep & rows], np.float64)
 
     def _best(self, metric: str, extra: npt.NDArray[np.float64], maximize: bool) -> float:
         """Best of the ``"ok"`` values and the finite ``extra`` ones (NaN if none)."""
