@@ -173,7 +173,9 @@ class SampledTruth(MetricTable):
 def gemm_sampled_truth(n: int = 1024) -> SampledTruth:
     """The shipped sampled table of ``autotile.space.gemm_space(n)``.
 
-    Made by ``benchmarks/gemm/sample_truth.py`` (see ``autotile/data/README.md``)
+    Made by ``benchmarks/gemm/sample_truth.py`` (the uniform random rows) and
+    ``benchmarks/gemm/bench_compare1024.py --write-sample`` (the schedules the
+    searchers visited in the shipped comparison), see ``autotile/data/README.md``,
     with :class:`~autotile.measure.ScheduleMeasurer`'s defaults.
 
     Raises
