@@ -8,8 +8,6 @@ import math
 import os
 import shutil
 import time
-import zipfile
-import zlib
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,12 +15,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from autotile.errors import CorruptFileError, MeasureError
+from autotile.errors import MeasureError
 from autotile.measure._fingerprint import canonical as _canonical
 from autotile.measure._fingerprint import differences as _differences
 from autotile.measure._fingerprint import jsonable as _jsonable
 from autotile.measure._parallel import check_scheduler, parallel_map
 from autotile.measure._result import Measurer, MeasureResult
+from autotile.measure._table import MetricTable, read_table
 
 __all__ = ["GroundTruth", "sweep", "space_difference"]
 
@@ -30,7 +29,7 @@ _STATUS_CODE = {"ok": 0, "failed": 1, "infeasible": 2}
 _CODE_STATUS = {v: k for k, v in _STATUS_CODE.items()}
 
 
-class GroundTruth:
+class GroundTruth(MetricTable):
     """Metrics of every config of a space, indexed by the space's bijection.
 
     Attributes
@@ -75,26 +74,9 @@ class GroundTruth:
         #: The file it was loaded from (None if made in memory).
         self.path: str | None = None
 
-    def __len__(self) -> int:
-        return int(self.status.shape[0])
-
-    def column(self, metric: str) -> npt.NDArray[np.float64]:
-        """The values of one metric, shape (n_configs,).
-
-        Raises
-        ------
-        KeyError
-            If the table has no such metric.
-        """
-        if metric not in self.values:
-            raise KeyError(f"unknown metric {metric!r}; the table has {list(self.metrics)}")
-        return self.values[metric]
-
     def optimum(self, metric: str) -> float:
         """Minimum of ``metric`` over the ``"ok"`` configs with a finite value (NaN if none)."""
-        col = self.column(metric)
-        ok = col[(self.status == 0) & np.isfinite(col)]
-        return float(ok.min()) if ok.size else math.nan
+        return self._best(metric, np.zeros(0), maximize=False)
 
     def result(self, index: int, config_text: str = "") -> MeasureResult:
         """The stored measurement of config ``index`` as a :class:`MeasureResult`."""
@@ -105,9 +87,7 @@ class GroundTruth:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the table as a compressed ``.npz`` (metrics, status, JSON meta)."""
-        arrays: dict[str, Any] = {f"m_{k}": v for k, v in self.values.items()}
-        np.savez_compressed(path, status=self.status,
-                            meta=np.array(json.dumps(self.meta)), **arrays)
+        self._write(path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> GroundTruth:
@@ -124,17 +104,8 @@ class GroundTruth:
         MeasureError
             If its columns differ in length (the message names the file).
         """
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
-                status, meta = z["status"].astype(np.int8), json.loads(str(z["meta"]))
-        except FileNotFoundError:
-            raise
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-            raise CorruptFileError(
-                f"{os.fspath(path)!r} is not a readable ground-truth table "
-                f"({type(exc).__name__}: {str(exc)[:160]}); re-create it with autotile sweep"
-            ) from None
+        values, status, meta, _ = read_table(
+            path, "ground-truth table", "; re-create it with autotile sweep")
         try:
             truth = cls(values, status, meta)
         except MeasureError as exc:

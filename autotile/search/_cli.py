@@ -12,9 +12,11 @@ from typing import Any, NoReturn
 
 from autotile.search._cli_sources import (
     DEFAULT_GEMM_BUDGET,
+    DEFAULT_LIVE_BUDGET,
     Source,
     UsageError,
     gemm64,
+    gemm1024,
     kernel_tuner,
     sweep_table,
 )
@@ -37,15 +39,19 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=_PROG,
-        description="Run searchers for a budget x several seeds on a replayed table and "
+        description="Run searchers for a budget x several seeds on a replayed table (or "
+                    "live, --space gemm1024) and "
                     "write a convergence report (table, best configs, CSV, JSON, PNG, HTML). "
                     "Every finished run is kept as an Optuna study (SQLite in the run folder "
                     "by default, or --storage), so an interrupted comparison resumes when "
                     "the same command is run again, and optuna-dashboard can open it.")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--space", default=None, choices=["gemm64"],
-                     help="autotile's 246,960-config GEMM schedule space, replayed from its "
-                          "shipped ground-truth table (default)")
+    src.add_argument("--space", default=None, choices=["gemm64", "gemm1024"],
+                     help="gemm64: autotile's 246,960-config GEMM schedule space, replayed "
+                          "from its shipped ground-truth table (default); gemm1024: the "
+                          "958,320-config space at n = 1024, every trial simulated live and "
+                          "scored against the best known value of a shipped sample (not a "
+                          "proven optimum)")
     src.add_argument("--table", metavar="FILE", nargs="+", default=None,
                      help="tables written by `autotile sweep` (any --n) to replay; one "
                           "report each, plus a summary")
@@ -146,13 +152,15 @@ def _sources(args: argparse.Namespace) -> list[Source]:
         return [kernel_tuner(f, args.objective) for f in args.kernel_tuner]
     if args.table:
         return [sweep_table(f, args.objective) for f in args.table]
+    if args.space == "gemm1024":
+        return [gemm1024(args.objective)]
     return [gemm64(args.objective)]
 
 
 def _settings(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
     """What makes a run the same run (compared to resume one)."""
     files = args.kernel_tuner or args.table
-    sources = [str(Path(f).absolute()) for f in files] if files else ["gemm64"]
+    sources = [str(Path(f).absolute()) for f in files] if files else [args.space or "gemm64"]
     return {"sources": sources, "objective": args.objective, "direction": args.direction,
             "searchers": names, "budget": args.budget, "seeds": args.seeds}
 
@@ -222,10 +230,13 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
 
     Examples
     --------
-    ``autotile compare`` (gemm64, misses, five searchers), or
+    ``autotile compare`` (gemm64, misses, five searchers),
+    ``autotile compare --space gemm1024 --searchers model,evolutionary,tpe,random``
+    (live trials, scored against the shipped sample's best known value), or
     ``autotile compare --kernel-tuner a.json.gz b.json.gz --searchers random,tpe --seeds 10``.
     """
     from autotile.search._compare import plan_comparison, run_comparison
+    from autotile.search._compare_sampled import plan_sampled, score_against_sample
     from autotile.search._run_folder import open_run_folder
 
     t0 = time.perf_counter()
@@ -237,7 +248,12 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         sources = _sources(args)
         plans = [plan_comparison(src.space, src.measurer, names,
                                  args.budget or src.budget, args.seeds, src.objective,
-                                 direction=args.direction, meta=src.meta) for src in sources]
+                                 direction=args.direction, meta=src.meta)
+                 if src.sample is None else
+                 plan_sampled(src.space, src.measurer, src.sample, names,
+                              args.budget or src.budget or DEFAULT_LIVE_BUDGET, args.seeds,
+                              src.objective, direction=args.direction, meta=src.meta)
+                 for src in sources]
         try:
             folder = open_run_folder(args.out, DEFAULT_OUT, _settings(args, names),
                                      args.storage, ["autotile", "compare", *raw],
@@ -262,6 +278,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
                                  storage=storage, study_prefix=f"compare:{src.name}:"
                                  f"{plan.objective}:{plan.direction}:budget{plan.budget}",
                                  scheduler=args.scheduler)
+            if src.sample is not None:
+                res = score_against_sample(res, src.sample)
             outdir = folder.path if len(sources) == 1 else folder.path / src.name
             paths = res.write(outdir)
             results[src.name] = res

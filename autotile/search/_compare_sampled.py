@@ -19,11 +19,11 @@ import numpy as np
 from optuna.storages import BaseStorage
 
 from autotile.search._compare import plan_comparison, run_comparison
-from autotile.search._compare_plan import objective_direction
+from autotile.search._compare_plan import ComparisonPlan, objective_direction
 from autotile.search._compare_run import SearcherFn
 from autotile.search._comparison import ComparisonResult
 
-__all__ = ["compare_sampled", "score_against_sample"]
+__all__ = ["compare_sampled", "plan_sampled", "score_against_sample"]
 
 _LIVE_SEARCHERS = ("model", "evolutionary", "tpe", "random")
 
@@ -42,22 +42,62 @@ def score_against_sample(result: ComparisonResult, sample: Any) -> ComparisonRes
     -------
     ComparisonResult
         ``optimum`` is the best known value (:meth:`SampledTruth.best_known`
-        over the sample and every trial of ``result``); ``values`` are the
-        sample's valid values, best first (they give the random-search
-        expectation); ``meta["optimum_label"]`` is :meth:`SampledTruth.label`,
-        ``meta["sample_best"]`` the sample's own best and
-        ``meta["n_sampled"]`` its size.
+        over the table and every trial of ``result``); ``values`` are the
+        valid values of the table's uniform random rows, best first (they
+        give the random-search expectation; rows added because a searcher
+        visited them would bias it); ``meta["optimum_label"]`` is
+        :meth:`SampledTruth.label`, ``meta["sample_best"]`` the table's own
+        best and ``meta["n_sampled"]`` its number of random rows.
     """
     s = result.sign
     visited = np.concatenate([h.ravel() for h in result.histories.values()]) \
         if result.histories else np.zeros(0)
     best = sample.best_known(result.objective, visited, result.direction)
-    values = s * np.sort(s * sample.ok_values(result.objective))
+    values = s * np.sort(s * sample.random_values(result.objective))
     meta = dict(result.meta)
-    meta.update(optimum_label=sample.label(), n_sampled=len(sample),
+    meta.update(optimum_label=sample.label(), n_sampled=sample.n_random,
                 sample_best=sample.best_known(result.objective, (), result.direction),
                 sample_seed=sample.meta.get("seed"))
     return dataclasses.replace(result, optimum=best, values=values, meta=meta)
+
+
+def plan_sampled(
+    space: Any,
+    measurer: Any,
+    sample: Any,
+    searchers: Sequence[str | tuple[str, SearcherFn]] = _LIVE_SEARCHERS,
+    budget: int = 200,
+    seeds: int | Sequence[int] = 5,
+    objective: str | None = None,
+    direction: str | None = None,
+    meta: dict[str, Any] | None = None,
+) -> ComparisonPlan:
+    """Plan a comparison of live trials whose reference is a sampled table.
+
+    The parameters are those of :func:`compare_sampled` (``direction``: as for
+    :func:`~autotile.search.compare`). Run the plan with
+    :func:`~autotile.search._compare.run_comparison`, then score the result
+    with :func:`score_against_sample`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`compare_sampled`.
+    """
+    objective = objective or getattr(measurer, "objective", None)
+    if not objective:
+        raise ValueError("pass objective=: the measurer has no default objective")
+    direction = direction or objective_direction(objective)
+    ref = sample.best_known(objective, (), direction)
+    if not np.isfinite(ref):
+        raise ValueError(f"the sample has no valid {objective!r} value to score against")
+    info = {"optimum_label": sample.label(), "n_sampled": sample.n_random}
+    info.update(meta or {})
+    plan = plan_comparison(space, measurer, searchers, budget, seeds, objective, ref,
+                           direction, info)
+    s = -1.0 if direction == "maximize" else 1.0
+    plan.values = s * np.sort(s * sample.random_values(objective))
+    return plan
 
 
 def compare_sampled(
@@ -100,17 +140,6 @@ def compare_sampled(
         As :func:`~autotile.search.compare`, or if the sample has no valid
         value of the objective.
     """
-    objective = objective or getattr(measurer, "objective", None)
-    if not objective:
-        raise ValueError("pass objective=: the measurer has no default objective")
-    direction = objective_direction(objective)
-    ref = sample.best_known(objective, (), direction)
-    if not np.isfinite(ref):
-        raise ValueError(f"the sample has no valid {objective!r} value to score against")
-    info = {"optimum_label": sample.label(), "n_sampled": len(sample)}
-    info.update(meta or {})
-    plan = plan_comparison(space, measurer, searchers, budget, seeds, objective, ref,
-                           direction, info)
-    s = -1.0 if direction == "maximize" else 1.0
-    plan.values = s * np.sort(s * sample.ok_values(objective))
+    plan = plan_sampled(space, measurer, sample, searchers, budget, seeds, objective,
+                        meta=meta)
     return score_against_sample(run_comparison(plan, n_jobs, progress, storage), sample)

@@ -25,6 +25,28 @@ def test_round_trip_and_best_known(tmp_path) -> None:  # type: ignore[no-untyped
     assert len(u) == 3
 
 
+def test_with_visited_keeps_random_rows_apart(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    t = SampledTruth(np.array([5, 1, 9]), {"misses": np.array([30.0, np.nan, 12.0])},
+                     np.array([0, 1, 0], np.int8), {"seed": 0})
+    u = t.with_visited([9, 4, 4, 7, 2], {"misses": np.array([12.0, 3.0, 3.0, np.nan, 20.0]),
+                                         "other": np.zeros(5)},
+                       np.array([0, 0, 0, 1, 0], np.int8))
+    np.testing.assert_array_equal(u.index, [5, 1, 9, 4, 7, 2])   # new ones, once, in order
+    np.testing.assert_array_equal(u.source, [0, 0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(u.status, [0, 1, 0, 0, 1, 0])
+    assert (u.n_random, u.meta["n_random"], u.meta["n_visited"]) == (3, 3, 3)
+    np.testing.assert_array_equal(u.random_values("misses"), [30.0, 12.0])
+    np.testing.assert_array_equal(u.ok_values("misses"), [30.0, 12.0, 3.0, 20.0])
+    assert u.best_known("misses") == 3.0 and t.best_known("misses") == 12.0
+    assert u.label() == "best known (sampled, 6 configs), not a proven optimum"
+    u.save(tmp_path / "v.npz")
+    w = SampledTruth.load(tmp_path / "v.npz")
+    np.testing.assert_array_equal(w.source, u.source)
+    np.testing.assert_array_equal(w.column("misses"), u.column("misses"))
+    with pytest.raises(MeasureError, match="missing"):
+        t.with_visited([2], {"x": np.zeros(1)}, np.zeros(1, np.int8))
+
+
 def test_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(MeasureError, match="one value per row"):
         SampledTruth(np.arange(3), {"m": np.zeros(2)}, np.zeros(3, np.int8), {})
@@ -39,16 +61,22 @@ def test_shipped_n1024_sample() -> None:
     from autotile.measure import gemm_sampled_truth
 
     t = gemm_sampled_truth(1024)
-    assert len(t) == 17_500 and t.meta["seed"] == 0 and t.meta["n_configs"] == 958_320
-    assert np.unique(t.index).shape == (17_500,)
+    assert t.n_random == 20_000 and t.meta["seed"] == 0 and t.meta["n_configs"] == 958_320
+    np.testing.assert_array_equal(  # the uniform rows first, in the seeded order
+        t.index[:20_000], np.random.default_rng(0).permutation(958_320)[:20_000])
+    np.testing.assert_array_equal(t.source[:20_000], 0)
+    np.testing.assert_array_equal(t.source[20_000:], 1)
+    assert len(t) == 23_838 and t.meta["n_visited"] == 3_838    # + the searchers' visits
+    assert np.unique(t.index).shape == (len(t),)
     assert t.best_known("misses") == 35_972_096.0
-    assert t.label() == "best known (sampled, 17,500 configs), not a proven optimum"
+    assert float(t.random_values("misses").min()) == 35_972_096.0
+    assert t.label() == "best known (sampled, 23,838 configs), not a proven optimum"
     from autotile.measure import ScheduleMeasurer
     from autotile.space import gemm_space
 
     space = gemm_space(1024)
     m = ScheduleMeasurer(space)
-    for r in (0, 1, 17_499):  # rows match live measurement
+    for r in (0, 1, 19_999, len(t) - 1):  # rows match live measurement
         res = m.measure(space.config_at(int(t.index[r])))
         assert res.metrics["misses"] == t.values["misses"][r]
         assert res.metrics["conflict_misses"] == t.values["conflict_misses"][r]

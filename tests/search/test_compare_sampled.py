@@ -66,3 +66,15 @@ def test_compare_sampled_live_run(tmp_path) -> None:  # type: ignore[no-untyped-
     paths = res.write(tmp_path)
     assert "not a proven optimum" in open(paths["json"]).read()
     assert "not a proven optimum" in open(paths["txt"]).read()
+
+
+def test_visited_rows_do_not_bias_the_random_expectation() -> None:
+    cost = np.array([9.0, 4.0, 7.0, 2.0, 8.0, 6.0])
+    sample = _sample(cost, [0, 2, 4, 5]).with_visited(
+        [3, 1], {"cost": cost[[3, 1]]}, np.zeros(2, np.int8))
+    res = score_against_sample(ComparisonResult({"a": np.array([[9.0, 7.0, 5.0]])}, (0,), 3,
+                                                "cost", optimum=6.0), sample)
+    assert res.optimum == 2.0                       # a visited row is the best known
+    np.testing.assert_array_equal(res.values, [6.0, 7.0, 8.0, 9.0])   # random rows only
+    assert res.meta["n_sampled"] == 4
+    assert res.meta["optimum_label"] == "best known (sampled, 6 configs), not a proven optimum"

@@ -1,0 +1,107 @@
+"""What ground-truth tables share: metric columns, a status column, JSON provenance."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import zipfile
+import zlib
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from autotile.errors import CorruptFileError
+
+__all__ = ["MetricTable", "read_table"]
+
+
+class MetricTable:
+    """Base of :class:`~autotile.measure.GroundTruth` and :class:`~autotile.measure.SampledTruth`.
+
+    Subclasses set ``values`` (metric name to column), ``status`` (0 ok,
+    1 failed, 2 infeasible), ``meta`` and ``metrics`` (the column names, in
+    order), all of one length, and add what a row means.
+    """
+
+    values: dict[str, npt.NDArray[np.float64]]
+    status: npt.NDArray[np.int8]
+    meta: dict[str, Any]
+    metrics: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return int(self.status.shape[0])
+
+    def column(self, metric: str) -> npt.NDArray[np.float64]:
+        """The values of one metric, one per row.
+
+        Raises
+        ------
+        KeyError
+            If the table has no such metric.
+        """
+        if metric not in self.values:
+            raise KeyError(f"unknown metric {metric!r}; the table has {list(self.metrics)}")
+        return self.values[metric]
+
+    def ok_values(self, metric: str) -> npt.NDArray[np.float64]:
+        """The finite values of ``metric`` over the ``"ok"`` rows, in row order.
+
+        Raises
+        ------
+        KeyError
+            If the table has no such metric.
+        """
+        return self._ok(metric, None)
+
+    def _ok(self, metric: str, rows: npt.NDArray[np.bool_] | None) -> npt.NDArray[np.float64]:
+        """:meth:`ok_values` over the rows where ``rows`` is true (all rows if None)."""
+        col = self.column(metric)
+        keep = (self.status == 0) & np.isfinite(col)
+        return np.asarray(col[keep if rows is None else keep & rows], np.float64)
+
+    def _best(self, metric: str, extra: npt.NDArray[np.float64], maximize: bool) -> float:
+        """Best of the ``"ok"`` values and the finite ``extra`` ones (NaN if none)."""
+        allv = np.concatenate([self.ok_values(metric), extra[np.isfinite(extra)]])
+        if not allv.size:
+            return math.nan
+        return float(allv.max() if maximize else allv.min())
+
+    def _write(self, path: str | os.PathLike[str], **arrays: Any) -> None:
+        """Save the columns, status, JSON meta and ``arrays`` as a compressed ``.npz``."""
+        cols: dict[str, Any] = {f"m_{k}": v for k, v in self.values.items()}
+        np.savez_compressed(path, **arrays, status=self.status,
+                            meta=np.array(json.dumps(self.meta)), **cols)
+
+
+def read_table(path: str | os.PathLike[str], what: str, hint: str = "",
+               required: tuple[str, ...] = (), optional: tuple[str, ...] = ()) -> tuple[
+        dict[str, npt.NDArray[np.float64]], npt.NDArray[np.int8], dict[str, Any],
+        dict[str, npt.NDArray[Any]]]:
+    """Read the columns, status, meta and other arrays of a table ``.npz``.
+
+    Returns ``(values, status, meta, extra)``; ``extra`` holds the arrays named
+    in ``required`` and those of ``optional`` that the file has.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    CorruptFileError
+        "``path`` is not a readable ``what`` (reason)``hint``" if the file is
+        not an ``.npz`` archive, is truncated or pickled, or lacks
+        ``status``, ``meta`` or an array of ``required``.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
+            status, meta = z["status"].astype(np.int8), json.loads(str(z["meta"]))
+            extra = {k: z[k] for k in (*required, *(k for k in optional if k in z.files))}
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise CorruptFileError(
+            f"{os.fspath(path)!r} is not a readable {what} "
+            f"({type(exc).__name__}: {str(exc)[:160]}){hint}") from None
+    return values, status, meta, extra
