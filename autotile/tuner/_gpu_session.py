@@ -10,6 +10,7 @@ compile and measure, and when to stop, is decided by
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -24,9 +25,18 @@ from autotile.tuner._gpu_check import GpuChecker
 from autotile.tuner._gpu_protocol import interleaved_retime, median
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["GpuSession"]
+__all__ = ["GpuSession", "IN_PROCESS_PROBE_S"]
 
 _MAX_REASON = 1000
+
+#: Longest first compile (seconds) after which the rest of a tuning still compiles
+#: in this process rather than in the pool's workers. On the H200 (Triton 3.6,
+#: ``benchmarks/h200/diag_records.py --part compile``) a worker takes 3.3-3.5 s to
+#: start (importing PyTorch and Triton) and compiled tutorial 02's softmax configs in
+#: 0.8-1.4 s each, while this process compiled the first in 1.1 s (Triton's own
+#: start-up included) and the next five in 0.06-0.16 s each: for a kernel that
+#: compiles that fast, starting workers costs more than it saves. A choice, not fitted.
+IN_PROCESS_PROBE_S = 2.0
 
 
 def _short(text: str) -> str:
@@ -84,6 +94,9 @@ class GpuSession:
         self.n_compiled = 0
         self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
+        #: "probe": the next compile runs here and decides; "here": compile in this
+        #: process (each under the pool's time limit); "pool": in the pool's workers
+        self.compile_mode = "probe"
 
     # -- launches ---------------------------------------------------------------------
     def full(self, config: LaunchConfig) -> dict[str, Any]:
@@ -154,6 +167,11 @@ class GpuSession:
                 if rec is not None:
                     failed[c] = rec
                 continue
+            if self.compile_mode != "pool":
+                rec = self._compile_here_limited(c, pool)
+                if rec is not None:
+                    failed[c] = rec
+                continue
             jobs.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, grid, c))
             job_configs.append(c)
         if pool is not None and jobs:
@@ -174,6 +192,50 @@ class GpuSession:
                     failed[c] = TuningRecord(c, "failed", reason=f"compile worker: {out.error}",
                                              metrics=metrics)
         return failed
+
+    def _compile_here_limited(self, config: LaunchConfig, pool: CompilePool
+                              ) -> TuningRecord | None:
+        """Compile ``config`` in this process, in a thread, waiting at most ``pool.timeout_s``.
+
+        The first such compile (``compile_mode == "probe"``) decides the rest of
+        the tuning: done within :data:`IN_PROCESS_PROBE_S`, later configs compile
+        here too and the pool's workers are stopped; otherwise (slower, failed
+        to finish or past the limit) they go to the pool. A compile past the
+        time limit cannot be interrupted: its thread is left to finish in the
+        background, the config is ``"failed"`` (compile timeout) and every later
+        config compiles in the pool, so no two compiles run in this process.
+        """
+        box: dict[str, BaseException] = {}
+        grid = self.grid_of(config)
+
+        def work() -> None:
+            try:
+                self.backend.compile(self.kernel, self.args, self.kwargs, grid, config)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                box["exc"] = exc
+
+        t0 = time.perf_counter()
+        th = threading.Thread(target=work, name="autotile-compile", daemon=True)
+        th.start()
+        th.join(pool.timeout_s)
+        dt = time.perf_counter() - t0
+        self.n_compiled += 1
+        self.compile_s[config] = dt
+        metrics = {"compile_s": dt}
+        if th.is_alive():
+            self.compile_mode = "pool"
+            return TuningRecord(config, "failed", metrics=metrics, reason=(
+                f"compile timeout: compile took longer than {pool.timeout_s:g} s "
+                f"(compile_timeout_s); left to finish in a background thread"))
+        if self.compile_mode == "probe":
+            self.compile_mode = "here" if dt <= IN_PROCESS_PROBE_S else "pool"
+            if self.compile_mode == "here":
+                pool.close()  # its workers are not needed: free their CPU now
+        exc = box.get("exc")
+        if exc is not None:
+            return TuningRecord(config, classify_error(exc), reason=f"compile: {_err(exc)}",
+                                metrics=metrics)
+        return None
 
     def _compile_here(self, config: LaunchConfig) -> TuningRecord | None:
         t0 = time.perf_counter()

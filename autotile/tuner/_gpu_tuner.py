@@ -10,7 +10,10 @@ The protocol of one tuning (one key), in order:
    a candidate it finds infeasible, or predicts slower than ``prune_factor``
    times its best, is pruned and never compiled.
 4. The survivors compile ahead in ``n_compile_jobs`` processes, each under
-   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`).
+   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`), unless the
+   first compile, run in this process, took at most
+   :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`: then all compile
+   here, each under the same limit (:meth:`GpuSession.compile_ahead`).
 5. In model order, each candidate is checked (one run on the call's tensors,
    compared with ``reference`` or the first valid candidate) and timed once
    with ``do_bench``, until the early-stop rule

@@ -90,7 +90,7 @@ class FakeBackend(GpuBackend):
     compile_errors : dict, optional
         ``BLOCK value -> "OutOfResources" | message`` raised when compiling.
     compile_sleep_s : dict, optional
-        ``BLOCK value -> seconds`` a worker sleeps compiling it.
+        ``BLOCK value -> seconds`` a compile of it sleeps (in a worker or here).
     launch_errors : dict, optional
         ``BLOCK value -> exception`` raised by a launch.
     ahead : bool
@@ -141,6 +141,7 @@ class FakeBackend(GpuBackend):
                 grid: Any, config: LaunchConfig) -> None:
         v = config.kwargs.get(self.knob)
         self.compiled.append(v)
+        time.sleep(self.compile_sleep_s.get(v, 0.0))
         err = self.compile_errors.get(v)
         if err == "OutOfResources":
             raise OutOfResources("out of resource: shared memory, Required: 300000")

@@ -193,9 +193,36 @@ def test_ahead_compile_timeouts_and_resource_errors_become_records():
     assert rec[16].status == "infeasible" and "OutOfResources" in rec[16].reason
     assert rec[128].status == "failed" and rec[128].reason == ("compile: RuntimeError: LLVM "
                                                                "ERROR: bad")
-    assert be.jobs == [16, 32, 64, 128] and k.n_compiled == 4
+    # 16 compiled fast here (the probe), so 32 compiled here too; past the limit it is
+    # left to its thread and the rest go to the pool's workers
+    assert be.compiled == [16, 32] and be.jobs == [64, 128] and k.n_compiled == 4
     assert be.launched.count(32) == 0 and be.launched.count(16) == 0
     assert k.best_config.kwargs["BLOCK"] == 64 and rec[64].metrics["compile_s"] < 1.0
+
+
+def test_fast_compiles_stay_in_process_and_stop_the_pool():
+    be = FakeBackend(_time, ahead=True)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=2)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert be.jobs == [] and sorted(be.compiled) == [16, 32, 64, 128] and k.n_compiled == 4
+    assert k.best_config.kwargs["BLOCK"] == 64
+    np.testing.assert_array_equal(y, 2 * x)
+
+
+def test_a_slow_first_compile_sends_the_rest_to_the_pool(monkeypatch):
+    import autotile.tuner._gpu_session as S
+
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.2)
+    be = FakeBackend(_time, ahead=True, compile_sleep_s={16: 0.5})
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=2, compile_timeout_s=10.0)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert be.compiled == [16] and be.jobs == [32, 64, 128] and k.n_compiled == 4
+    assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
+        16: "ok", 32: "ok", 64: "ok", 128: "ok"}
 
 
 def test_a_config_known_to_compile_slowly_is_not_compiled_again(tmp_path):
