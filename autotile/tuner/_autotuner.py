@@ -132,7 +132,52 @@ def _n_programs(grid: Any, named: Mapping[str, Any], config: LaunchConfig) -> in
     return g0 * g1 * g2
 
 
-class Autotuner:
+class TunerCommon:
+    """What the interpreter's and the GPU's autotuner share: caches, spaces, pruning.
+
+    A subclass sets ``cache``, ``histories``, ``space``, ``configs``,
+    ``early_config_prune``, ``perf_model`` and ``configs_top_k``;
+    ``_convert`` turns what a Triton ``prune_configs_by`` hook returns into
+    :class:`LaunchConfig` (None: keep it as it is).
+    """
+
+    cache: dict[Any, Any]
+    histories: dict[Any, Any]
+    space: Any
+    configs: list[LaunchConfig]
+    early_config_prune: Any
+    perf_model: Any
+    configs_top_k: Any
+    _convert: Callable[[Any], LaunchConfig] | None = None
+
+    def clear_cache(self) -> None:
+        """Forget the in-memory tunings (the disk cache stays)."""
+        self.cache.clear()
+        self.histories.clear()
+
+    def _space_for(self, named: Mapping[str, Any]) -> Space:
+        assert self.space is not None
+        sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
+        if not isinstance(sp, Space):
+            raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
+        return sp
+
+    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
+        """Apply ``early_config_prune`` then ``perf_model``/``top_k``, as in Triton.
+
+        Raises
+        ------
+        MeasureError
+            If ``early_config_prune`` returns no config.
+        InvalidConfigError
+            If ``top_k`` is neither an int nor a float ``<= 1``.
+        """
+        convert = type(self)._convert
+        return prune_config_list(self.configs, nargs, kwargs, self.early_config_prune,
+                                 self.perf_model, self.configs_top_k, convert=convert)
+
+
+class Autotuner(TunerCommon):
     """A kernel that picks its best config per key before it runs (``triton.Autotuner``).
 
     Built by :func:`autotune`, which documents the parameters. Launch it like
@@ -402,32 +447,7 @@ class Autotuner:
                 f"Conflicting meta-parameters: {', '.join(conflicts)}. Make sure that you "
                 f"don't re-define auto-tuned symbols.")
 
-    def clear_cache(self) -> None:
-        """Forget the in-memory tunings (the disk cache stays)."""
-        self.cache.clear()
-        self.histories.clear()
-
     # -- candidates ---------------------------------------------------------------------
-    def _space_for(self, named: Mapping[str, Any]) -> Space:
-        assert self.space is not None
-        sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
-        if not isinstance(sp, Space):
-            raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
-        return sp
-
-    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
-        """Apply ``early_config_prune`` then ``perf_model``/``top_k``, as in Triton.
-
-        Raises
-        ------
-        MeasureError
-            If ``early_config_prune`` returns no config.
-        InvalidConfigError
-            If ``top_k`` is neither an int nor a float ``<= 1``.
-        """
-        return prune_config_list(self.configs, nargs, kwargs, self.early_config_prune,
-                                 self.perf_model, self.configs_top_k, convert=None)
-
     def _identity(self, sp: Space | None) -> str:
         if sp is not None:
             try:

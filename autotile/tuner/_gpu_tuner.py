@@ -37,10 +37,9 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure import HardwareProfile
-from autotile.space import Space
-from autotile.tuner._autotuner import PRINT_ENV, _n_programs, _tolerance
+from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
-from autotile.tuner._config import LaunchConfig, prune_config_list
+from autotile.tuner._config import LaunchConfig
 from autotile.tuner._disk_cache import source_hash
 from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
 from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
@@ -76,7 +75,7 @@ def as_launch_config(c: Any) -> LaunchConfig:
                              f"got {type(c).__name__}")
 
 
-class GpuAutotuner:
+class GpuAutotuner(TunerCommon):
     """A kernel that picks its best config per key by timing it on the GPU.
 
     Built by :func:`~autotile.tuner.autotune` when the GPU backend is chosen;
@@ -101,6 +100,8 @@ class GpuAutotuner:
     predictions : dict of LaunchConfig to Prediction
         The model's predictions of the latest tuning.
     """
+
+    _convert = staticmethod(as_launch_config)
 
     def __init__(self, fn: Any, backend: GpuBackend, configs: Sequence[Any] | None,
                  key: Sequence[str], reset_to_zero: Sequence[str] | None = None,
@@ -319,25 +320,7 @@ class GpuAutotuner:
             config.pre_hook({**named, **config.all_kwargs()})
         self.backend.launch(self.kernel, grid, args, {**kwargs, **config.all_kwargs()})
 
-    def clear_cache(self) -> None:
-        """Forget the in-memory tunings (the disk cache stays)."""
-        self.cache.clear()
-        self.histories.clear()
-
     # -- candidates -------------------------------------------------------------------
-    def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
-        """Triton's ``early_config_prune`` then ``perf_model``/``top_k``.
-
-        Raises
-        ------
-        MeasureError
-            If ``early_config_prune`` returns no config.
-        InvalidConfigError
-            If ``top_k`` is neither an int nor a float ``<= 1``.
-        """
-        return prune_config_list(self.configs, nargs, kwargs, self.early_config_prune,
-                                 self.perf_model, self.configs_top_k, convert=as_launch_config)
-
     def predict(self, candidates: Sequence[LaunchConfig], named: Mapping[str, Any],
                 grid: Any) -> dict[LaunchConfig, Prediction]:
         """The model's prediction of each candidate at the call's shape (no device use).
@@ -370,12 +353,6 @@ class GpuAutotuner:
             return None
         return model_prior(self.fn, self.scorer, self.hardware, self.backend.device_name(),
                            named, grid, verbose=_verbose())
-
-    def _space_for(self, named: Mapping[str, Any]) -> Space:
-        sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
-        if not isinstance(sp, Space):
-            raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
-        return sp
 
     # -- disk cache -------------------------------------------------------------------
     def _records_cache(self) -> ConfigRecordCache:
