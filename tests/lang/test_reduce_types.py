@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import autotile.lang as tl
+from autotile.errors import LangError
 from autotile.lang import jit
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
@@ -187,3 +188,42 @@ def test_overflow_outside_reductions_is_still_checked_after_one():
     x = np.full(2, 2**30, np.int32)
     with pytest.raises(IntegerOverflowError):
         k[(1,)](x, np.zeros(2, np.int32))
+
+
+@jit
+def _softmax(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr, DIM: tl.constexpr,
+             KEEP: tl.constexpr, OM: tl.constexpr, ON: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    if DIM == -1:
+        y = tl.softmax(x, keep_dims=KEEP)  # dim=None: axis 0
+    else:
+        y = x.softmax(DIM, KEEP)
+    tl.static_assert(y.dtype == tl.float32)
+    tl.store(o_ptr + tl.arange(0, OM)[:, None] * ON + tl.arange(0, ON)[None, :], y)
+
+
+def _np_softmax(x, dim, keep):
+    # Triton 3.4 standard.softmax: max and sum along dim (default 0), broadcast from the right
+    x = x.astype(np.float32)
+    z = x - np.max(x, axis=dim, keepdims=keep)
+    num = np.exp(z)
+    return num / np.sum(num, axis=dim, keepdims=keep)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.sampled_from([1, 2, 4, 8]), n=st.sampled_from([1, 2, 4, 8]),
+       dim=st.sampled_from([-1, 0, 1]), keep=st.booleans(),
+       dt=st.sampled_from(["float16", "float32"]), seed=st.integers(0, 2**16))
+def test_softmax_dim_defaults_to_zero_and_keep_dims_as_triton(m, n, dim, keep, dt, seed):
+    x = np.random.default_rng(seed).standard_normal((m, n)).astype(dt)
+    d = 0 if dim == -1 else dim
+    try:
+        ref = _np_softmax(x, d, keep)
+    except ValueError:  # max/sum without keep_dims do not broadcast back: Triton refuses too
+        with pytest.raises(LangError, match="incompatible shapes"):
+            _softmax[(1,)](x, np.zeros((m, n), np.float32), M=m, N=n, DIM=dim, KEEP=keep,
+                           OM=m, ON=n)
+        return
+    o = np.zeros(ref.shape, np.float32)
+    _softmax[(1,)](x, o, M=m, N=n, DIM=dim, KEEP=keep, OM=ref.shape[0], ON=ref.shape[1])
+    np.testing.assert_allclose(o, ref, rtol=2e-6, atol=1e-7)
