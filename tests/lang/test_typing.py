@@ -1,5 +1,7 @@
 """Triton's typing rules: weak Python scalars, literal types, shifts by signedness, errors."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -180,3 +182,92 @@ def test_indexing_follows_tritons_getitem():
 
     with pytest.raises(LangError, match=r"unsupported tensor index: slice\(2, None, None\)"):
         bad[(1,)](o)
+
+
+# -- every pair of block types through every binary operator, against semantic.py v3.4 ----------
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+OPS = ["+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"]
+
+
+def _promote_ints(a, b):
+    # semantic.integer_promote_impl: C's usual arithmetic conversions
+    ra, rb = np.dtype(a).itemsize, np.dtype(b).itemsize
+    ua, ub = a.startswith("u"), b.startswith("u")
+    if ua == ub:
+        return a if ra > rb else b
+    if ua:
+        return a if ra >= rb else b
+    return b if rb >= ra else a
+
+
+def _computation_type(a, b, div_or_mod):
+    # semantic.computation_type_impl for two blocks (no weak scalars); a str is an error
+    if "float64" in (a, b):
+        return "float64"
+    if "float32" in (a, b):
+        return "float32"
+    if "float16" in (a, b):
+        return "float32" if div_or_mod else "float16"
+    if a == b == "bfloat16":
+        return "float32" if div_or_mod else "bfloat16"
+    if "bfloat16" in (a, b):
+        return "float32"
+    if div_or_mod and a.startswith("u") != b.startswith("u"):
+        return ValueError(f"Cannot use /, #, or % with {a} and {b} because they have "
+                          f"different signedness")
+    return _promote_ints(a, b)
+
+
+def _triton_result(op, a, b):
+    """Result type name of ``a op b`` in Triton 3.4, or the error (its wording) it raises."""
+    ct = _computation_type(a, b, op in ("/", "//", "%"))
+    if isinstance(ct, Exception):
+        return ct
+    if op == "/":
+        return "float32" if ct in INTS else ct
+    if op == "//" and ct not in INTS:
+        return TypeError(f"unexpected type {ct}")
+    if op in ("&", "|", "^", "<<", ">>") and ct not in INTS:
+        return TypeError(f"invalid operands of type {ct} and {ct}")
+    return ct
+
+
+def _np_apply(op, x, y):
+    if op == "//":
+        return x // y
+    if op == "%":
+        return np.fmod(x, y)
+    return eval(f"x {op} y")
+
+
+@settings(max_examples=120, deadline=None)
+@given(a=st.sampled_from(INTS + FLOATS), b=st.sampled_from(INTS + FLOATS),
+       op=st.sampled_from(OPS), seed=st.integers(0, 2**16))
+def test_block_pairs_follow_tritons_promotion_and_refusals(a, b, op, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(1, 21, 8).astype(np.int32)       # small positive: exact in every type
+    y = rng.integers(1, 8 if op in ("<<", ">>") else 6, 8).astype(np.int32)
+    want = _triton_result(op, a, b)
+    src = (f"def k(x_ptr, y_ptr, o_ptr, OUT: tl.constexpr):\n"
+           f"    offs = tl.arange(0, 8)\n"
+           f"    x = tl.load(x_ptr + offs).to(tl.{a})\n"
+           f"    y = tl.load(y_ptr + offs).to(tl.{b})\n"
+           f"    z = x {op} y\n"
+           f"    tl.static_assert(z.dtype == OUT)\n"
+           f"    tl.store(o_ptr + offs, z.to(tl.float64))\n")
+    ns = {"tl": tl}
+    exec(src, ns)
+    k = jit(ns["k"])
+    o = np.zeros(8, np.float64)
+    if isinstance(want, Exception):
+        with pytest.raises(LangError, match=re.escape(str(want))):
+            k[(1,)](x, y, o, OUT=tl.int32)
+        return
+    k[(1,)](x, y, o, OUT=getattr(tl, want), sanitize_overflow=False)
+    # NumPy in the result type (bfloat16 results are small integers, exact in float32)
+    npt = "float32" if want == "bfloat16" else want
+    if op == "/":
+        ref = x.astype(npt) / y.astype(npt)
+    else:
+        ref = _np_apply(op, x.astype(npt), y.astype(npt))
+    np.testing.assert_array_equal(o, ref.astype(np.float64))
