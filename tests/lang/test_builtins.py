@@ -1,5 +1,7 @@
 """Builtins added for Triton parity: umulhi, histogram, gather, interleave, tl.math, casts."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -219,3 +221,44 @@ def test_importing_a_name_triton_lacks_is_a_plain_import_error():
     with pytest.raises(ImportError, match="cannot import name 'no_such_builtin'") as ei:
         exec("from autotile.lang import no_such_builtin", {})
     assert not isinstance(ei.value, UnsupportedBuiltinImportError)
+
+
+#: Triton 3.4 ``math._check_dtype``: the element types each math builtin accepts
+_MATH_DTYPES = {"exp": ("float32", "float64"), "exp2": ("float32", "float64"),
+                "log": ("float32", "float64"), "log2": ("float32", "float64"),
+                "cos": ("float32", "float64"), "sin": ("float32", "float64"),
+                "sqrt": ("float32", "float64"), "sqrt_rn": ("float32",),
+                "rsqrt": ("float32", "float64"), "erf": ("float32", "float64"),
+                "floor": ("float32", "float64"), "ceil": ("float32", "float64"),
+                "div_rn": ("float32",)}
+_NP_MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "cos": np.cos,
+            "sin": np.sin, "sqrt": np.sqrt, "sqrt_rn": np.sqrt, "rsqrt": lambda v: 1 / np.sqrt(v),
+            "erf": erf, "floor": np.floor, "ceil": np.ceil}
+
+
+@settings(max_examples=60, deadline=None)
+@given(fn=st.sampled_from(sorted(_MATH_DTYPES)),
+       dt=st.sampled_from(["float16", "bfloat16", "float32", "float64", "int32", "float8e5"]),
+       n=st.sampled_from([1, 8, 32]), seed=st.integers(0, 2**16))
+def test_math_builtins_take_tritons_types(fn, dt, n, seed):
+    x = np.random.default_rng(seed).uniform(0.5, 4.0, n)   # positive: log, sqrt, rsqrt defined
+    call = "tl.math.div_rn(x, x + 1.0)" if fn == "div_rn" else f"tl.math.{fn}(x)"
+    src = (f"def k(x_ptr, o_ptr, N: tl.constexpr):\n"
+           f"    offs = tl.arange(0, N)\n"
+           f"    x = tl.load(x_ptr + offs).to(tl.{dt})\n"
+           f"    y = {call}\n"
+           f"    tl.static_assert(y.dtype == x.dtype)\n"
+           f"    tl.store(o_ptr + offs, y.to(tl.float64))\n")
+    ns = {"tl": tl}
+    exec(src, ns)
+    k = jit(ns["k"])
+    o = np.zeros(n, np.float64)
+    if dt not in _MATH_DTYPES[fn]:
+        with pytest.raises(LangError, match=re.escape(
+                f"Expected dtype {list(_MATH_DTYPES[fn])} but got {dt}")):
+            k[(1,)](x, o, N=n)
+        return
+    k[(1,)](x, o, N=n)
+    xv = x.astype(dt).astype(np.float64)
+    ref = xv / (xv + 1.0) if fn == "div_rn" else _NP_MATH[fn](xv)
+    np.testing.assert_allclose(o, ref.astype(dt), rtol=2e-7 if dt == "float32" else 1e-15)
