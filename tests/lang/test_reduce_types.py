@@ -227,3 +227,45 @@ def test_softmax_dim_defaults_to_zero_and_keep_dims_as_triton(m, n, dim, keep, d
     o = np.zeros(ref.shape, np.float32)
     _softmax[(1,)](x, o, M=m, N=n, DIM=dim, KEEP=keep, OM=ref.shape[0], ON=ref.shape[1])
     np.testing.assert_allclose(o, ref, rtol=2e-6, atol=1e-7)
+
+
+@jit
+def _reduce_all(x_ptr, o_ptr, S0: tl.constexpr, S1: tl.constexpr, S2: tl.constexpr,
+                RANK: tl.constexpr, OP: tl.constexpr):
+    if RANK == 1:
+        x = tl.load(x_ptr + tl.arange(0, S0))
+    elif RANK == 2:
+        x = tl.load(x_ptr + tl.arange(0, S0)[:, None] * S1 + tl.arange(0, S1)[None, :])
+    else:
+        x = tl.load(x_ptr + tl.arange(0, S0)[:, None, None] * (S1 * S2)
+                    + tl.arange(0, S1)[None, :, None] * S2 + tl.arange(0, S2)[None, None, :])
+    if OP == "sum":
+        y = tl.sum(x, axis=None, keep_dims=True)
+    elif OP == "max":
+        y = tl.max(x, axis=None, keep_dims=True)
+    elif OP == "min":
+        y = x.min(None, keep_dims=True)
+    else:
+        y = tl.xor_sum(x, axis=None, keep_dims=True)
+    tl.static_assert(len(y.shape) == RANK)
+    tl.static_assert(y.shape == [1] * RANK)
+    tl.store(o_ptr + tl.program_id(0) + tl.zeros_like(y).to(tl.int32), y)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rank=st.integers(1, 3), s=st.tuples(*[st.sampled_from([1, 2, 4])] * 3),
+       op=st.sampled_from(["sum", "max", "min", "xor_sum"]),
+       dt=st.sampled_from(["int32", "uint8", "int64", "float32"]), seed=st.integers(0, 2**16),
+       batch=st.booleans())
+def test_keep_dims_reduction_over_all_axes_keeps_the_rank(rank, s, op, dt, seed, batch):
+    if op == "xor_sum" and dt == "float32":
+        dt = "int32"
+    shape = s[:rank]
+    x = np.random.default_rng(seed).integers(0, 50, shape).astype(dt)
+    out_dt = {"sum": SUM, "max": MAXMIN, "min": MAXMIN}.get(op, {}).get(dt, dt)
+    o = np.zeros(8, out_dt)
+    _reduce_all[(8,)](x, o, S0=s[0], S1=s[1], S2=s[2], RANK=rank, OP=op, batch_programs=batch)
+    assert _reduce_all.last_record.n_programs_batched == (8 if batch else 0)
+    ref = {"sum": np.sum, "max": np.max, "min": np.min,
+           "xor_sum": np.bitwise_xor.reduce}[op](x.reshape(-1))
+    np.testing.assert_array_equal(o, ref.astype(out_dt))

@@ -78,12 +78,12 @@ def test_literals_and_constexprs_in_kernels_have_triton_dtypes():
     np.testing.assert_array_equal(o, 4)
 
 
-@pytest.mark.parametrize("xdt,ydt", [("int8", "uint8"), ("int8", "uint16"), ("int16", "uint8"),
-                                     ("uint8", "int8"), ("uint32", "int8"), ("int64", "uint64")])
-def test_right_shift_is_arithmetic_for_a_signed_left_operand(xdt, ydt):
+@settings(max_examples=40, deadline=None)
+@given(xdt=st.sampled_from(INTS), ydt=st.sampled_from(INTS), seed=st.integers(0, 2**16))
+def test_right_shift_is_arithmetic_for_a_signed_left_operand(xdt, ydt, seed):
     # Triton's __rshift__: ashr when the shifted tensor is signed, lshr when unsigned, on the
     # bits of the promoted type
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     info = np.iinfo(xdt)
     x = rng.integers(info.min, info.max, 16, dtype=xdt, endpoint=True)
     bw = max(np.dtype(xdt).itemsize, np.dtype(ydt).itemsize) * 8
@@ -271,3 +271,27 @@ def test_block_pairs_follow_tritons_promotion_and_refusals(a, b, op, seed):
     else:
         ref = _np_apply(op, x.astype(npt), y.astype(npt))
     np.testing.assert_array_equal(o, ref.astype(np.float64))
+
+
+@jit
+def _expand(o_ptr, RANK: tl.constexpr, AXIS: tl.constexpr):
+    x = tl.arange(0, 2)
+    for _ in tl.static_range(RANK - 1):
+        x = tl.expand_dims(x, 0)  # rank RANK, shape (1, ..., 1, 2)
+    y = tl.expand_dims(x, AXIS)
+    tl.store(o_ptr + tl.arange(0, 2), tl.reshape(y, (2,)))
+    tl.static_assert(len(y.shape) == RANK + 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rank=st.integers(1, 3), axis=st.integers(-6, 6))
+def test_expand_dims_accepts_axes_in_range_and_names_the_range_otherwise(rank, axis):
+    # semantic.expand_dims via _wrap_axis: -(rank + 1) <= axis <= rank, else "invalid axis"
+    o = np.zeros(2, np.int32)
+    if -(rank + 1) <= axis <= rank:
+        _expand[(1,)](o, RANK=rank, AXIS=axis)
+        np.testing.assert_array_equal(o, [0, 1])
+    else:
+        with pytest.raises(LangError, match=re.escape(
+                f"invalid axis {axis}. Expected {-(rank + 1)} <= axis < {rank + 1}")):
+            _expand[(1,)](o, RANK=rank, AXIS=axis)
