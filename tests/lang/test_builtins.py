@@ -11,6 +11,7 @@ from scipy.special import erf
 import autotile.lang as tl
 from autotile.errors import LangError
 from autotile.lang import jit
+from tests.lang._kernels import kernel_from_source
 
 
 @jit
@@ -243,15 +244,12 @@ _NP_MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "cos
 def test_math_builtins_take_tritons_types(fn, dt, n, seed):
     x = np.random.default_rng(seed).uniform(0.5, 4.0, n)   # positive: log, sqrt, rsqrt defined
     call = "tl.math.div_rn(x, x + 1.0)" if fn == "div_rn" else f"tl.math.{fn}(x)"
-    src = (f"def k(x_ptr, o_ptr, N: tl.constexpr):\n"
-           f"    offs = tl.arange(0, N)\n"
-           f"    x = tl.load(x_ptr + offs).to(tl.{dt})\n"
-           f"    y = {call}\n"
-           f"    tl.static_assert(y.dtype == x.dtype)\n"
-           f"    tl.store(o_ptr + offs, y.to(tl.float64))\n")
-    ns = {"tl": tl}
-    exec(src, ns)
-    k = jit(ns["k"])
+    k = kernel_from_source("x_ptr, o_ptr, N: tl.constexpr",
+                           "offs = tl.arange(0, N)",
+                           f"x = tl.load(x_ptr + offs).to(tl.{dt})",
+                           f"y = {call}",
+                           "tl.static_assert(y.dtype == x.dtype)",
+                           "tl.store(o_ptr + offs, y.to(tl.float64))")
     o = np.zeros(n, np.float64)
     if dt not in _MATH_DTYPES[fn]:
         with pytest.raises(LangError, match=re.escape(

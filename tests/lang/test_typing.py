@@ -11,6 +11,7 @@ import autotile.lang as tl
 from autotile.errors import LangError
 from autotile.lang import jit
 from autotile.lang._dtypes import literal_dtype
+from tests.lang._kernels import kernel_from_source
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
@@ -248,16 +249,13 @@ def test_block_pairs_follow_tritons_promotion_and_refusals(a, b, op, seed):
     x = rng.integers(1, 21, 8).astype(np.int32)       # small positive: exact in every type
     y = rng.integers(1, 8 if op in ("<<", ">>") else 6, 8).astype(np.int32)
     want = _triton_result(op, a, b)
-    src = (f"def k(x_ptr, y_ptr, o_ptr, OUT: tl.constexpr):\n"
-           f"    offs = tl.arange(0, 8)\n"
-           f"    x = tl.load(x_ptr + offs).to(tl.{a})\n"
-           f"    y = tl.load(y_ptr + offs).to(tl.{b})\n"
-           f"    z = x {op} y\n"
-           f"    tl.static_assert(z.dtype == OUT)\n"
-           f"    tl.store(o_ptr + offs, z.to(tl.float64))\n")
-    ns = {"tl": tl}
-    exec(src, ns)
-    k = jit(ns["k"])
+    k = kernel_from_source("x_ptr, y_ptr, o_ptr, OUT: tl.constexpr",
+                           "offs = tl.arange(0, 8)",
+                           f"x = tl.load(x_ptr + offs).to(tl.{a})",
+                           f"y = tl.load(y_ptr + offs).to(tl.{b})",
+                           f"z = x {op} y",
+                           "tl.static_assert(z.dtype == OUT)",
+                           "tl.store(o_ptr + offs, z.to(tl.float64))")
     o = np.zeros(8, np.float64)
     if isinstance(want, Exception):
         with pytest.raises(LangError, match=re.escape(str(want))):
