@@ -128,4 +128,8 @@ m = port("_l2_norm")
 o = np.empty(5, np.float32)
 m.l2_norm_kernel[(5,)](T(x), T(o), 300, 300, BLOCK=512)
 check("l2_norm_kernel", o, K.l2_norm_reference(x), 1e-5)
+x16 = x.astype(np.float16)  # tl.sqrt takes float32/float64 only: the kernel must widen
+o16 = np.empty(5, np.float16)
+m.l2_norm_kernel[(5,)](T(x16), T(o16), 300, 300, BLOCK=512)
+check("l2_norm_kernel float16", o16, K.l2_norm_reference(x16), 2e-2)
 print("ALL KERNELS RAN UNDER triton.jit")
