@@ -236,7 +236,18 @@ def fma(x: Any, y: Any, z: Any) -> tensor:
 
 
 def fdiv(x: Any, y: Any, ieee_rounding: bool = False) -> tensor:
-    """Floating-point division ``x / y``."""
+    """Floating-point division ``x / y``; both operands floating point (Python ints refused).
+
+    Raises
+    ------
+    LangError
+        If an operand is not floating point (Triton's ``semantic.fdiv``).
+    """
+    for a in (x, y):
+        t = to_tensor(unwrap(a))
+        if isinstance(t.dtype, D.pointer_type) or t.dtype.kind != 3:
+            raise LangError(f"both operands of fdiv must have floating scalar type, got "
+                            f"{to_tensor(unwrap(x)).dtype} and {to_tensor(unwrap(y)).dtype}")
     return binary(x, y, "truediv")
 
 

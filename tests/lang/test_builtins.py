@@ -336,3 +336,20 @@ def test_interleave_matches_stack_on_the_last_axis(r, c, dt, seed):
     o = np.zeros((r, 2 * c), dt)
     k[(1,)](a, b, o, R=r, C=c)
     np.testing.assert_array_equal(o, np.stack([a, b], -1).reshape(r, 2 * c))
+
+
+@pytest.mark.parametrize("call,ok", [("tl.fdiv(x, 2.0)", True), ("tl.math.fdiv(x, x + 1)", True),
+                                     ("tl.fdiv(x, 2)", False),
+                                     ("tl.math.fdiv(x.to(tl.int32), x)", False)])
+def test_fdiv_takes_floating_operands_only(call, ok):
+    k = kernel_from_source("x_ptr, o_ptr", "x = tl.load(x_ptr + tl.arange(0, 4))",
+                           f"tl.store(o_ptr + tl.arange(0, 4), {call})")
+    x = np.arange(1, 5, dtype=np.float32)
+    o = np.zeros(4, np.float32)
+    if ok:
+        k[(1,)](x, o)
+        np.testing.assert_array_equal(o, eval(call.replace("tl.math.fdiv", "np.divide")
+                                              .replace("tl.fdiv", "np.divide")))
+        return
+    with pytest.raises(LangError, match="both operands of fdiv must have floating scalar type"):
+        k[(1,)](x, o)
