@@ -186,6 +186,9 @@ def test_indexing_follows_tritons_getitem():
 
 
 # -- every pair of block types through every binary operator, against semantic.py v3.4 ----------
+# The references below (_triton_result, _scalar_result) were run against triton 3.4.0's
+# interpreter on all 1,584 block pairs and 432 scalar cases: the result types and refusals agree,
+# except bfloat16 with a Python scalar, which that interpreter cannot build (no get_bf16).
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 OPS = ["+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"]
 
@@ -293,3 +296,44 @@ def test_expand_dims_accepts_axes_in_range_and_names_the_range_otherwise(rank, a
         with pytest.raises(LangError, match=re.escape(
                 f"invalid axis {axis}. Expected {-(rank + 1)} <= axis < {rank + 1}")):
             _expand[(1,)](o, RANK=rank, AXIS=axis)
+
+
+def _scalar_result(op, t, scalar):
+    """Result type name of ``t op scalar`` (either side) in Triton 3.4, or its error."""
+    div_or_mod = op in ("/", "//", "%")
+    kind = {bool: 0, int: 1, float: 2}[type(scalar)]
+    if kind <= (2 if t in FLOATS else 1):  # a weak scalar takes the block's type
+        ct = "float32" if div_or_mod and t in ("float16", "bfloat16") else t
+    else:
+        ct = _computation_type(t, "float32", div_or_mod)  # an int block with a float literal
+    if op == "/":
+        return "float32" if ct in INTS else ct
+    if op == "//" and ct not in INTS:
+        return TypeError(f"unexpected type {ct}")
+    return ct
+
+
+@settings(max_examples=80, deadline=None)
+@given(t=st.sampled_from(INTS + FLOATS), scalar=st.sampled_from([True, 3, 2.5]),
+       op=st.sampled_from(["+", "-", "*", "/", "//", "%"]), left=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_python_scalars_are_weak_on_either_side(t, scalar, op, left, seed):
+    x = np.random.default_rng(seed).integers(1, 21, 8).astype(np.int32)
+    expr = f"{scalar!r} {op} x" if left else f"x {op} {scalar!r}"
+    want = _scalar_result(op, t, scalar)
+    k = kernel_from_source("x_ptr, o_ptr, OUT: tl.constexpr",
+                           f"x = tl.load(x_ptr + tl.arange(0, 8)).to(tl.{t})",
+                           f"z = {expr}",
+                           "tl.static_assert(z.dtype == OUT)",
+                           "tl.store(o_ptr + tl.arange(0, 8), z.to(tl.float64))")
+    o = np.zeros(8, np.float64)
+    if isinstance(want, Exception):
+        with pytest.raises(LangError, match=re.escape(str(want))):
+            k[(1,)](x, o, OUT=tl.int32)
+        return
+    k[(1,)](x, o, OUT=getattr(tl, want), sanitize_overflow=False)
+    npt = "float32" if want == "bfloat16" else want   # bfloat16 results here are exact
+    xv, sv = x.astype(npt), np.asarray(scalar).astype(npt)
+    a, b = (sv, xv) if left else (xv, sv)
+    ref = a / b if op == "/" else _np_apply(op, a, b)
+    np.testing.assert_array_equal(o, np.asarray(ref, npt).astype(np.float64))
