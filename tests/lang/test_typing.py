@@ -236,6 +236,20 @@ def _triton_result(op, a, b):
     return ct
 
 
+def _typed_run(k, want, *arrays):
+    """Launch ``k(*arrays, o, OUT=want)``; return ``o``, or None once Triton's refusal is seen.
+
+    ``want`` is a type name, or the error Triton raises (its message must match).
+    """
+    o = np.zeros(8, np.float64)
+    if isinstance(want, Exception):
+        with pytest.raises(LangError, match=re.escape(str(want))):
+            k[(1,)](*arrays, o, OUT=tl.int32)
+        return None
+    k[(1,)](*arrays, o, OUT=getattr(tl, want), sanitize_overflow=False)  # wraps as the GPU
+    return o
+
+
 def _np_apply(op, x, y):
     if op == "//":
         return x // y
@@ -259,12 +273,9 @@ def test_block_pairs_follow_tritons_promotion_and_refusals(a, b, op, seed):
                            f"z = x {op} y",
                            "tl.static_assert(z.dtype == OUT)",
                            "tl.store(o_ptr + offs, z.to(tl.float64))")
-    o = np.zeros(8, np.float64)
-    if isinstance(want, Exception):
-        with pytest.raises(LangError, match=re.escape(str(want))):
-            k[(1,)](x, y, o, OUT=tl.int32)
+    o = _typed_run(k, want, x, y)
+    if o is None:
         return
-    k[(1,)](x, y, o, OUT=getattr(tl, want), sanitize_overflow=False)
     # NumPy in the result type (bfloat16 results are small integers, exact in float32)
     npt = "float32" if want == "bfloat16" else want
     if op == "/":
@@ -326,12 +337,9 @@ def test_python_scalars_are_weak_on_either_side(t, scalar, op, left, seed):
                            f"z = {expr}",
                            "tl.static_assert(z.dtype == OUT)",
                            "tl.store(o_ptr + tl.arange(0, 8), z.to(tl.float64))")
-    o = np.zeros(8, np.float64)
-    if isinstance(want, Exception):
-        with pytest.raises(LangError, match=re.escape(str(want))):
-            k[(1,)](x, o, OUT=tl.int32)
+    o = _typed_run(k, want, x)
+    if o is None:
         return
-    k[(1,)](x, o, OUT=getattr(tl, want), sanitize_overflow=False)
     npt = "float32" if want == "bfloat16" else want   # bfloat16 results here are exact
     xv, sv = x.astype(npt), np.asarray(scalar).astype(npt)
     a, b = (sv, xv) if left else (xv, sv)
