@@ -28,10 +28,13 @@ __all__ = ["l2_norm_kernel", "l2_norm", "l2_norm_reference", "L2_NORM_KNOBS"]
 
 @jit
 def l2_norm_kernel(ptr, out, stride, N, BLOCK: tl.constexpr):
-    """``out[row] = sqrt(sum(x[row, :] ** 2))``; ``BLOCK >= N``, masked lanes load 0."""
+    """``out[row] = sqrt(sum(x[row, :] ** 2))``; ``BLOCK >= N``, masked lanes load 0.
+
+    Computes in float32: Triton's ``tl.sqrt`` takes float32/float64 only.
+    """
     row = tl.program_id(0)
     col = tl.arange(0, BLOCK)
-    x = tl.load(ptr + row * stride + col, mask=col < N, other=0.0)
+    x = tl.load(ptr + row * stride + col, mask=col < N, other=0.0).to(tl.float32)
     tl.store(out + row, tl.sqrt(tl.sum(x * x, axis=0)))
 
 

@@ -21,7 +21,7 @@ from autotile.lang._arith import binary
 from autotile.lang._operands import any_batched, common, common_batched, emit, realign
 from autotile.lang._pointers import addresses
 from autotile.lang._state import shape_str
-from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, values, wrap
+from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values, wrap
 
 __all__ = [
     "PropagateNan", "where", "maximum", "minimum", "clamp", "exp", "exp2", "log", "log2",
@@ -99,7 +99,24 @@ def clamp(x: Any, min: Any, max: Any, propagate_nan: PropagateNan = PropagateNan
     return minimum(maximum(x, min, propagate_nan), max, propagate_nan)
 
 
-def _math1(x: Any, fn: Any, name: str, allow_int: bool = False) -> tensor:
+#: Triton's ``math._check_dtype`` lists (v3.4): element types each builtin accepts
+_F32_F64 = ("float32", "float64")
+
+
+def _check_dtype(name: str, dtypes: tuple[str, ...], *args: Any) -> None:
+    """Refuse a block argument of a type ``tl.<name>`` does not take, in Triton's words.
+
+    Python numbers are not checked, as in Triton.
+    """
+    for a in args:
+        if isinstance(a, tensor) and str(a.dtype) not in dtypes:
+            raise LangError(f"Expected dtype {list(dtypes)} but got {a.dtype} (tl.{name})")
+
+
+def _math1(x: Any, fn: Any, name: str, allow_int: bool = False,
+           dtypes: tuple[str, ...] | None = None) -> tensor:
+    if dtypes is not None:
+        _check_dtype(name, dtypes, unwrap(x))
     t = to_tensor(x)
     dt = t.dtype
     if isinstance(dt, D.pointer_type) or (dt.kind != 3 and not allow_int):
@@ -121,37 +138,38 @@ def _math1(x: Any, fn: Any, name: str, allow_int: bool = False) -> tensor:
 
 def exp(x: Any) -> tensor:
     """Elementwise ``e**x``."""
-    return _math1(x, np.exp, "exp")
+    return _math1(x, np.exp, "exp", dtypes=_F32_F64)
 
 
 def exp2(x: Any) -> tensor:
     """Elementwise ``2**x``."""
-    return _math1(x, np.exp2, "exp2")
+    return _math1(x, np.exp2, "exp2", dtypes=_F32_F64)
 
 
 def log(x: Any) -> tensor:
     """Elementwise natural logarithm."""
-    return _math1(x, np.log, "log")
+    return _math1(x, np.log, "log", dtypes=_F32_F64)
 
 
 def log2(x: Any) -> tensor:
     """Elementwise base-2 logarithm."""
-    return _math1(x, np.log2, "log2")
+    return _math1(x, np.log2, "log2", dtypes=_F32_F64)
 
 
 def sqrt(x: Any) -> tensor:
     """Elementwise square root."""
-    return _math1(x, np.sqrt, "sqrt")
+    return _math1(x, np.sqrt, "sqrt", dtypes=_F32_F64)
 
 
 def sqrt_rn(x: Any) -> tensor:
-    """Elementwise square root, rounded to nearest."""
+    """Elementwise square root, rounded to nearest (float32 only, as Triton)."""
+    _check_dtype("sqrt_rn", ("float32",), unwrap(x))
     return _math1(x, np.sqrt, "sqrt")
 
 
 def rsqrt(x: Any) -> tensor:
     """Elementwise ``1 / sqrt(x)``."""
-    return _math1(x, lambda v: 1.0 / np.sqrt(v), "rsqrt")
+    return _math1(x, lambda v: 1.0 / np.sqrt(v), "rsqrt", dtypes=_F32_F64)
 
 
 def abs(x: Any) -> tensor:
@@ -161,29 +179,29 @@ def abs(x: Any) -> tensor:
 
 def cos(x: Any) -> tensor:
     """Elementwise cosine."""
-    return _math1(x, np.cos, "cos")
+    return _math1(x, np.cos, "cos", dtypes=_F32_F64)
 
 
 def sin(x: Any) -> tensor:
     """Elementwise sine."""
-    return _math1(x, np.sin, "sin")
+    return _math1(x, np.sin, "sin", dtypes=_F32_F64)
 
 
 def floor(x: Any) -> tensor:
     """Elementwise floor."""
-    return _math1(x, np.floor, "floor")
+    return _math1(x, np.floor, "floor", dtypes=_F32_F64)
 
 
 def ceil(x: Any) -> tensor:
     """Elementwise ceiling."""
-    return _math1(x, np.ceil, "ceil")
+    return _math1(x, np.ceil, "ceil", dtypes=_F32_F64)
 
 
 def erf(x: Any) -> tensor:
     """Elementwise error function."""
     from scipy.special import erf as _erf
 
-    return _math1(x, _erf, "erf")
+    return _math1(x, _erf, "erf", dtypes=_F32_F64)
 
 
 def sigmoid(x: Any) -> tensor:
@@ -218,12 +236,24 @@ def fma(x: Any, y: Any, z: Any) -> tensor:
 
 
 def fdiv(x: Any, y: Any, ieee_rounding: bool = False) -> tensor:
-    """Floating-point division ``x / y``."""
+    """Floating-point division ``x / y``; both operands floating point (Python ints refused).
+
+    Raises
+    ------
+    LangError
+        If an operand is not floating point (Triton's ``semantic.fdiv``).
+    """
+    for a in (x, y):
+        t = to_tensor(unwrap(a))
+        if isinstance(t.dtype, D.pointer_type) or t.dtype.kind != 3:
+            raise LangError(f"both operands of fdiv must have floating scalar type, got "
+                            f"{to_tensor(unwrap(x)).dtype} and {to_tensor(unwrap(y)).dtype}")
     return binary(x, y, "truediv")
 
 
 def div_rn(x: Any, y: Any) -> tensor:
-    """Floating-point division rounded to nearest."""
+    """Floating-point division rounded to nearest (float32 blocks only, as Triton)."""
+    _check_dtype("div_rn", ("float32",), unwrap(x), unwrap(y))
     return binary(x, y, "truediv")
 
 

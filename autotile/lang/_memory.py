@@ -14,7 +14,7 @@ import numpy as np
 
 from autotile.errors import LangError, OutOfBoundsError
 from autotile.lang import _dtypes as D
-from autotile.lang._pointers import pointer_to_int, resolve
+from autotile.lang._pointers import pointer_to_int, split
 from autotile.lang._semantic import check_writable
 from autotile.lang._state import Launch, NeedsSequential, current, type_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
@@ -84,10 +84,35 @@ def access(st: Launch, buf: Any, off: Any, m: Any, is_write: bool) -> Any:
     return act
 
 
-def _pointer(pointer: Any, what: str) -> tensor:
+def _parts(pointer: Any, what: str) -> list[tuple[tensor, Any]]:
+    """:func:`~autotile.lang._pointers.split` after the pointer check of :func:`_pointer`."""
     if not isinstance(pointer, tensor) or not isinstance(pointer.dtype, D.pointer_type):
         raise LangError(f"{what} expects a pointer (or block of pointers), got {pointer!r}")
-    return resolve(pointer, what)
+    return split(pointer, what)
+
+
+def _split_access(st: Launch, parts: list[tuple[tensor, Any]], mask: Any, what: str,
+                  op: Any) -> Any:
+    """Run ``op(pointer, mask)`` once per argument of ``parts``; merge what it returns.
+
+    Each access is masked to the lanes of its argument (and ``mask``).  The
+    launch's lane counters see one access of the block's lanes, as for a
+    pointer into one argument.  Returns the merged values (None for stores).
+    """
+    shape = np.broadcast_shapes(*(np.shape(q.v) for q, _ in parts),
+                                np.shape(values(to_tensor(mask))) if mask is not None else ())
+    m = _mask(mask, shape, what) if mask is not None else None
+    lanes0, masked0 = st.lanes, st.masked
+    out: Any = None
+    for q, lanes in parts:
+        inb = np.broadcast_to(lanes, shape)
+        r = op(q, tensor(inb if m is None else inb & m, D.int1))
+        if r is not None:
+            out = r if out is None else tensor(np.where(inb, r.v, out.v), r.dtype)
+    total = int(np.prod(shape, dtype=np.int64))
+    st.lanes = lanes0 + total
+    st.masked = masked0 + (0 if m is None else total - int(np.count_nonzero(m)))
+    return out
 
 
 def _stored(vt: tensor, et: Any) -> tensor:
@@ -148,8 +173,12 @@ def load(pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any 
     st = current("load")
     if hasattr(pointer, "_block_load"):
         return pointer._block_load(st, boundary_check, padding_option)  # type: ignore[no-any-return]
-    p = _pointer(pointer, "load")
+    parts = _parts(pointer, "load")
     mask = unwrap(mask)
+    if len(parts) > 1:
+        return _split_access(st, parts, mask, "load",  # type: ignore[no-any-return]
+                             lambda q, m: load(q, m, other))
+    p = parts[0][0]
     if st.batch is not None and (type(p) is BatchedTensor or type(mask) is BatchedTensor
                                  or type(unwrap(other)) is BatchedTensor):
         return _load_batched(st, p, mask, unwrap(other))
@@ -221,8 +250,12 @@ def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (),
     if hasattr(pointer, "_block_store"):
         pointer._block_store(st, value, boundary_check)
         return
-    p = _pointer(pointer, "store")
+    parts = _parts(pointer, "store")
     mask = unwrap(mask)
+    if len(parts) > 1:
+        _split_access(st, parts, mask, "store", lambda q, m: store(q, value, m))
+        return
+    p = parts[0][0]
     if st.batch is not None and (type(p) is BatchedTensor or type(mask) is BatchedTensor
                                  or type(value) is BatchedTensor):
         _store_batched(st, p, value, mask)
@@ -340,7 +373,11 @@ def _atomic(kind: str, pointer: Any, val: Any, mask: Any, cmp: Any = None) -> te
     st = current(f"atomic_{kind}")
     if st.batch is not None:
         raise NeedsSequential("atomics run one program at a time")
-    p = _pointer(pointer, f"atomic_{kind}")
+    parts = _parts(pointer, f"atomic_{kind}")
+    if len(parts) > 1:
+        return _split_access(st, parts, unwrap(mask), f"atomic_{kind}",  # type: ignore[no-any-return]
+                             lambda q, m: _atomic(kind, q, val, m, cmp))
+    p = parts[0][0]
     buf, et = p.buf, p.dtype.element_ty
     check_writable(buf, f"atomic_{kind}", st.where())
     vt = to_tensor(val)

@@ -13,7 +13,10 @@ pointers and integers (``semantic.cast``) work on those addresses:
   compared, selected with ``tl.where``, cast back and stored as an int64.
   A ``load``, ``store`` or atomic through it finds the kernel argument whose
   memory holds its lanes (:func:`resolve`); an address in no argument is a
-  :class:`~autotile.errors.LangError`.
+  :class:`~autotile.errors.LangError`.  When its lanes lie in several
+  arguments (``tl.where(c, a_ptr + i, b_ptr + i)`` per element), the access
+  is split into one access per argument (:func:`split`), each masked to its
+  own lanes, so every lane reads or writes the argument it points into.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ import numpy as np
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
-from autotile.lang._state import current
+from autotile.lang._state import NeedsSequential, current
 from autotile.lang._tensor import BatchedTensor, describe, tensor, values, wrap
 
-__all__ = ["addresses", "pointer_to_int", "int_to_pointer", "resolve"]
+__all__ = ["addresses", "pointer_to_int", "int_to_pointer", "resolve", "split"]
 
 
 def addresses(t: tensor) -> Any:
@@ -117,3 +120,50 @@ def resolve(p: tensor, what: str) -> tensor:
                         f"aligned to the {et.itemsize}-byte elements of {best.name!r}")
     buf = best if best.dtype == et else best.retyped(et)
     return wrap(off if off.ndim else off[()], p.dtype, type(p) is BatchedTensor, buf)
+
+
+def split(p: tensor, what: str) -> list[tuple[tensor, Any]]:
+    """``p`` as pointers into kernel arguments, one per argument its lanes point into.
+
+    Parameters
+    ----------
+    p : tensor
+        Pointer block; one into a kernel argument (``buf`` set) is returned as is.
+    what : str
+        Builtin name for error messages.
+
+    Returns
+    -------
+    list of (tensor, ndarray of bool or None)
+        Pairs of a pointer into one argument and the lanes (shape of ``p``)
+        that point into it; the lane masks partition the block.  One pair
+        with mask None when all lanes point into one argument (or none:
+        :func:`resolve` reports that).  Lanes in no argument go with the
+        first pair, whose bounds check reports them when they are active.
+
+    Raises
+    ------
+    NeedsSequential
+        In a batched run, when the lanes point into several arguments.
+    """
+    if p.buf is not None:
+        return [(p, None)]
+    st = current(what)
+    a = np.asarray(values(p), np.int64)
+    hit = []
+    for b in st.buffers:
+        lo = b.base_addr
+        inb = (a >= lo) & (a < lo + b.n * b.itemsize)
+        if inb.any():
+            hit.append((b, inb))
+    if len(hit) <= 1:
+        return [(resolve(p, what), None)]
+    if type(p) is BatchedTensor:
+        raise NeedsSequential(f"{what} through pointers into several arguments")
+    nowhere = ~np.logical_or.reduce([inb for _, inb in hit])
+    parts = []
+    for i, (b, inb) in enumerate(hit):
+        lanes = inb | nowhere if i == 0 else inb
+        q = np.where(lanes, a, np.int64(b.base_addr))  # other lanes: the argument's start
+        parts.append((resolve(wrap(q if q.ndim else q[()], p.dtype, False), what), lanes))
+    return parts

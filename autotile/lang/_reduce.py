@@ -6,7 +6,7 @@ v3.4): ``sum``/``cumsum`` widen integers narrower than 32 bits to int32
 (signed) or uint32 (unsigned and int1), ``max``/``min`` widen types narrower
 than 32 bits to int32/float32, bfloat16 scans and ``max``/``min`` work in
 float32.  Integer results wrap around in their type, as on the GPU.
-``softmax`` is here too: a row ``max`` and ``sum`` around ``exp``.
+``softmax`` is here too: a ``max`` and ``sum`` along ``dim`` (default 0) around ``exp``.
 ``tl.reduce`` and ``tl.associative_scan`` (user combine functions) are in
 :mod:`autotile.lang._combine`.
 """
@@ -296,11 +296,31 @@ def cumprod(input: Any, axis: int = 0, reverse: bool = False) -> tensor:
     return _scan(input, axis, reverse, np.cumprod, "mul", _scan_input_dtype(input))
 
 
-def softmax(x: Any, ieee_rounding: bool = False) -> tensor:
-    """Softmax over the last axis: ``exp(x - max) / sum(exp(x - max))``."""
-    t = to_tensor(x)
-    ax = len(t.shape) - 1
-    z = t - max(t, ax, keep_dims=True)
-    num = exp(z)
-    return num / sum(num, ax, keep_dims=True)
+def softmax(x: Any, dim: Any = None, keep_dims: bool = False,
+            ieee_rounding: bool = False) -> tensor:
+    """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
 
+    Triton's ``standard.softmax`` (v3.4): ``dim`` defaults to 0, not to the
+    last axis, and the row ``max`` and ``sum`` are taken with ``keep_dims``.
+    Without ``keep_dims`` they broadcast against ``x`` from the right, as in
+    Triton, so ``dim`` other than 0 needs ``keep_dims=True`` unless the
+    shapes happen to broadcast.  The result type follows ``max``: float16
+    and narrower floats give float32.
+
+    Parameters
+    ----------
+    x : tensor
+        Floating-point block.
+    dim : int, default=None
+        Axis to normalise along; None means 0.
+    keep_dims : bool, default=False
+        Keep the reduced axis (size 1) in the row max and sum.
+    ieee_rounding : bool, default=False
+        Accepted for Triton's signature; the division is always IEEE here.
+    """
+    t = to_tensor(x)
+    d = unwrap(dim)
+    d = 0 if d is None else d
+    z = t - max(t, d, keep_dims=keep_dims)
+    num = exp(z)
+    return num / sum(num, d, keep_dims=keep_dims)

@@ -65,3 +65,11 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
     c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     tl.store(c_ptrs, c, mask=c_mask)
+
+
+def kernel_from_source(params, *lines):
+    """``@jit def k(params): lines`` built from text (one kernel per tested type or operator)."""
+    src = f"def k({params}):\n" + "".join(f"    {line}\n" for line in lines)
+    ns = {"tl": tl}
+    exec(src, ns)
+    return jit(ns["k"])

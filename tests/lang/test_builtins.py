@@ -1,5 +1,7 @@
 """Builtins added for Triton parity: umulhi, histogram, gather, interleave, tl.math, casts."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,6 +11,7 @@ from scipy.special import erf
 import autotile.lang as tl
 from autotile.errors import LangError
 from autotile.lang import jit
+from tests.lang._kernels import kernel_from_source
 
 
 @jit
@@ -219,3 +222,134 @@ def test_importing_a_name_triton_lacks_is_a_plain_import_error():
     with pytest.raises(ImportError, match="cannot import name 'no_such_builtin'") as ei:
         exec("from autotile.lang import no_such_builtin", {})
     assert not isinstance(ei.value, UnsupportedBuiltinImportError)
+
+
+#: Triton 3.4 ``math._check_dtype``: the element types each math builtin accepts
+_MATH_DTYPES = {"exp": ("float32", "float64"), "exp2": ("float32", "float64"),
+                "log": ("float32", "float64"), "log2": ("float32", "float64"),
+                "cos": ("float32", "float64"), "sin": ("float32", "float64"),
+                "sqrt": ("float32", "float64"), "sqrt_rn": ("float32",),
+                "rsqrt": ("float32", "float64"), "erf": ("float32", "float64"),
+                "floor": ("float32", "float64"), "ceil": ("float32", "float64"),
+                "div_rn": ("float32",)}
+_NP_MATH = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "cos": np.cos,
+            "sin": np.sin, "sqrt": np.sqrt, "sqrt_rn": np.sqrt, "rsqrt": lambda v: 1 / np.sqrt(v),
+            "erf": erf, "floor": np.floor, "ceil": np.ceil}
+
+
+@settings(max_examples=60, deadline=None)
+@given(fn=st.sampled_from(sorted(_MATH_DTYPES)),
+       dt=st.sampled_from(["float16", "bfloat16", "float32", "float64", "int32", "float8e5"]),
+       n=st.sampled_from([1, 8, 32]), seed=st.integers(0, 2**16))
+def test_math_builtins_take_tritons_types(fn, dt, n, seed):
+    x = np.random.default_rng(seed).uniform(0.5, 4.0, n)   # positive: log, sqrt, rsqrt defined
+    call = "tl.math.div_rn(x, x + 1.0)" if fn == "div_rn" else f"tl.math.{fn}(x)"
+    k = kernel_from_source("x_ptr, o_ptr, N: tl.constexpr",
+                           "offs = tl.arange(0, N)",
+                           f"x = tl.load(x_ptr + offs).to(tl.{dt})",
+                           f"y = {call}",
+                           "tl.static_assert(y.dtype == x.dtype)",
+                           "tl.store(o_ptr + offs, y.to(tl.float64))")
+    o = np.zeros(n, np.float64)
+    if dt not in _MATH_DTYPES[fn]:
+        with pytest.raises(LangError, match=re.escape(
+                f"Expected dtype {list(_MATH_DTYPES[fn])} but got {dt}")):
+            k[(1,)](x, o, N=n)
+        return
+    k[(1,)](x, o, N=n)
+    xv = x.astype(dt).astype(np.float64)
+    ref = xv / (xv + 1.0) if fn == "div_rn" else _NP_MATH[fn](xv)
+    np.testing.assert_allclose(o, ref.astype(dt), rtol=2e-7 if dt == "float32" else 1e-15)
+
+
+@jit
+def _gather2d(s_ptr, i_ptr, o_ptr, R: tl.constexpr, C: tl.constexpr, IR: tl.constexpr,
+              IC: tl.constexpr, AXIS: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.load(s_ptr + pid * R * C + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :])
+    ioffs = pid * IR * IC + tl.arange(0, IR)[:, None] * IC + tl.arange(0, IC)[None, :]
+    out = tl.gather(src, tl.load(i_ptr + ioffs), AXIS)
+    tl.static_assert(out.shape == [IR, IC] and out.dtype == src.dtype)
+    tl.store(o_ptr + ioffs, out)
+
+
+@settings(max_examples=25, deadline=None)
+@given(r=st.sampled_from([1, 2, 4]), c=st.sampled_from([1, 4, 8]), n=st.sampled_from([1, 2, 8]),
+       axis=st.sampled_from([0, 1, -1, -2]), dt=st.sampled_from(["float32", "int8", "uint64"]),
+       idt=st.sampled_from(["int32", "int64", "uint8"]), seed=st.integers(0, 2**16),
+       batch=st.booleans())
+def test_gather_matches_take_along_axis_over_shapes_and_types(r, c, n, axis, dt, idt, seed,
+                                                               batch):
+    rng = np.random.default_rng(seed)
+    n_prog = 4
+    src = rng.integers(0, 100, (n_prog, r, c)).astype(dt)
+    a = axis % 2
+    ishape = (n, c) if a == 0 else (r, n)  # the other axis matches the source
+    idx = rng.integers(0, src.shape[1 + a], (n_prog,) + ishape).astype(idt)
+    out = np.zeros((n_prog,) + ishape, dt)
+    _gather2d[(n_prog,)](src, idx, out, R=r, C=c, IR=ishape[0], IC=ishape[1], AXIS=axis,
+                         batch_programs=batch)
+    np.testing.assert_array_equal(out, np.take_along_axis(src, idx.astype(np.int64), axis=1 + a))
+
+
+@jit
+def _histogram(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr, HALF: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, M)
+    x = tl.load(x_ptr + pid * M + offs)
+    if HALF:
+        h = tl.histogram(x, N, mask=offs < M // 2)
+    else:
+        h = tl.histogram(x, N)
+    tl.static_assert(h.shape == [N] and h.dtype == tl.int32)
+    tl.store(o_ptr + pid * N + tl.arange(0, N), h)
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=st.sampled_from([1, 8, 64]), n=st.sampled_from([1, 4, 32]), half=st.booleans(),
+       dt=st.sampled_from(["int8", "int32", "uint16", "int64"]), seed=st.integers(0, 2**16),
+       batch=st.booleans())
+def test_histogram_matches_bincount(m, n, half, dt, seed, batch):
+    # Triton's interpreter histogram: bins 0..N-1, values outside them are not counted
+    lo = 0 if dt.startswith("u") else -3
+    x = np.random.default_rng(seed).integers(lo, n + 3, (4, m)).astype(dt)
+    o = np.zeros((4, n), np.int32)
+    _histogram[(4,)](x, o, M=m, N=n, HALF=half, batch_programs=batch)
+    used = x[:, : m // 2] if half else x
+    ref = [[int(np.count_nonzero(row == b)) for b in range(n)] for row in used]
+    np.testing.assert_array_equal(o, ref)
+
+
+@settings(max_examples=20, deadline=None)
+@given(r=st.sampled_from([1, 2, 4]), c=st.sampled_from([1, 2, 8]),
+       dt=st.sampled_from(["float16", "int8", "uint32", "float64"]), seed=st.integers(0, 2**16))
+def test_interleave_matches_stack_on_the_last_axis(r, c, dt, seed):
+    @jit
+    def k(a_ptr, b_ptr, o_ptr, R: tl.constexpr, C: tl.constexpr):
+        offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+        z = tl.interleave(tl.load(a_ptr + offs), tl.load(b_ptr + offs))
+        tl.static_assert(z.shape == [R, 2 * C])
+        tl.store(o_ptr + tl.arange(0, R)[:, None] * 2 * C + tl.arange(0, 2 * C)[None, :], z)
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 100, (2, r, c)).astype(dt)
+    o = np.zeros((r, 2 * c), dt)
+    k[(1,)](a, b, o, R=r, C=c)
+    np.testing.assert_array_equal(o, np.stack([a, b], -1).reshape(r, 2 * c))
+
+
+@pytest.mark.parametrize("call,ok", [("tl.fdiv(x, 2.0)", True), ("tl.math.fdiv(x, x + 1)", True),
+                                     ("tl.fdiv(x, 2)", False),
+                                     ("tl.math.fdiv(x.to(tl.int32), x)", False)])
+def test_fdiv_takes_floating_operands_only(call, ok):
+    k = kernel_from_source("x_ptr, o_ptr", "x = tl.load(x_ptr + tl.arange(0, 4))",
+                           f"tl.store(o_ptr + tl.arange(0, 4), {call})")
+    x = np.arange(1, 5, dtype=np.float32)
+    o = np.zeros(4, np.float32)
+    if ok:
+        k[(1,)](x, o)
+        np.testing.assert_array_equal(o, eval(call.replace("tl.math.fdiv", "np.divide")
+                                              .replace("tl.fdiv", "np.divide")))
+        return
+    with pytest.raises(LangError, match="both operands of fdiv must have floating scalar type"):
+        k[(1,)](x, o)

@@ -213,3 +213,49 @@ def test_combine_errors_name_the_rule(body, match):
     exec(src, ns)
     with pytest.raises(LangError, match=match):
         jit(ns["k"])[(1,)](np.zeros(4, np.float32))
+
+
+@jit
+def sum_max_count(s1, m1, c1, s2, m2, c2):
+    # three running statistics at once: sum, max and count
+    return s1 + s2, tl.maximum(m1, m2), c1 + c2
+
+
+@jit
+def triple_kernel(x_ptr, s_ptr, m_ptr, c_ptr, rs_ptr, rm_ptr, rc_ptr, R: tl.constexpr,
+                  C: tl.constexpr, AXIS: tl.constexpr, REVERSE: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    x = tl.load(x_ptr + pid * R * C + offs)
+    ones = tl.full((R, C), 1, tl.int32)
+    s, m, c = tl.associative_scan((x, x, ones), AXIS, sum_max_count, reverse=REVERSE)
+    tl.store(s_ptr + pid * R * C + offs, s)
+    tl.store(m_ptr + pid * R * C + offs, m)
+    tl.store(c_ptr + pid * R * C + offs, c)
+    rs, rm, rc = tl.reduce((x, x, ones), AXIS, sum_max_count, keep_dims=True)
+    tl.static_assert(rs.shape == ([1, C] if AXIS == 0 else [R, 1]))
+    tl.store(rs_ptr + pid * R * C + offs, tl.broadcast_to(rs, (R, C)))
+    tl.store(rm_ptr + pid * R * C + offs, tl.broadcast_to(rm, (R, C)))
+    tl.store(rc_ptr + pid * R * C + offs, tl.broadcast_to(rc, (R, C)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(r=st.sampled_from([1, 2, 4]), c=st.sampled_from([1, 4, 8]), axis=st.sampled_from([0, 1]),
+       reverse=st.booleans(), dt=st.sampled_from([np.int32, np.int64, np.float32]),
+       seed=st.integers(0, 2**16), batch=st.booleans())
+def test_three_operand_scan_and_reduce_match_numpy(r, c, axis, reverse, dt, seed, batch):
+    n_prog = 5
+    x = np.random.default_rng(seed).integers(-20, 20, (n_prog, r, c)).astype(dt)
+    outs = [np.zeros(x.shape, t) for t in (dt, dt, np.int32) * 2]
+    triple_kernel[(n_prog,)](x, *outs, R=r, C=c, AXIS=axis, REVERSE=reverse,
+                             batch_programs=batch)
+    assert triple_kernel.last_record.n_programs_batched == (n_prog if batch else 0)
+    ax = axis + 1
+    flip = (lambda a: np.flip(a, ax)) if reverse else (lambda a: a)
+    np.testing.assert_array_equal(outs[0], flip(np.cumsum(flip(x), ax, dtype=dt)))
+    np.testing.assert_array_equal(outs[1], flip(np.maximum.accumulate(flip(x), ax)))
+    np.testing.assert_array_equal(outs[2], flip(np.cumsum(np.ones_like(x, np.int32), ax)))
+    full = x.shape
+    np.testing.assert_array_equal(outs[3], np.broadcast_to(x.sum(ax, keepdims=True), full))
+    np.testing.assert_array_equal(outs[4], np.broadcast_to(x.max(ax, keepdims=True), full))
+    np.testing.assert_array_equal(outs[5], np.full(full, x.shape[ax], np.int32))

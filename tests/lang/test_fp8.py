@@ -117,3 +117,28 @@ def test_reinterpret_views_raw_bytes_and_casts_round():
     k[(1,)](tl.reinterpret(raw, tl.float8e4nv), o, h)
     assert o.tolist() == [1.0, 2.0, -3.0, 448.0]
     assert tl.fp8_to_float32(h).tolist() == [1.125, 2.25, -3.25, 448.0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(spec=st.sampled_from(SPECS[:3]),
+       xs=st.lists(st.floats(-1e5, 1e5, allow_nan=False, width=32), min_size=8, max_size=8),
+       batch=st.booleans())
+def test_in_kernel_casts_round_to_the_grid_and_saturate(spec, xs, batch):
+    dt, ebits, mbits, bias, top, _ = spec
+
+    @jit
+    def k(x_ptr, o_ptr, f_ptr, FP8: tl.constexpr):
+        offs = tl.program_id(0) * 8 + tl.arange(0, 8)
+        y = tl.load(x_ptr + offs).to(FP8)
+        tl.static_assert(y.dtype == FP8)
+        tl.store(o_ptr + offs, y.to(tl.float32))
+        tl.store(f_ptr + offs, y)  # an fp8 buffer holds the same codes
+
+    x = np.tile(np.asarray(xs, np.float32), 4)
+    o = np.zeros(32, np.float32)
+    f = tl.fp8_array(np.zeros(32), dt)
+    k[(4,)](x, o, f, FP8=dt, batch_programs=batch)
+    grid = _grid(ebits, mbits, bias, top)
+    ref = [_nearest_even(float(v), grid, top) for v in x]
+    np.testing.assert_array_equal(o, ref)
+    np.testing.assert_array_equal(tl.fp8_to_float32(f), ref)

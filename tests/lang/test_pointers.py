@@ -106,3 +106,67 @@ def test_casts_triton_refuses(expr):
     exec(f"def k(x_ptr):\n    y = {expr}\n", ns)
     with pytest.raises(LangError, match="cannot cast"):
         jit(ns["k"])[(1,)](np.zeros(1, np.float32))
+
+
+@jit
+def _per_lane_select(c_ptr, a_ptr, b_ptr, o_ptr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * N + tl.arange(0, N)
+    c = tl.load(c_ptr + offs)
+    p = tl.where(c == 1, a_ptr + offs, b_ptr + offs)
+    m = c != 2                                    # c == 2: lane masked off
+    tl.store(o_ptr + offs, tl.load(p, mask=m, other=-1.0))
+    tl.store(p, tl.load(o_ptr + offs) * 10.0, mask=m)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.sampled_from([1, 4, 16]), programs=st.integers(1, 5))
+def test_per_lane_where_between_arguments_reads_and_writes_each_lane_s_argument(seed, n,
+                                                                                programs):
+    rng = np.random.default_rng(seed)
+    size = n * programs
+    c = rng.integers(0, 3, size).astype(np.int32)  # 1: a, 0: b, 2: masked off
+    a = rng.standard_normal(size).astype(np.float32)
+    b = rng.standard_normal(size).astype(np.float32)
+    a0, b0 = a.copy(), b.copy()
+    o = np.zeros(size, np.float32)
+    _per_lane_select[(programs,)](c, a, b, o, N=n)
+    want = np.where(c == 1, a0, np.where(c == 0, b0, -1.0)).astype(np.float32)
+    np.testing.assert_array_equal(o, want)
+    np.testing.assert_array_equal(a, np.where(c == 1, 10 * a0, a0))
+    np.testing.assert_array_equal(b, np.where(c == 0, 10 * b0, b0))
+    rec = _per_lane_select.last_record
+    # each load/store counted once over the block: 5 ops of `size` lanes, masked in 2 of them
+    assert rec.total_lanes.sum() == 5 * size
+    assert rec.masked_lanes.sum() == 2 * int(np.count_nonzero(c == 2))
+    # the record reads and writes only the lanes that point into each argument
+    bufs = rec.summary()["buffers"]
+    assert bufs["a_ptr"]["elems_read"] == bufs["a_ptr"]["elems_written"] == np.sum(c == 1)
+    assert bufs["b_ptr"]["elems_read"] == bufs["b_ptr"]["elems_written"] == np.sum(c == 0)
+
+
+def test_per_lane_where_between_arguments_atomics_return_each_lane_s_old_value():
+    @jit
+    def k(a_ptr, b_ptr, o_ptr):
+        offs = tl.arange(0, 8)
+        p = tl.where(offs % 2 == 0, a_ptr + offs // 2, b_ptr + offs // 2)
+        tl.store(o_ptr + offs, tl.atomic_add(p, offs + 1, mask=offs < 7))
+
+    a = np.arange(4, dtype=np.int32) * 100
+    b = np.arange(4, dtype=np.int32) * 1000
+    o = np.full(8, -5, np.int32)
+    k[(1,)](a, b, o)
+    np.testing.assert_array_equal(o[:7], [0, 0, 100, 1000, 200, 2000, 300])
+    np.testing.assert_array_equal(a, [1, 103, 205, 307])
+    np.testing.assert_array_equal(b, [2, 1004, 2006, 3000])
+
+
+def test_per_lane_where_between_arguments_of_another_element_size_is_refused():
+    @jit
+    def k(a_ptr, b_ptr, o_ptr):
+        offs = tl.arange(0, 4)
+        p = tl.where(offs < 2, a_ptr + offs, b_ptr.to(tl.int64).to(tl.pi32_t) + (offs - 2))
+        tl.store(o_ptr + offs, tl.load(p))
+
+    with pytest.raises(LangError, match="another element size"):
+        k[(1,)](np.zeros(4, np.int32), np.zeros(4, np.int16), np.zeros(4, np.int32))

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import autotile.lang as tl
+from autotile.errors import LangError
 from autotile.lang import jit
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
@@ -187,3 +188,84 @@ def test_overflow_outside_reductions_is_still_checked_after_one():
     x = np.full(2, 2**30, np.int32)
     with pytest.raises(IntegerOverflowError):
         k[(1,)](x, np.zeros(2, np.int32))
+
+
+@jit
+def _softmax(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr, DIM: tl.constexpr,
+             KEEP: tl.constexpr, OM: tl.constexpr, ON: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    if DIM == -1:
+        y = tl.softmax(x, keep_dims=KEEP)  # dim=None: axis 0
+    else:
+        y = x.softmax(DIM, KEEP)
+    tl.static_assert(y.dtype == tl.float32)
+    tl.store(o_ptr + tl.arange(0, OM)[:, None] * ON + tl.arange(0, ON)[None, :], y)
+
+
+def _np_softmax(x, dim, keep):
+    # Triton 3.4 standard.softmax: max and sum along dim (default 0), broadcast from the right
+    x = x.astype(np.float32)
+    z = x - np.max(x, axis=dim, keepdims=keep)
+    num = np.exp(z)
+    return num / np.sum(num, axis=dim, keepdims=keep)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.sampled_from([1, 2, 4, 8]), n=st.sampled_from([1, 2, 4, 8]),
+       dim=st.sampled_from([-1, 0, 1]), keep=st.booleans(),
+       dt=st.sampled_from(["float16", "float32"]), seed=st.integers(0, 2**16))
+def test_softmax_dim_defaults_to_zero_and_keep_dims_as_triton(m, n, dim, keep, dt, seed):
+    x = np.random.default_rng(seed).standard_normal((m, n)).astype(dt)
+    d = 0 if dim == -1 else dim
+    try:
+        ref = _np_softmax(x, d, keep)
+    except ValueError:  # max/sum without keep_dims do not broadcast back: Triton refuses too
+        with pytest.raises(LangError, match="incompatible shapes"):
+            _softmax[(1,)](x, np.zeros((m, n), np.float32), M=m, N=n, DIM=dim, KEEP=keep,
+                           OM=m, ON=n)
+        return
+    o = np.zeros(ref.shape, np.float32)
+    _softmax[(1,)](x, o, M=m, N=n, DIM=dim, KEEP=keep, OM=ref.shape[0], ON=ref.shape[1])
+    np.testing.assert_allclose(o, ref, rtol=2e-6, atol=1e-7)
+
+
+@jit
+def _reduce_all(x_ptr, o_ptr, S0: tl.constexpr, S1: tl.constexpr, S2: tl.constexpr,
+                RANK: tl.constexpr, OP: tl.constexpr):
+    if RANK == 1:
+        x = tl.load(x_ptr + tl.arange(0, S0))
+    elif RANK == 2:
+        x = tl.load(x_ptr + tl.arange(0, S0)[:, None] * S1 + tl.arange(0, S1)[None, :])
+    else:
+        x = tl.load(x_ptr + tl.arange(0, S0)[:, None, None] * (S1 * S2)
+                    + tl.arange(0, S1)[None, :, None] * S2 + tl.arange(0, S2)[None, None, :])
+    if OP == "sum":
+        y = tl.sum(x, axis=None, keep_dims=True)
+    elif OP == "max":
+        y = tl.max(x, axis=None, keep_dims=True)
+    elif OP == "min":
+        y = x.min(None, keep_dims=True)
+    else:
+        y = tl.xor_sum(x, axis=None, keep_dims=True)
+    tl.static_assert(len(y.shape) == RANK)
+    tl.static_assert(y.shape == [1] * RANK)
+    tl.store(o_ptr + tl.program_id(0) + tl.zeros_like(y).to(tl.int32), y)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rank=st.integers(1, 3), s=st.tuples(*[st.sampled_from([1, 2, 4])] * 3),
+       op=st.sampled_from(["sum", "max", "min", "xor_sum"]),
+       dt=st.sampled_from(["int32", "uint8", "int64", "float32"]), seed=st.integers(0, 2**16),
+       batch=st.booleans())
+def test_keep_dims_reduction_over_all_axes_keeps_the_rank(rank, s, op, dt, seed, batch):
+    if op == "xor_sum" and dt == "float32":
+        dt = "int32"
+    shape = s[:rank]
+    x = np.random.default_rng(seed).integers(0, 50, shape).astype(dt)
+    out_dt = {"sum": SUM, "max": MAXMIN, "min": MAXMIN}.get(op, {}).get(dt, dt)
+    o = np.zeros(8, out_dt)
+    _reduce_all[(8,)](x, o, S0=s[0], S1=s[1], S2=s[2], RANK=rank, OP=op, batch_programs=batch)
+    assert _reduce_all.last_record.n_programs_batched == (8 if batch else 0)
+    ref = {"sum": np.sum, "max": np.max, "min": np.min,
+           "xor_sum": np.bitwise_xor.reduce}[op](x.reshape(-1))
+    np.testing.assert_array_equal(o, ref.astype(out_dt))

@@ -29,7 +29,7 @@ def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask)
-    tl.store(y_ptr + offs, helper(tl.exp(x)), mask=mask)
+    tl.store(y_ptr + offs, helper(tl.exp(x.to(tl.float32))), mask=mask)  # fp32/fp64 exp
 '''
 
 
