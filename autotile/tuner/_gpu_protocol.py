@@ -16,7 +16,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["Prediction", "rank_by_model", "worth_measuring", "interleaved_retime", "median"]
+from autotile.tuner._config import LaunchConfig
+
+__all__ = ["Prediction", "rank_by_model", "worth_measuring", "diversity_probe",
+           "interleaved_retime", "median"]
 
 C = TypeVar("C", bound=Hashable)
 
@@ -145,6 +148,59 @@ def worth_measuring(predicted_s: float | None, measured: Sequence[tuple[float, f
         return True
     spread = max(ratios) / min(ratios)
     return predicted_s * median(ratios) / spread < best_s
+
+
+def diversity_probe(remaining: Sequence[LaunchConfig], measured: Sequence[LaunchConfig]
+                    ) -> int | None:
+    """Index of the remaining candidate least like every measured one (the probe).
+
+    The early stop (:func:`worth_measuring`) judges the model's error on what
+    it measured, which is the model's own top: candidates alike (the same tile
+    shape, say). A model biased against a whole family of configs looks
+    consistent there and stops before reaching that family (flash attention
+    at N = 2048, d = 128 on the H200: the model's top was every 128-row tile,
+    measured 1.5-2.7x its predictions; the best config, a 64-row tile, ran
+    at 0.7x). Before the stop ends a tuning, the candidate whose nearest
+    measured config differs in the most knobs (meta-parameters, ``num_warps``,
+    ``num_stages``; ties go to the model's order) is measured once; its ratio
+    enters the stop rule's spread.
+
+    Parameters
+    ----------
+    remaining : sequence of LaunchConfig
+        Unmeasured candidates, in model order.
+    measured : sequence of LaunchConfig
+        Candidates measured so far.
+
+    Returns
+    -------
+    int or None
+        Index into ``remaining``; None when either is empty.
+
+    Examples
+    --------
+    >>> from autotile.tuner import LaunchConfig as C
+    >>> diversity_probe([C({"BM": 128}, num_warps=8), C({"BM": 64}, num_warps=4)],
+    ...                 [C({"BM": 128}, num_warps=4)])
+    0
+    >>> diversity_probe([C({"BM": 128}, num_warps=4, num_stages=2), C({"BM": 64}, num_warps=8)],
+    ...                 [C({"BM": 128}, num_warps=4, num_stages=3)])
+    1
+    """
+    if not remaining or not measured:
+        return None
+
+    def knobs(c: LaunchConfig) -> dict[str, Any]:
+        return {**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}
+
+    seen = [knobs(c) for c in measured]
+    best_i, best_d = None, -1
+    for i, c in enumerate(remaining):
+        k = knobs(c)
+        d = min(sum(1 for n in set(k) | set(m) if k.get(n) != m.get(n)) for m in seen)
+        if d > best_d:
+            best_i, best_d = i, d
+    return best_i
 
 
 def median(values: Sequence[float]) -> float:

@@ -45,7 +45,12 @@ from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
 from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
 from autotile.tuner._gpu_check import GpuChecker
 from autotile.tuner._gpu_prior import model_prior
-from autotile.tuner._gpu_protocol import Prediction, rank_by_model, worth_measuring
+from autotile.tuner._gpu_protocol import (
+    Prediction,
+    diversity_probe,
+    rank_by_model,
+    worth_measuring,
+)
 from autotile.tuner._gpu_session import GpuSession
 from autotile.tuner._record import TuningRecord
 
@@ -476,11 +481,25 @@ class GpuAutotuner(TunerCommon):
                          default=math.inf)
             measured: list[TuningRecord] = []
             n_measured = 0
-            for i, c in enumerate(order):
+            queue = list(order)
+            probed = False
+            while queue:
+                c = queue[0]
                 pred = preds[c].time_s if c in preds else None
-                if self.early_stop and not worth_measuring(pred, pairs, best_s, n_measured,
-                                                           self.min_measured):
-                    for rest in order[i:]:
+                stop = self.early_stop and not worth_measuring(pred, pairs, best_s, n_measured,
+                                                               self.min_measured)
+                if stop and not probed:
+                    # before the stop ends the tuning, measure the candidate least like
+                    # those measured: its error enters the stop rule (diversity_probe)
+                    probed = True
+                    j = diversity_probe(queue, [r.config for r in measured])
+                    if j is not None:
+                        queue.insert(0, queue.pop(j))
+                        c = queue[0]
+                        pred = preds[c].time_s if c in preds else None
+                        stop = False
+                if stop:
+                    for rest in queue:
                         records[rest] = failed.get(rest) or TuningRecord(
                             rest, "pruned", reason=f"early stop after {n_measured} measured: "
                             f"the model's remaining candidates, corrected by its observed "
@@ -488,6 +507,7 @@ class GpuAutotuner(TunerCommon):
                             metrics={} if preds.get(rest) is None or preds[rest].time_s is None
                             else {"model_time_s": float(preds[rest].time_s or 0.0)})
                     break
+                queue.pop(0)
                 if c not in compiled:
                     failed.update(session.compile_ahead([c], pool))
                     compiled.add(c)

@@ -110,13 +110,33 @@ def test_early_stop_after_the_models_top_when_the_model_ranks_well():
                  prune_factor=None)(double_kernel)
     x, y = _data()
     k[grid](x, y, 200)
-    assert be.benched[:3] == [8, 16, 32] and k.n_timed == 3
+    # the model's top 3, then one diversity probe (every candidate left differs in one
+    # knob: the model's next, 64), whose error agrees: the stop ends the tuning
+    assert be.benched[:4] == [8, 16, 32, 64] and k.n_timed == 4
     stopped = [r for r in k.history if r.status == "pruned"]
-    assert len(stopped) == 4 and all(r.reason.startswith("early stop after 3 measured")
+    assert len(stopped) == 3 and all(r.reason.startswith("early stop after 4 measured")
                                      for r in stopped)
     # only the measured candidates were compiled: the early stop came before the others
-    assert be.compiled == [8, 16, 32] and k.n_compiled == 3
+    assert be.compiled == [8, 16, 32, 64] and k.n_compiled == 4
     assert k.best_config.kwargs["BLOCK"] == 8
+
+
+def test_the_diversity_probe_finds_a_family_the_model_is_biased_against():
+    # flash attention at N = 2048, d = 128 on the H200: the model ranked every 128-row
+    # tile first, each measured about 2x its prediction; 64-row tiles ran at 0.7x
+    fam = [LaunchConfig({"BLOCK": b}, num_warps=w) for b in (128, 64) for w in (2, 4, 8)]
+    pred = {(c.kwargs["BLOCK"], c.num_warps): (1.0e-4 if c.kwargs["BLOCK"] == 128 else 1.9e-4)
+            + 1e-6 * c.num_warps for c in fam}
+    real = {k: (2.0 if k[0] == 128 else 0.7) * v for k, v in pred.items()}
+    be = FakeBackend(lambda meta: real[(meta["BLOCK"], meta["num_warps"])])
+    k = autotune(configs=fam, key=["n"], backend=be, disk_cache=False, compile_ahead=False,
+                 scorer=lambda c, a: pred[(c.kwargs["BLOCK"], c.num_warps)], min_measured=3,
+                 prune_factor=None)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert be.benched[:4] == [128, 128, 128, 64]   # the probe is the model's best 64 block
+    assert (k.best_config.kwargs["BLOCK"], k.best_config.num_warps) == (64, 2)
+    np.testing.assert_array_equal(y, 2 * x)
 
 
 def test_a_model_with_a_varying_error_measures_on():
