@@ -147,14 +147,47 @@ def reduce_latency(args: argparse.Namespace) -> None:
                       f"({per * 1.98e9:.0f} cycles at 1.98 GHz)", flush=True)
 
 
+def sass(args: argparse.Namespace) -> None:
+    """Global loads per loop iteration in the SASS of a records-check config (unrolling).
+
+    Compiles ``--kernel``/``--config`` of ``--set`` with Triton and prints the
+    SASS lines of its loads (``LDG``) and branches, so whether ptxas unrolled a
+    loop (several loads of consecutive iterations before the branch back) shows.
+    """
+    from autotile.measure import TritonMeasurer
+    from benchmarks.h200.records_model_h200 import SETS
+
+    spec, shape, dtype = SETS[args.set][args.kernel]
+    m = TritonMeasurer(spec, shape, dtype=dtype)
+    cfg = json.loads(args.config)
+    for la in m._launches(cfg, m.data()):
+        k = m._port(la.kernel).warmup(*la.positional(), grid=la.grid, **dict(la.meta),
+                                      num_warps=la.num_warps, num_stages=la.num_stages)
+        text = k.asm.get("sass", "")
+        if not text and "cubin" in k.asm:  # Triton 3.6 keeps the cubin, not the SASS
+            import subprocess
+            import tempfile
+
+            with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+                f.write(k.asm["cubin"])
+            text = subprocess.run(["nvdisasm", "-c", f.name], capture_output=True,
+                                  text=True).stdout
+        lines = [ln.strip() for ln in text.splitlines()
+                 if "LDG" in ln or "BRA" in ln or "STG" in ln or "SHFL" in ln or "BAR" in ln]
+        print(f"{args.kernel} {cfg}: {len(lines)} load/store/branch lines")
+        for ln in lines:
+            print("   ", ln[:120])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", required=True, choices=("launch", "compile", "reduce"))
+    ap.add_argument("--part", required=True, choices=("launch", "compile", "reduce", "sass"))
     ap.add_argument("--kernel")
     ap.add_argument("--config")
     ap.add_argument("--set", default="v5")
     args = ap.parse_args()
-    {"launch": launch, "compile": compile_split, "reduce": reduce_latency}[args.part](args)
+    {"launch": launch, "compile": compile_split, "reduce": reduce_latency,
+     "sass": sass}[args.part](args)
 
 
 if __name__ == "__main__":
