@@ -102,6 +102,10 @@ class GpuAutotuner(TunerCommon):
         Configs compiled and first-pass timings of the latest tuning.
     retime_orders : list of list of LaunchConfig
         The order of each interleaved re-timing round of the latest tuning.
+    compile_mode : str
+        Where the latest tuning compiled: ``"here"`` (this process, after a
+        fast first compile), ``"pool"`` (worker processes) or ``"probe"`` (it
+        compiled nothing with the pool on, or ran without one).
     predictions : dict of LaunchConfig to Prediction
         The model's predictions of the latest tuning.
     """
@@ -213,6 +217,7 @@ class GpuAutotuner(TunerCommon):
         self.study: Any = None
         self.n_tuned = self.n_compiled = self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
+        self.compile_mode = "probe"
         self.cache_hit = False
         self.cache_source: str | None = None
         self.bench_time = 0.0
@@ -407,6 +412,7 @@ class GpuAutotuner(TunerCommon):
         self.n_tuned += 1
         self.n_compiled, self.n_timed = session.n_compiled, session.n_timed
         self.retime_orders = session.retime_orders
+        self.compile_mode = session.compile_mode
         self.history = history
         self.histories[key] = history
         self.configs_timings = {r.config: r.time_s for r in history if r.status != "pruned"}

@@ -264,8 +264,10 @@ def tune_autotile(case: Case, tuning: CsvOut) -> Any:
                   "n_compiled": tuner.n_compiled, "n_timed": tuner.n_timed,
                   "pick": config_text(best), "rel_error": err,
                   **{f"n_{k}": v for k, v in counts.items()},
-                  "model_times": json.dumps(model), "triton_cache": cache})
-    log(f"{case.id} autotile: {wall:.2f}s, compiled {tuner.n_compiled}, timed {tuner.n_timed}, "
+                  "model_times": json.dumps(model), "triton_cache": cache,
+                  "compile_mode": tuner.compile_mode})
+    log(f"{case.id} autotile: {wall:.2f}s, compiled {tuner.n_compiled} ({tuner.compile_mode}), "
+        f"timed {tuner.n_timed}, "
         f"pick {config_text(best)}, {counts}, rel err {err:.2e}")
     return best
 
@@ -296,7 +298,7 @@ def tune_triton(case: Case, tuning: CsvOut) -> tuple[Any, Any]:
                   "n_compiled": len(configs), "n_timed": len(configs),
                   "pick": config_text(best), "rel_error": err, "n_ok": "", "n_pruned": 0,
                   "n_infeasible": "", "n_failed": "", "n_wrong": "", "model_times": "",
-                  "triton_cache": cache})
+                  "triton_cache": cache, "compile_mode": "in-process"})
     log(f"{case.id} triton.autotune: {wall:.2f}s, pick {config_text(best)}, rel err {err:.2e}")
     return best, kern
 

@@ -227,6 +227,7 @@ def test_fast_compiles_stay_in_process_and_stop_the_pool():
     x, y = _data()
     k[grid](x, y, 200)
     assert be.jobs == [] and sorted(be.compiled) == [16, 32, 64, 128] and k.n_compiled == 4
+    assert k.compile_mode == "here"
     assert k.best_config.kwargs["BLOCK"] == 64
     np.testing.assert_array_equal(y, 2 * x)
 
@@ -241,6 +242,7 @@ def test_a_slow_first_compile_sends_the_rest_to_the_pool(monkeypatch):
     x, y = _data()
     k[grid](x, y, 200)
     assert be.compiled == [16] and be.jobs == [32, 64, 128] and k.n_compiled == 4
+    assert k.compile_mode == "pool"
     assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
         16: "ok", 32: "ok", 64: "ok", 128: "ok"}
 
