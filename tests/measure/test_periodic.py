@@ -26,6 +26,10 @@ from autotile.measure.cpu._periodic import (
     GIVE_UP,
     GIVE_UP_IN_LINE,
     MAX_BACKOFF,
+    _live_equal,
+    _range_ok,
+    _shifted_ok,
+    _snapshot,
     periodic_hits,
     walk_periodic,
 )
@@ -45,16 +49,23 @@ def _simulated_fraction(nest: AffineNest, cache: CacheConfig) -> float:
     return sim / (nest.n_iters * len(nest.accesses))
 
 
-def _jumps(nest: AffineNest, cache: CacheConfig) -> tuple[np.ndarray, np.ndarray, float]:
-    """``(local, n_jumps, simulated fraction)``: which loops are in-line, matches per loop."""
+def _walk(nest: AffineNest, cache: CacheConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                          int]:
+    """``(local, n_tries, n_jumps, n_simulated)``: in-line loops, comparisons, matches."""
     ext, step, addr0, base = _affine_steps(nest)
     w = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
     n_ids = nest.total_bytes // cache.line_bytes + 1
-    _, _, sim, _, jumps = walk_periodic(
+    _, _, sim, tries, jumps = walk_periodic(
         ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
         *w[:9], cache.ways >= len(nest.accesses), GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
         MAX_BACKOFF)
-    return w[2], jumps, int(sim) / (nest.n_iters * len(nest.accesses))
+    return w[2], tries, jumps, int(sim)
+
+
+def _jumps(nest: AffineNest, cache: CacheConfig) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(local, n_jumps, simulated fraction)``: which loops are in-line, matches per loop."""
+    local, _, jumps, sim = _walk(nest, cache)
+    return local, jumps, sim / (nest.n_iters * len(nest.accesses))
 
 
 @pytest.mark.parametrize(("n", "k", "seed"), [(64, 200, 0), (128, 8, 1), (256, 2, 2)])
@@ -173,6 +184,53 @@ def test_slow_class_is_extrapolated_in_line(order: tuple[str, ...]) -> None:
     assert frac < 0.05
     assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
         _counts(simulate_nest(nest, cache, extrapolate=False))
+
+
+def test_dense_comparisons_start_where_the_last_run_matched() -> None:
+    # ii (256 iterations, period 1, 96 accesses each) matches only at a sparse comparison.
+    # Before this rule each of its 256 runs also made the 17 dense comparisons, which all
+    # fail: 18 x 256 = 4,608 comparisons. Now only the first run does: 18 + 255 = 273.
+    space = gemm_space(256)
+    m = ScheduleMeasurer(space)
+    nest = m.nest({"i_factor": 256, "j_factor": 16, "k_factor": 32,
+                   "order": ("ko", "ji", "jo", "ii", "io", "ki")}).simplified()
+    assert nest.extents == (8, 16, 16, 256, 32)
+    _, tries, jumps, sim = _walk(nest, CacheConfig())
+    assert tries.tolist() == [0, 8, 0, 273, 0]
+    assert jumps.tolist() == [0, 8, 0, 256, 0]
+    assert sim == 835_584
+    assert _counts(simulate_nest(nest)) == _counts(simulate_nest(nest, extrapolate=False))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_range_check_equals_line_by_line_check(seed: int) -> None:
+    # _range_ok (the smallest and largest line per buffer, from _live_equal) decides as
+    # _shifted_ok (every line) for random states, shifts and numbers of shifts
+    rng = np.random.default_rng(seed)
+    n_sets, ways, n_ids = 8, 4, 600
+    lo = np.array([0, 200, 400], np.int64)
+    hi = np.array([200, 400, 600], np.int64)
+    for _ in range(200):
+        tags = np.full((n_sets, ways), -1, np.int64)
+        for s in range(n_sets):
+            k = int(rng.integers(ways + 1))
+            tags[s, :k] = s + n_sets * rng.choice(n_ids // n_sets, k, replace=False)
+        fa = rng.choice(n_ids, int(rng.integers(1, 33)), replace=False)
+        nxt = np.full(n_ids, -1, np.int32)
+        nxt[fa[:-1]] = fa[1:]
+        ends = np.array([fa[0], fa[-1], len(fa)], np.int64)
+        snap_sa = np.empty(n_sets * ways, np.int64)
+        snap_fa = np.empty(32, np.int64)
+        _snapshot(tags, nxt, ends, snap_sa, snap_fa)
+        active = rng.random(n_sets) < 0.5
+        x_lo = np.empty(3, np.int64)
+        x_hi = np.empty(3, np.int64)
+        assert _live_equal(tags, nxt, ends, snap_sa, snap_fa, np.zeros(3, np.int64), lo, hi,
+                           active, x_lo, x_hi)
+        shift = rng.integers(-3, 4, 3) * n_sets
+        times = int(rng.integers(1, 20))
+        assert _range_ok(x_lo, x_hi, shift, times, lo, hi) == \
+            _shifted_ok(snap_sa, snap_fa, shift, times, lo, hi, active, ways)
 
 
 def test_in_line_window_splits_inner_steps() -> None:

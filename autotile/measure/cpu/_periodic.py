@@ -147,14 +147,20 @@ def _snapshot(tags, nxt, ends, out_sa, out_fa):  # type: ignore[no-untyped-def] 
 
 
 @numba.njit(cache=True, nogil=True)
-def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active, x_lo, x_hi):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Whether the caches now hold ``phi(old)``, every line kept inside its buffer.
 
     Only the sets in ``active`` (those the loop touched since ``old``) are
     compared, way by way (MRU first), and the comparison stops at the first
-    difference.
+    difference. When they are equal, ``x_lo[r]`` and ``x_hi[r]`` hold the
+    smallest and largest line of buffer ``r`` among the lines compared (those
+    of ``old`` in the active sets and in the fully associative stack: the lines
+    that :func:`_shifted_ok` checks), ``x_lo[r] > x_hi[r]`` if there are none.
     """
     n_sets, ways = tags.shape
+    for r in range(lo.shape[0]):
+        x_lo[r] = hi[r]
+        x_hi[r] = lo[r] - 1
     for s in range(n_sets):
         if not active[s]:
             continue
@@ -169,6 +175,8 @@ def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active):  # ty
             y = x + shift_l[r]
             if y != t or not (lo[r] <= y < hi[r]):
                 return False
+            x_lo[r] = min(x_lo[r], x)
+            x_hi[r] = max(x_hi[r], x)
     y = ends[0]
     for i in range(old_fa.shape[0]):
         x = old_fa[i]
@@ -180,8 +188,26 @@ def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active):  # ty
         z = x + shift_l[r]
         if z != y or not (lo[r] <= z < hi[r]):
             return False
+        x_lo[r] = min(x_lo[r], x)
+        x_hi[r] = max(x_hi[r], x)
         y = nxt[y]
     return y < 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _range_ok(x_lo, x_hi, shift_l, times, lo, hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """:func:`_shifted_ok` of the lines that :func:`_live_equal` just compared.
+
+    ``phi^times`` adds the same number of lines to every line of a buffer, so
+    it keeps them all inside the buffer if and only if it keeps the smallest
+    and the largest.
+    """
+    for r in range(lo.shape[0]):
+        if x_lo[r] <= x_hi[r]:
+            d = shift_l[r] * times
+            if not (lo[r] <= x_lo[r] + d and x_hi[r] + d < hi[r]):
+                return False
+    return True
 
 
 @numba.njit(cache=True, nogil=True)
@@ -207,10 +233,13 @@ def _shifted_ok(sa, fa, shift_l, times, lo, hi, active, ways):  # type: ignore[n
 
 @numba.njit(cache=True, nogil=True)
 def _restore(tags, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi,  # type: ignore[no-untyped-def]
-             active):  # pragma: no cover
+             active, now_fa):  # pragma: no cover
     """Set both caches to ``phi^times`` of a snapshot.
 
-    Sets not in ``active`` keep their lines, with their LRU order.
+    Sets not in ``active`` keep their lines, with their LRU order. The fully
+    associative stack must now hold ``phi(now_fa)`` (as :func:`_live_equal`
+    has just shown): its lines are found from ``now_fa``, whose loads do not
+    depend on each other, instead of by following the list.
     """
     n_sets, ways = tags.shape
     for s in range(n_sets):
@@ -222,10 +251,11 @@ def _restore(tags, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi,  #
                 tags[s, w] = -1
             else:
                 tags[s, w] = x + shift_l[_region(x, lo, hi)] * times
-    x = ends[0]
-    while x >= 0:
-        resident[x] = False
-        x = nxt[x]
+    for i in range(now_fa.shape[0]):
+        x = now_fa[i]
+        if x < 0:
+            break
+        resident[x + shift_l[_region(x, lo, hi)]] = False
     k = 0
     last = -1
     for i in range(fa.shape[0]):
@@ -275,16 +305,26 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     n_simulated, n_tries, n_jumps)``: ``n_simulated`` is the number of accesses
     replayed, ``n_tries[l]`` and ``n_jumps[l]`` the comparisons made at the end
     of an iteration of loop ``l`` and those that matched.
+
+    A dense loop whose last watched run matched at iteration ``m`` makes its
+    dense comparisons (and the snapshots they need) from iteration ``m - 1``
+    on in its next run; if that run matched only at a sparse comparison, the
+    next run makes none; if no comparison matched, the next makes them all.
+    Like the back-off, this only decides where to compare.
     """
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
-    prev = np.full(n_ids, -1, np.int64)
-    nxt = np.full(n_ids, -1, np.int64)
+    # int32 links (periodic_hits checks n_ids < 2**31): half the memory of int64 and
+    # 5-8% less CPU on n = 1024 schedules, whose link arrays (196,609 lines) miss L2
+    prev = np.full(n_ids, -1, np.int32)
+    nxt = np.full(n_ids, -1, np.int32)
     resident = np.zeros(n_ids, np.bool_)
     ends = np.array([-1, -1, 0], np.int64)
     last_touch = np.zeros(n_sets, np.int64)
     active = np.zeros(n_sets, np.bool_)
     n_sa = n_sets * ways
+    x_lo = np.empty(lo.shape[0], np.int64)  # line ranges of the last comparison, per buffer
+    x_hi = np.empty(lo.shape[0], np.int64)
     # snapshot slots: level l owns a ring [off[l], off[l] + period[l] + 1) for the
     # dense comparisons, then two slots (before, after) for the sparse ones
     off = np.zeros(n_loops + 1, np.int64)
@@ -297,6 +337,10 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     snap_clock = np.zeros(n_slots, np.int64)
     next_sparse = np.zeros(n_loops, np.int64)
     learned = np.zeros(n_loops, np.int64)  # iteration of the last sparse match, per loop
+    # iteration of the dense match in the loop's last watched run; the next run
+    # compares from the iteration before it on (0: from the first, -1: not at all)
+    dense_at = np.zeros(n_loops, np.int64)
+    dense_hit = np.zeros(n_loops, np.bool_)
     window = np.zeros(n_loops, np.int64)  # first iteration of an in-line loop's line window
     n_tries = np.zeros(n_loops, np.int64)
     # back-off: a run of a loop without a match makes the loop skip the next
@@ -423,6 +467,11 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     else:
                         backoff[l] = min(2 * backoff[l] + 1, max_backoff)
                         skip[l] = backoff[l]
+                if watched[l] and not dense_hit[l]:
+                    # no dense match last run: if a sparse one matched, skip the dense
+                    # comparisons in this run; if none did, make them all again
+                    dense_at[l] = -1 if matched[l] else 0
+                dense_hit[l] = False
                 matched[l] = False
                 watched[l] = skip[l] == 0
                 if skip[l] > 0:
@@ -465,11 +514,12 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     if learned[l] > 0:  # where the last sparse comparison matched
                         x = learned[l]
                     next_sparse[l] = x + (e - 1 - x) % per
-                if dense[l] and c <= per + give_up:
-                    if c >= per:
+                if dense[l] and dense_at[l] >= 0 and c <= per + give_up:
+                    first = max(per, dense_at[l] - 1)
+                    if c >= first:
                         old = off[l] + (c - per) % (per + 1)
                         part = off[l] + (c - per + (e - 1 - c) % per) % (per + 1)
-                    if c < per + give_up:  # an old or partial block of a later comparison
+                    if first - per <= c < per + give_up:  # an old or partial block to come
                         keep = off[l] + c % (per + 1)
                 nsp = next_sparse[l]
                 if c == nsp - per:
@@ -489,9 +539,10 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 q = rem // per
                 n_tries[l] += 1
                 if _live_equal(tags, nxt, ends, snap_sa[old], snap_fa[old], shift[l],
-                               lo, hi, active) and \
-                        _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
-                                    active, ways):
+                               lo, hi, active, x_lo, x_hi) and \
+                        (_range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi) if part == old else
+                         _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
+                                     active, ways)):
                     jumped = True
                     sa_hits += q * (sa_hits - snap_hits[old, 0]) \
                         + snap_hits[part, 0] - snap_hits[old, 0]
@@ -499,7 +550,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         + snap_hits[part, 1] - snap_hits[old, 1]
                     clock += 1  # the restored sets count as touched now
                     _restore(tags, prev, nxt, resident, ends, snap_sa[part],
-                             snap_fa[part], shift[l], q + 1, lo, hi, active)
+                             snap_fa[part], shift[l], q + 1, lo, hi, active, snap_fa[old])
                     for s in range(n_sets):
                         if active[s]:
                             last_touch[s] = clock
@@ -512,6 +563,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     matched[l] = True
                     if sparse_try:
                         learned[l] = c
+                    elif dense[l] and not local[l]:
+                        dense_at[l] = c
+                        dense_hit[l] = True
             if not jumped:
                 if keep >= 0:
                     _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
@@ -564,6 +618,9 @@ def periodic_hits(ext: _I64, step: _I64, addr0: _I64, base: _I64, total_bytes: i
     (period, dense, local, shift, block, win_lo, win_hi, lo, hi,
      _) = loop_periods(ext, step, base, total_bytes, line_bytes, n_sets)
     n_ids = total_bytes // line_bytes + 1
+    if n_ids >= 2**31:
+        raise ValueError(f"the walker's line links are int32: buffers must span fewer than "
+                         f"2**31 lines, got {n_ids}")
     sa, fa, sim, _, _ = walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, n_sets * ways,
                                 n_ids, period, dense, local, shift, block, win_lo, win_hi,
                                 lo, hi, shortcut, GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
