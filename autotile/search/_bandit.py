@@ -1,4 +1,4 @@
-"""``BanditSearcher``: an AUC bandit over model-guided, Parzen and random proposals."""
+"""``BanditSearcher``: an AUC bandit over model-guided, Parzen, evolutionary, random proposals."""
 
 from __future__ import annotations
 
@@ -30,6 +30,12 @@ class BanditSearcher(SpaceSearcher):
     sampling is never trapped. Each trial, the bandit picks one technique
     (an *arm*), which proposes one config:
 
+    * ``"model"``: the next config of a :class:`ModelGuidedSearcher` kept
+      by the bandit (its plan, restarts and tabu list);
+    * ``"evolutionary"``: the next config of an
+      :class:`EvolutionarySearcher` kept by the bandit (a population on the
+      measured values, its offspring ranked by the cost model): the family
+      of Kernel Tuner's genetic algorithm, differential evolution and PSO;
     * ``"local"``: the unmeasured neighbours (``space.neighbours``) of the
       ``n_centres`` best configs, ranked by the cost model, ties spread
       (as :class:`ModelGuidedSearcher`'s local pool);
@@ -68,9 +74,13 @@ class BanditSearcher(SpaceSearcher):
         The space.
     seed : int, optional
         Seed of the searcher and its cost model.
-    arms : sequence of str, default=("local", "global", "parzen", "random")
+    arms : sequence of str, default=("model", "parzen", "evolutionary", "random")
         Techniques in the portfolio, from :data:`ARMS`; ``"prior"`` is
-        added when ``prior`` is given.
+        added when ``prior`` is given. ``"evolutionary"`` joined the
+        default on 2026-12-01: with it mean P(t) over the methodology
+        budget rose on 8 of the 11 spaces of
+        ``benchmarks/kernel_tuner/bench_default_searcher.py`` and fell on
+        3, on seeds other than the benchmark's (``docs/results/searchers.md``).
     prior : Prior or sequence of sources, optional
         Earlier tables or studies of the same kernel (see :class:`Prior`):
         their best configs are tried first and stay an arm of the bandit.
@@ -118,7 +128,7 @@ class BanditSearcher(SpaceSearcher):
         self,
         space: Space,
         seed: int | None = None,
-        arms: Sequence[str] = ("model", "parzen", "random"),
+        arms: Sequence[str] = ("model", "parzen", "evolutionary", "random"),
         prior: Prior | Sequence[Source] | None = None,
         n_init: int = 4,
         C: float = 0.05,
