@@ -1,4 +1,4 @@
-"""``BanditSearcher``: an AUC bandit over model-guided, Parzen, evolutionary, random proposals."""
+"""``BanditSearcher``: an AUC bandit over model-guided, Parzen and random proposals."""
 
 from __future__ import annotations
 
@@ -74,13 +74,14 @@ class BanditSearcher(SpaceSearcher):
         The space.
     seed : int, optional
         Seed of the searcher and its cost model.
-    arms : sequence of str, default=("model", "parzen", "evolutionary", "random")
+    arms : sequence of str, default=("model", "parzen", "random")
         Techniques in the portfolio, from :data:`ARMS`; ``"prior"`` is
-        added when ``prior`` is given. ``"evolutionary"`` joined the
-        default on 2026-12-01: with it mean P(t) over the methodology
-        budget rose on 8 of the 11 spaces of
-        ``benchmarks/kernel_tuner/bench_default_searcher.py`` and fell on
-        3, on seeds other than the benchmark's (``docs/results/searchers.md``).
+        added when ``prior`` is given. Adding ``"evolutionary"`` raised
+        mean P(t) on 8 of the 11 spaces of
+        ``benchmarks/kernel_tuner/bench_default_searcher.py`` on seeds
+        100-119 but lowered it on 7 of 11 on its seeds 0-9, and cost a
+        quarter more CPU per trial; it is not in the default
+        (``docs/results/searchers.md``).
     prior : Prior or sequence of sources, optional
         Earlier tables or studies of the same kernel (see :class:`Prior`):
         their best configs are tried first and stay an arm of the bandit.
@@ -128,7 +129,7 @@ class BanditSearcher(SpaceSearcher):
         self,
         space: Space,
         seed: int | None = None,
-        arms: Sequence[str] = ("model", "parzen", "evolutionary", "random"),
+        arms: Sequence[str] = ("model", "parzen", "random"),
         prior: Prior | Sequence[Source] | None = None,
         n_init: int = 4,
         C: float = 0.05,

@@ -28,7 +28,7 @@ def test_bandit_is_a_seeded_optuna_sampler_within_budget_without_repeats(small_s
     assert [t.user_attrs["config"] for t in again.optuna_study.trials] == configs
     # every arm of the default portfolio proposed something after the 4 random starts
     arms = list(list(s._states.values())[0].values())[0].extra["arm_of"].values()
-    assert set(arms) == {"model", "parzen", "evolutionary", "random"} and len(arms) == 36
+    assert set(arms) == {"model", "parzen", "random"} and len(arms) == 36
 
 
 def test_warm_start_enqueues_the_prior_best_first(small_space):
