@@ -36,8 +36,9 @@ best Kernel Tuner strategy on mean P(t) exact.
 Usage::
 
     python benchmarks/kernel_tuner/bench_default_searcher.py [--path DIR] [--seeds 10]
-        [--searchers bandit,bandit+transfer,tpe,random] [--kt genetic_algorithm,pso,...]
-        [--files convolution,...] [--n-jobs 2] [--no-gemm] [--out FILE]
+        [--first-seed 0] [--searchers bandit,bandit+transfer,tpe,random]
+        [--kt genetic_algorithm,pso,...] [--files convolution,...] [--n-jobs 2] [--no-gemm]
+        [--out FILE]
 """
 
 from __future__ import annotations
@@ -159,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--path", default=str(DEFAULT))
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="seeds first-seed .. first-seed + seeds - 1 (development runs use 100+)")
     ap.add_argument("--searchers", default="bandit,bandit+transfer,tpe,random")
     ap.add_argument("--kt", default=KT_DEFAULT,
                     help="Kernel Tuner strategies run in simulation mode ('' for none)")
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             if label == "bandit+transfer" and not sources:
                 continue
             tasks += [(key, str(folder), label, s, budgets[key], kt_paths.get(key, ""))
-                      for s in range(args.seeds)]
+                      for s in range(args.first_seed, args.first_seed + args.seeds)]
     t0, c0 = time.perf_counter(), time.process_time()
     runs: dict[tuple[str, str], list[Any]] = {}
     with mp.get_context("fork").Pool(args.n_jobs) as pool:
@@ -201,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
         lines.append(line)
 
-    out(f"# Default searcher per space ({args.seeds} seeds, methodology budgets)\n")
+    seeds = f"seeds {args.first_seed}-{args.first_seed + args.seeds - 1}"
+    out(f"# Default searcher per space ({args.seeds} seeds, {seeds}, methodology budgets)\n")
     load = os.getloadavg()
     out(f"{platform.machine()}, {mp.cpu_count()} cores, {args.n_jobs} workers, "
         f"{time.perf_counter() - t0:.0f} s wall, load average at the end "
