@@ -548,7 +548,7 @@ class Autotuner(TunerCommon):
                 rec = ev.evaluate(c)
                 if verbose:
                     print(f"autotile autotuning {self.fn.__name__}: {rec.describe()}")
-            history = ev.records + pruned
+            history = ev.majority() + pruned
         else:
             history = self._search(ev, space, verbose)
         self.bench_time = time.perf_counter() - t0

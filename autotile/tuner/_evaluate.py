@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -143,6 +144,8 @@ class Evaluator:
         self.expected: dict[str, npt.NDArray[Any]] | None = None
         self.write_only: list[str] | None = None
         self.records: list[TuningRecord] = []
+        #: Outputs of every candidate checked (no ``reference``): ``majority`` votes on them.
+        self.outputs: dict[LaunchConfig, dict[str, npt.NDArray[Any]]] = {}
         #: Scores computed elsewhere (a Dask cluster): config -> :func:`score_candidate`'s value.
         self.scores: dict[LaunchConfig, tuple[str, Any]] = {}
 
@@ -195,10 +198,67 @@ class Evaluator:
                 if err is not None:
                     return err
         assert got is not None
+        if self.reference is None:
+            self.outputs[config] = got
         if self.expected is None:  # the first candidate that runs is the baseline
             self.expected = got
             return None
         return compare_outputs(got, self.expected, self.rtol, self.atol)
+
+    def majority(self) -> list[TuningRecord]:
+        """Re-check the candidates against the largest group that agree (no ``reference``).
+
+        Without ``reference`` the first candidate that runs is the baseline, so a
+        wrong first candidate would make every correct one ``"wrong"``. After all
+        candidates ran, their outputs are grouped by agreement (each with the first
+        member of a group, :func:`compare_outputs`); when a group other than the
+        baseline's is strictly larger, its members become ``"ok"``, every other
+        checked candidate ``"wrong"`` (reason: the majority's mismatch), and a
+        ``RuntimeWarning`` says so. Ties keep the baseline, with a warning. Returns
+        the records.
+        """
+        if self.reference is not None or len(self.outputs) < 2:
+            return self.records
+        groups: list[list[LaunchConfig]] = []
+        for c, out in self.outputs.items():
+            for g in groups:
+                if compare_outputs(out, self.outputs[g[0]], self.rtol, self.atol) is None:
+                    g.append(c)
+                    break
+            else:
+                groups.append([c])
+        base = groups[0]
+        best = max(groups, key=len)
+        if len(best) <= len(base):
+            if any(len(g) == len(base) for g in groups[1:]):
+                warnings.warn(
+                    f"autotune {getattr(self.fn, '__name__', 'kernel')!r}: with no "
+                    f"reference=, the checked candidates disagree and no group of them is "
+                    f"larger than the first candidate's ({base[0]}), which is taken as "
+                    f"correct; pass reference= to check against known outputs",
+                    RuntimeWarning, stacklevel=3)
+            return self.records
+        rep = self.outputs[best[0]]
+        warnings.warn(
+            f"autotune {getattr(self.fn, '__name__', 'kernel')!r}: with no reference=, the "
+            f"first candidate ({base[0]}) was the baseline, but {len(best)} of "
+            f"{len(self.outputs)} checked candidates agree with each other and not with it; "
+            f"they are taken as correct and the {len(self.outputs) - len(best)} others marked "
+            f"'wrong' (pass reference= to check against known outputs)",
+            RuntimeWarning, stacklevel=3)
+        members = set(best)
+        for i, r in enumerate(self.records):
+            if r.config not in self.outputs:
+                continue
+            if r.config in members and r.status == "wrong":
+                self.records[i] = TuningRecord(r.config, "ok", float(r.metrics["time_s"]),
+                                               None, r.metrics)
+            elif r.config not in members and r.status == "ok":
+                why = compare_outputs(self.outputs[r.config], rep, self.rtol, self.atol)
+                self.records[i] = TuningRecord(
+                    r.config, "wrong", reason=f"disagrees with the {len(best)} of "
+                    f"{len(self.outputs)} candidates that agree: {why}", metrics=r.metrics)
+        return self.records
 
     def _is_small_instance(self) -> bool:
         """Whether the check runs on other arrays than the real call's (a shrunk instance)."""
@@ -233,7 +293,23 @@ class Evaluator:
                 f"{_err(exc)}")
 
     def _run(self, config: LaunchConfig) -> tuple[dict[str, Any] | None, str | None]:
-        """One hooked launch on the check instance: (outputs, None) or (None, reason)."""
+        """One hooked launch on the check instance: (outputs, None) or (None, reason).
+
+        Every array of the check instance is restored afterwards, so each
+        candidate starts from the call's own state: a kernel that updates an
+        argument in place (``y += x``, an atomic sum) is checked correctly, and the
+        caller's arrays (the check instance when they are small) are not changed by
+        the tuning; only the final launch of the chosen config changes them.
+        """
+        assert self.check_args is not None
+        orig = {k: v.copy() for k, v in self.check_args.items() if isinstance(v, np.ndarray)}
+        try:
+            return self._run_once(config)
+        finally:
+            for k, v in orig.items():
+                np.copyto(self.check_args[k], v)
+
+    def _run_once(self, config: LaunchConfig) -> tuple[dict[str, Any] | None, str | None]:
         assert self.check_args is not None
         meta = config.all_kwargs()
         launch = {k: v for k, v in self.check_args.items() if k not in meta}

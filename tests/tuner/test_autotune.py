@@ -111,11 +111,13 @@ def test_reset_to_zero_honoured_between_candidates():
     k[grid_1d](x, out, N)
     assert [r.status for r in k.history] == ["ok", "ok", "ok"]
     assert out[0] == pytest.approx(x.sum(), abs=1e-5)  # zeroed before the real launch too
-    # without it, each candidate adds onto the previous one's sum: rejected as wrong
+    # without it, each candidate's check still starts from the call's own state (the
+    # check restores every array), so none is marked wrong and the sum is right
     k2 = autotune(cfgs, key=["n"], scorer=time_by_block, disk_cache=False)(sum_kernel)
     out2 = np.zeros(1, np.float32)
     k2[grid_1d](x + 1, out2, N)
-    assert [r.status for r in k2.history] == ["ok", "wrong", "wrong"]
+    assert [r.status for r in k2.history] == ["ok", "ok", "ok"]
+    assert out2[0] == pytest.approx((x + 1).sum(), abs=1e-4)
 
 
 def test_restore_value_undoes_each_candidate():
@@ -126,9 +128,32 @@ def test_restore_value_undoes_each_candidate():
     k[grid_1d](x, N)
     assert [r.status for r in k.history] == ["ok", "ok", "ok"]
     np.testing.assert_array_equal(x, x0 + 1)  # tuning left no increments behind
+    # without restore_value the checks leave the caller's array as they found it too:
+    # only the chosen config's launch increments it
     k2 = autotune(cfgs, key=["n"], scorer=time_by_block, disk_cache=False)(inc_kernel)
-    k2[grid_1d](x0.copy(), N)
-    assert [r.status for r in k2.history] == ["ok", "wrong", "wrong"]
+    x2 = x0.copy()
+    k2[grid_1d](x2, N)
+    assert [r.status for r in k2.history] == ["ok", "ok", "ok"]
+    np.testing.assert_array_equal(x2, x0 + 1)
+
+
+def test_without_reference_the_majority_of_candidates_decides():
+    # TAIL="skip" is wrong for BLOCK=64 (64 does not divide 96): listed first, it would be
+    # the baseline; the two that agree with each other outvote it, with a warning
+    cfgs = [Config({"BLOCK": 64, "TAIL": "skip"}), Config({"BLOCK": 16, "TAIL": "mask"}),
+            Config({"BLOCK": 32, "TAIL": "skip"})]
+    k = _double(cfgs, disk_cache=False)
+    x, out = _x(), np.zeros(N, np.float32)
+    with pytest.warns(RuntimeWarning, match="2 of 3 checked candidates agree"):
+        k[grid_1d](x, out, N)
+    st = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert st[64].status == "wrong" and st[64].reason.startswith("disagrees with the 2 of 3")
+    assert st[16].status == "ok" and st[32].status == "ok" and k.best_config == cfgs[2]
+    np.testing.assert_array_equal(out, 2 * x)
+    # two that disagree: the first stays the baseline, with a warning
+    k2 = _double(cfgs[:2], disk_cache=False)
+    with pytest.warns(RuntimeWarning, match="no group of them is larger"):
+        k2[grid_1d](x, np.zeros(N, np.float32), N)
 
 
 def test_pre_and_post_hooks_called_like_triton():
