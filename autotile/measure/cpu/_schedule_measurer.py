@@ -50,6 +50,24 @@ def breakdown_metrics(mb: MissBreakdown, extents: tuple[int, ...],
     }
 
 
+#: Memory one schedule's simulation needs, bytes per ``n**2`` (the per-line state of the
+#: three ``n x n`` matrices' cache lines and the periodic path's snapshots). Measured,
+#: not derived, with ``autotile tune --n N --budget 2`` on the CPU box of
+#: docs/results.md: 13.6 GB at n = 65536 (3.2 bytes per n^2), over 24 GB (killed) at
+#: n = 100000; 4 leaves a margin.
+MEMORY_BYTES_PER_N2 = 4.0
+
+
+def _physical_memory_bytes() -> int | None:
+    """Physical memory of this machine in bytes (``sysconf``), or None where unknown."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 class ScheduleMeasurer(Measurer):
     """Score GEMM schedule configs by simulating their exact cache behaviour.
 
@@ -78,7 +96,9 @@ class ScheduleMeasurer(Measurer):
     ValueError
         If ``objective`` is not a known metric, or ``space`` has no
         ``i_factor`` :class:`~autotile.space.Divisors` knob (it is not a GEMM
-        schedule space).
+        schedule space), or simulating one schedule of it would need more than
+        80% of the machine's memory (:data:`MEMORY_BYTES_PER_N2` bytes per
+        ``n**2``).
 
     Notes
     -----
@@ -126,6 +146,14 @@ class ScheduleMeasurer(Measurer):
         self.cost = cost or CpuCostModel()
         self.objective = objective
         self.n = int(space["i_factor"].n)
+        need = MEMORY_BYTES_PER_N2 * self.n * self.n
+        ram = _physical_memory_bytes()
+        if ram is not None and need > 0.8 * ram:
+            raise ValueError(
+                f"gemm_space(n={self.n}) is too large to simulate on this machine: one "
+                f"schedule needs about {need / 1e9:.0f} GB of memory ({MEMORY_BYTES_PER_N2} "
+                f"bytes x n^2 for the cache state of the three {self.n} x {self.n} matrices), "
+                f"more than 80% of its {ram / 1e9:.0f} GB; use a smaller n")
 
     def nest(self, config: Any) -> AffineNest:
         """The affine loop nest of a config (validated against the space).
