@@ -77,6 +77,8 @@ def open_storage(storage: str | BaseStorage) -> BaseStorage:
     resolved = resolve_storage(storage)
     if isinstance(resolved, BaseStorage):
         return resolved
+    from sqlalchemy import exc as sa_exc
+
     try:
         return optuna.storages.RDBStorage(resolved)
     except ImportError as exc:
@@ -84,6 +86,12 @@ def open_storage(storage: str | BaseStorage) -> BaseStorage:
         if better is None:
             raise
         raise better from exc
+    except sa_exc.OperationalError as exc:
+        if "unable to open database file" not in str(exc):
+            raise
+        raise ValueError(f"storage {resolved!r} cannot be opened or created (SQLite: unable "
+                         f"to open database file): its directory must be writable by this "
+                         f"process") from None
 
 
 def run_study_name(prefix: str, label: str, seed: int) -> str:

@@ -483,6 +483,11 @@ def _rdb_storage(url: str, kwargs: dict[str, Any], sqlite_path: str | None) -> R
                 raise CorruptFileError(
                     f"study storage {sqlite_path!r} is not an SQLite database ({exc.orig}); "
                     f"move it away to start a new study file") from None
+            if sqlite_path is not None and "unable to open database file" in text:
+                raise ValueError(
+                    f"study storage {sqlite_path!r} cannot be opened or created (SQLite: "
+                    f"unable to open database file): its directory must be writable by "
+                    f"this process") from None
             if not transient or time.monotonic() > deadline:
                 raise
             time.sleep(delay)

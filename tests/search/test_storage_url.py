@@ -57,3 +57,15 @@ def test_home_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     study.optimize(2, progress=False)
     assert (tmp_path / "runs.db").is_file()
     assert not Path("~").exists()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs a directory no one can write")
+def test_an_sqlite_file_that_cannot_be_created_is_a_clear_error():
+    # the directory exists (so the path check passes) but no file can be made there
+    with pytest.raises(ValueError, match=r"'/proc/autotile_x.db' cannot be opened or created"):
+        create_study(gemm_space(64), ScheduleMeasurer(gemm_space(64)),
+                     storage="/proc/autotile_x.db", study_name="s")
+    from autotile.search._compare_store import open_storage
+
+    with pytest.raises(ValueError, match="cannot be opened or created"):
+        open_storage("/proc/autotile_x.db")
