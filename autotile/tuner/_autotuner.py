@@ -55,7 +55,9 @@ def _hardware_key(hardware: Any) -> str:
 
 
 def _key_value(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
+    """A key value as a plain Python scalar (a NumPy scalar or 0-d array is one)."""
+    return v.item() if isinstance(v, np.generic) or (isinstance(v, np.ndarray)
+                                                      and v.ndim == 0) else v
 
 
 def _dtype_tag(a: Any) -> str:
@@ -64,8 +66,8 @@ def _dtype_tag(a: Any) -> str:
     return "bfloat16" if isinstance(a, BFloat16Array) else str(a.dtype)
 
 
-def _names(what: str, names: Sequence[str] | None, arg_names: list[str]) -> list[str]:
-    out = list(names or [])
+def _names(what: str, names: Sequence[str] | str | None, arg_names: list[str]) -> list[str]:
+    out = [names] if isinstance(names, str) else list(names or [])  # key="n" is one name
     bad = [n for n in out if n not in arg_names]
     if bad:
         raise InvalidConfigError(f"{what} must name kernel parameters {arg_names}, got {bad}")
@@ -368,7 +370,9 @@ class Autotuner(TunerCommon):
         """
         for n in self.keys:
             v: Any = named.get(n)
-            if isinstance(v, np.ndarray) or hasattr(v, "__array_interface__"):
+            if (isinstance(v, np.ndarray) and v.ndim > 0) or (
+                    not isinstance(v, (np.ndarray, np.generic))
+                    and hasattr(v, "__array_interface__")):
                 raise InvalidConfigError(
                     f"@autotune of {self.fn.__name__!r}: key names {n!r}, which received an "
                     f"array of shape {tuple(getattr(v, 'shape', ()))}; key on scalar "

@@ -37,7 +37,7 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure import HardwareProfile
-from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _tolerance
+from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _names, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import LaunchConfig
 from autotile.tuner._disk_cache import source_hash
@@ -229,13 +229,8 @@ class GpuAutotuner(TunerCommon):
         form = f"space={self.space!r}" if self.space is not None else f"{len(self.configs)} configs"
         return f"GpuAutotuner({self.__name__!r}, {form}, key={self.keys}, backend={self.backend!r})"
 
-    def _names(self, what: str, names: Sequence[str] | None) -> list[str]:
-        out = list(names or [])
-        bad = [n for n in out if n not in self.arg_names]
-        if bad:
-            raise InvalidConfigError(f"{what} must name kernel parameters {self.arg_names}, "
-                                     f"got {bad}")
-        return out
+    def _names(self, what: str, names: Sequence[str] | str | None) -> list[str]:
+        return _names(what, names, self.arg_names)
 
     def _buffers(self, what: str, names: Sequence[str] | None) -> list[str]:
         out = self._names(what, names)

@@ -289,3 +289,16 @@ def test_space_constraint_violations_recorded_with_their_config():
     assert all("block_le_64" in r.reason for r in bad)
     ok = [r.config.kwargs["BLOCK"] for r in k.history if r.status == "ok"]
     assert k.best_config.kwargs["BLOCK"] == max(ok)
+
+
+def test_key_as_one_string_and_numpy_scalar_key_values():
+    cfgs = [Config({"BLOCK": 16, "TAIL": "mask"}), Config({"BLOCK": 32, "TAIL": "mask"})]
+    k = autotune(configs=cfgs, key="n", scorer=time_by_block, disk_cache=False)(double_kernel)
+    assert k.keys == ["n"]  # not ["n"] split into characters (a longer name would be)
+    x, out = _x(), np.zeros(N, np.float32)
+    k[grid_1d](x, out, np.int32(N))  # a NumPy integer is a scalar key value, not an array
+    k[grid_1d](x, out, np.int64(N))
+    assert list(k.cache) == [(N, "float32", "float32")]
+    np.testing.assert_array_equal(out, 2 * x)
+    with pytest.raises(InvalidConfigError, match="which received an array of shape"):
+        k[grid_1d](x, out, np.array([N]))
