@@ -154,7 +154,20 @@ class JITFunction:
         return f"JITFunction({self.fn.__module__}:{self.fn.__qualname__})"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Call as a device function from inside another kernel."""
+        """Call as a device function from inside another kernel.
+
+        Raises
+        ------
+        LangError
+            When called outside a kernel launch (a kernel is launched as
+            ``kernel[grid](...)``, as in Triton).
+        """
+        if CURRENT.get() is None:
+            raise LangError(
+                f"{self.__name__!r} is a @jit kernel: launch it with "
+                f"{self.__name__}[grid](...), grid a tuple of program counts or a callable of "
+                f"the meta-parameters, as in Triton; calling it directly works only inside "
+                f"another kernel (a device function)")
         return self.body(*args, **kwargs)
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:

@@ -196,3 +196,10 @@ def test_grid_entry_beyond_int32_raises():
         pid_kernel[(2**31,)](out, GX=1, GY=1)
     with pytest.raises(LangError, match=r"at most 2\*\*31 - 1"):
         pid_kernel.trace(out, GX=1, GY=1, grid=(2**31,))
+
+
+def test_calling_a_kernel_without_a_grid_says_how_to_launch_it():
+    out = np.zeros(4, np.int32)
+    with pytest.raises(LangError, match=r"'pid_kernel' is a @jit kernel: launch it with "
+                                        r"pid_kernel\[grid\]\(\.\.\.\)"):
+        pid_kernel(out, GX=2, GY=2)
