@@ -13,14 +13,15 @@ from typing import Any
 
 from autotile import errors
 
-__all__ = ["errors", "__version__", "create_study", "tune", "autotune", "perf_model"]
+__all__ = ["errors", "__version__", "create_study", "tune", "autotune", "Config", "perf_model"]
 
 _LAZY = {"create_study": "autotile.search", "tune": "autotile.search",
-         "autotune": "autotile.tuner", "perf_model": "autotile.tuner"}
+         "autotune": "autotile.tuner", "Config": "autotile.tuner",
+         "perf_model": "autotile.tuner"}
 
 
 def __getattr__(name: str) -> Any:
-    """Import ``create_study``, ``tune``, ``autotune`` and ``perf_model`` on first use."""
+    """Import the lazily exported names (``_LAZY``) on first use."""
     if name in _LAZY:
         import importlib
 

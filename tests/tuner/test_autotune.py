@@ -23,7 +23,9 @@ def _x(n=N, dtype=np.float32):
 
 
 def test_top_level_export_and_wrapper():
-    assert top_level_autotune is autotune
+    import autotile
+
+    assert top_level_autotune is autotune and autotile.Config is Config
     k = _double([Config({"BLOCK": 16, "TAIL": "mask"})])
     assert isinstance(k, Autotuner) and k.fn is double_kernel
 
