@@ -171,13 +171,12 @@ def _report_failures(truth: Any, space: Any, measurer: Any, out: str) -> int:
 def _memory_problem(n: int, settings: dict[str, Any], n_jobs: int, n_configs: int) -> str | None:
     """Why workers of an ``n`` sweep would not fit in memory, or None if they would.
 
-    The fully associative cache simulator keeps 18 bytes (two int64 links and
-    two flags) per cache line of the three ``n x n`` matrices; one such state
+    One simulator state (:func:`~autotile.measure.cpu.simulator_state_bytes`)
     lives in each worker.
     """
-    itemsize = int(settings.get("itemsize_bytes", 4))
-    line = int(settings.get("cache", {}).get("line_bytes", 64))
-    per_worker = 18 * (3 * n * n * itemsize // line + 1)
+    from autotile.measure.cpu._schedule_measurer import simulator_state_bytes
+
+    per_worker = simulator_state_bytes(n, settings)
     cores = os.cpu_count() or 1
     workers = min(cores if n_jobs < 0 else n_jobs, max(n_configs, 1))
     available = _memory_bytes()
@@ -192,18 +191,10 @@ def _memory_problem(n: int, settings: dict[str, Any], n_jobs: int, n_configs: in
 
 
 def _memory_bytes() -> int | None:
-    """Physical memory, or the address-space limit (``ulimit -v``) when lower; None if unknown."""
-    import resource
+    """:func:`~autotile.measure.cpu._schedule_measurer.memory_bytes` (patchable in tests)."""
+    from autotile.measure.cpu._schedule_measurer import memory_bytes
 
-    sizes = []
-    try:
-        sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        pass
-    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    if soft != resource.RLIM_INFINITY and soft > 0:
-        sizes.append(int(soft))
-    return min(sizes) if sizes else None
+    return memory_bytes()
 
 
 def _mtime_ns(path: str) -> int | None:

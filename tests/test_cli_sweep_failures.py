@@ -75,3 +75,16 @@ def test_sizes_that_cannot_fit_are_refused(tmp_path: Path,
                  "--out", str(out)]) == 2
     assert capsys.readouterr().err.startswith("autotile sweep: error: --n 100000 needs about")
     assert not list(tmp_path.iterdir())
+
+
+def test_tune_refuses_a_live_size_that_cannot_fit(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # a fresh user's `autotile tune --n 100000` grew past 24 GB and was killed
+    monkeypatch.setattr("autotile.measure.cpu._schedule_measurer.memory_bytes",
+                        lambda: 16 * 2**30)
+    db = tmp_path / "s.db"
+    assert main(["tune", "--n", "100000", "--budget", "1", "--storage", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "--n 100000 needs about 31.4 GiB of cache-simulator state" in err
+    assert "more than the 16.0 GiB of memory available" in err

@@ -89,6 +89,19 @@ def _tune_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_memory(n: int, measurer: Any) -> None:
+    """Refuse a live GEMM size whose simulator state would not fit in this machine's memory."""
+    from autotile.measure.cpu._schedule_measurer import memory_bytes, simulator_state_bytes
+
+    need = simulator_state_bytes(n, measurer.settings())
+    have = memory_bytes()
+    if have is not None and need > have:
+        raise _UsageError(
+            f"--n {n} needs about {need / 2**30:.1f} GiB of cache-simulator state (about "
+            f"3.4 n^2 bytes), more than the {have / 2**30:.1f} GiB of memory available; the "
+            f"process would be killed. Choose a smaller --n")
+
+
 def _worker_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="autotile worker",
                 description="Join a study started by `autotile tune`: rebuild its space, "
@@ -175,6 +188,7 @@ def build(spec: dict[str, Any]) -> tuple[Any, Any]:
             measurer = ReplayMeasurer(space, gemm_ground_truth(n), objective or "misses")
         else:
             measurer = ScheduleMeasurer(space, objective=objective or "misses")
+            _check_memory(n, measurer)
     metrics = tuple(getattr(measurer, "metrics", ()) or ())
     if objective is not None and metrics and objective not in metrics:
         raise _UsageError(f"unknown objective {objective!r}; choose from {', '.join(metrics)}")

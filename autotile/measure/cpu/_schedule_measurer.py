@@ -50,22 +50,34 @@ def breakdown_metrics(mb: MissBreakdown, extents: tuple[int, ...],
     }
 
 
-#: Memory one schedule's simulation needs, bytes per ``n**2`` (the per-line state of the
-#: three ``n x n`` matrices' cache lines and the periodic path's snapshots). Measured,
-#: not derived, with ``autotile tune --n N --budget 2`` on the CPU box of
-#: docs/results.md: 13.6 GB at n = 65536 (3.2 bytes per n^2), over 24 GB (killed) at
-#: n = 100000; 4 leaves a margin.
-MEMORY_BYTES_PER_N2 = 4.0
+def simulator_state_bytes(n: int, settings: dict[str, Any] | None = None) -> int:
+    """Bytes of cache-simulator state one GEMM schedule of size ``n`` needs (one worker).
+
+    The fully associative simulator keeps 18 bytes (two links and two flags) per
+    cache line of the three ``n x n`` matrices: ``18 * (3 n^2 itemsize / line + 1)``,
+    about 3.4 ``n**2`` bytes for float32 and 64-byte lines. ``settings`` is
+    :meth:`ScheduleMeasurer.settings` (``itemsize_bytes``, ``cache.line_bytes``).
+    """
+    st = settings or {}
+    itemsize = int(st.get("itemsize_bytes", 4))
+    line = int(st.get("cache", {}).get("line_bytes", 64))
+    return 18 * (3 * n * n * itemsize // line + 1)
 
 
-def _physical_memory_bytes() -> int | None:
-    """Physical memory of this machine in bytes (``sysconf``), or None where unknown."""
+def memory_bytes() -> int | None:
+    """Physical memory, or the address-space limit (``ulimit -v``) when lower; None if unknown."""
     import os
+    import resource
 
+    sizes = []
     try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+        sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
-        return None
+        pass
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft != resource.RLIM_INFINITY and soft > 0:
+        sizes.append(int(soft))
+    return min(sizes) if sizes else None
 
 
 class ScheduleMeasurer(Measurer):
@@ -96,9 +108,7 @@ class ScheduleMeasurer(Measurer):
     ValueError
         If ``objective`` is not a known metric, or ``space`` has no
         ``i_factor`` :class:`~autotile.space.Divisors` knob (it is not a GEMM
-        schedule space), or simulating one schedule of it would need more than
-        80% of the machine's memory (:data:`MEMORY_BYTES_PER_N2` bytes per
-        ``n**2``).
+        schedule space).
 
     Notes
     -----
@@ -146,14 +156,6 @@ class ScheduleMeasurer(Measurer):
         self.cost = cost or CpuCostModel()
         self.objective = objective
         self.n = int(space["i_factor"].n)
-        need = MEMORY_BYTES_PER_N2 * self.n * self.n
-        ram = _physical_memory_bytes()
-        if ram is not None and need > 0.8 * ram:
-            raise ValueError(
-                f"gemm_space(n={self.n}) is too large to simulate on this machine: one "
-                f"schedule needs about {need / 1e9:.0f} GB of memory ({MEMORY_BYTES_PER_N2} "
-                f"bytes x n^2 for the cache state of the three {self.n} x {self.n} matrices), "
-                f"more than 80% of its {ram / 1e9:.0f} GB; use a smaller n")
 
     def nest(self, config: Any) -> AffineNest:
         """The affine loop nest of a config (validated against the space).
