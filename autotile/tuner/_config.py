@@ -240,7 +240,7 @@ def prune_config_list(configs: Sequence[LaunchConfig], nargs: dict[str, Any],
     MeasureError
         If ``early_config_prune`` returns no config.
     InvalidConfigError
-        If ``top_k`` is neither an int nor a float ``<= 1``.
+        If ``top_k`` is neither an int ``>= 1`` nor a float in ``(0, 1]``.
     """
     from autotile.errors import MeasureError
 
@@ -253,10 +253,10 @@ def prune_config_list(configs: Sequence[LaunchConfig], nargs: dict[str, Any],
             raise MeasureError("No valid autotuner configs after pruning: "
                                "early_config_prune must return at least one config")
     if perf_model is not None:
-        if isinstance(top_k, float) and top_k <= 1.0:
+        if isinstance(top_k, float) and 0.0 < top_k <= 1.0:
             top_k = max(1, int(len(pruned) * top_k))
-        elif not isinstance(top_k, int):
-            raise InvalidConfigError(f"top_k must be an int or a float <= 1.0, got "
+        elif isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise InvalidConfigError(f"top_k must be an int >= 1 or a float in (0, 1], got "
                                      f"top_k={top_k!r}")
         if len(pruned) > top_k:
             est = {c: perf_model(**{**nargs, **kwargs, **c.all_kwargs()}) for c in pruned}

@@ -286,6 +286,12 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
                               "cache_results", "scheduler", "backend", *GPU_OPTIONS}
     if unknown:
         raise TypeError(f"autotune() got unexpected keyword arguments {sorted(unknown)}")
+    stray = [k for k in ("searcher", "budget") if k in options]
+    if stray and options.get("space") is None:
+        raise InvalidConfigError(
+            f"autotune(): {', '.join(f'{k}=' for k in stray)} appl"
+            f"{'ies' if len(stray) == 1 else 'y'} to the space form (space=...); with "
+            f"configs= every config is a candidate: drop {stray[0]}= or pass space=")
     for ignored in ("use_cuda_graph", "do_bench", "cache_results"):
         options.pop(ignored, None)
     gpu = resolve_backend(options.pop("backend", "auto"))

@@ -304,3 +304,16 @@ def test_key_as_one_string_and_numpy_scalar_key_values():
     np.testing.assert_array_equal(out, 2 * x)
     with pytest.raises(InvalidConfigError, match="which received an array of shape"):
         k[grid_1d](x, out, np.array([N]))
+
+
+def test_options_that_would_be_ignored_are_refused():
+    cfgs = [Config({"BLOCK": 16, "TAIL": "mask"}), Config({"BLOCK": 32, "TAIL": "mask"})]
+    with pytest.raises(InvalidConfigError, match=r"searcher= applies to the space form"):
+        autotune(configs=cfgs, key=["n"], searcher="bogus")
+    with pytest.raises(InvalidConfigError, match=r"searcher=, budget= apply to the space form"):
+        autotune(configs=cfgs, key=["n"], searcher="random", budget=5)
+    k = _double(cfgs, prune_configs_by={"perf_model": lambda **kw: 1.0, "top_k": 0},
+                disk_cache=False)
+    with pytest.raises(InvalidConfigError, match=r"top_k must be an int >= 1 or a float in "
+                                                 r"\(0, 1\], got top_k=0"):
+        k[grid_1d](_x(), np.zeros(N, np.float32), N)
