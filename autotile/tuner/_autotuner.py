@@ -167,12 +167,8 @@ class TunerCommon:
     def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
         """Apply ``early_config_prune`` then ``perf_model``/``top_k``, as in Triton.
 
-        Raises
-        ------
-        MeasureError
-            If ``early_config_prune`` returns no config.
-        InvalidConfigError
-            If ``top_k`` is neither an int nor a float ``<= 1``.
+        :func:`~autotile.tuner._config.prune_config_list` on this tuner's
+        configs and hooks; it documents the errors raised.
         """
         convert = type(self)._convert
         return prune_config_list(self.configs, nargs, kwargs, self.early_config_prune,

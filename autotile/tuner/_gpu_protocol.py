@@ -190,13 +190,10 @@ def diversity_probe(remaining: Sequence[LaunchConfig], measured: Sequence[Launch
     if not remaining or not measured:
         return None
 
-    def knobs(c: LaunchConfig) -> dict[str, Any]:
-        return {**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}
-
-    seen = [knobs(c) for c in measured]
+    seen = [c.all_kwargs() for c in measured]
     best_i, best_d = None, -1
     for i, c in enumerate(remaining):
-        k = knobs(c)
+        k = c.all_kwargs()
         d = min(sum(1 for n in set(k) | set(m) if k.get(n) != m.get(n)) for m in seen)
         if d > best_d:
             best_i, best_d = i, d

@@ -162,13 +162,8 @@ class GpuSession:
             except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
                 failed[c] = TuningRecord(c, "failed", reason=f"the grid raised {_err(exc)}")
                 continue
-            if pool is None:
-                rec = self._compile_here(c)
-                if rec is not None:
-                    failed[c] = rec
-                continue
-            if self.compile_mode != "pool":
-                rec = self._compile_here_limited(c, pool)
+            if pool is None or self.compile_mode != "pool":
+                rec = self._compile_here(c, pool)
                 if rec is not None:
                     failed[c] = rec
                 continue
@@ -193,11 +188,12 @@ class GpuSession:
                                              metrics=metrics)
         return failed
 
-    def _compile_here_limited(self, config: LaunchConfig, pool: CompilePool
-                              ) -> TuningRecord | None:
+    def _compile_here(self, config: LaunchConfig, pool: CompilePool | None = None
+                      ) -> TuningRecord | None:
         """Compile ``config`` in this process, in a thread, waiting at most ``pool.timeout_s``.
 
-        The first such compile (``compile_mode == "probe"``) decides the rest of
+        Without a pool (``compile_ahead=False``) there is no limit. With one, the
+        first such compile (``compile_mode == "probe"``) decides the rest of
         the tuning: done within :data:`IN_PROCESS_PROBE_S`, later configs compile
         here too and the pool's workers are stopped; otherwise (slower, failed
         to finish or past the limit) they go to the pool. A compile past the
@@ -217,11 +213,15 @@ class GpuSession:
         t0 = time.perf_counter()
         th = threading.Thread(target=work, name="autotile-compile", daemon=True)
         th.start()
-        th.join(pool.timeout_s)
+        th.join(None if pool is None else pool.timeout_s)
         dt = time.perf_counter() - t0
         self.n_compiled += 1
         self.compile_s[config] = dt
         metrics = {"compile_s": dt}
+        if pool is None:
+            exc = box.get("exc")
+            return None if exc is None else TuningRecord(
+                config, classify_error(exc), reason=f"compile: {_err(exc)}")
         if th.is_alive():
             self.compile_mode = "pool"
             return TuningRecord(config, "failed", metrics=metrics, reason=(
@@ -235,17 +235,6 @@ class GpuSession:
         if exc is not None:
             return TuningRecord(config, classify_error(exc), reason=f"compile: {_err(exc)}",
                                 metrics=metrics)
-        return None
-
-    def _compile_here(self, config: LaunchConfig) -> TuningRecord | None:
-        t0 = time.perf_counter()
-        try:
-            self.backend.compile(self.kernel, self.args, self.kwargs, self.grid, config)
-        except Exception as exc:  # noqa: BLE001 - a config that cannot compile is data
-            return TuningRecord(config, classify_error(exc), reason=f"compile: {_err(exc)}")
-        finally:
-            self.n_compiled += 1
-            self.compile_s[config] = time.perf_counter() - t0
         return None
 
     # -- measure ----------------------------------------------------------------------
