@@ -171,23 +171,15 @@ def _report_failures(truth: Any, space: Any, measurer: Any, out: str) -> int:
 def _memory_problem(n: int, settings: dict[str, Any], n_jobs: int, n_configs: int) -> str | None:
     """Why workers of an ``n`` sweep would not fit in memory, or None if they would.
 
-    One simulator state (:func:`~autotile.measure.cpu.simulator_state_bytes`)
-    lives in each worker.
+    One simulator state lives in each worker
+    (``autotile.measure.cpu._schedule_measurer.memory_problem``).
     """
-    from autotile.measure.cpu._schedule_measurer import simulator_state_bytes
+    from autotile.measure.cpu._schedule_measurer import memory_problem
 
-    per_worker = simulator_state_bytes(n, settings)
     cores = os.cpu_count() or 1
     workers = min(cores if n_jobs < 0 else n_jobs, max(n_configs, 1))
-    available = _memory_bytes()
-    if available is None or per_worker * workers <= available:
-        return None
-    return (f"--n {n} needs about {per_worker / 2**30:.1f} GiB of cache-simulator state per "
-            f"worker ({workers} worker{'s' if workers > 1 else ''}: "
-            f"{per_worker * workers / 2**30:.1f} GiB), more than the "
-            f"{available / 2**30:.1f} GiB of memory available; workers would be killed. "
-            f"Choose a smaller --n (the simulator needs about 3.4 n^2 bytes per worker) "
-            f"or fewer --n-jobs")
+    why = memory_problem(n, settings, workers, _memory_bytes())
+    return None if why is None else why + " or fewer --n-jobs"
 
 
 def _memory_bytes() -> int | None:

@@ -50,8 +50,8 @@ from autotile.lang._tensor import tensor
 __all__ = ["LiveValues", "live_values"]
 
 #: The op counters of :mod:`autotile.lang._opcount` that builtins call with the
-#: blocks they read or produced (``reduction`` is wrapped on its own).
-_COUNTERS = ("alu", "binary", "math", "dot", "layout", "reshape", "numel")
+#: blocks they read or produced (``reduction`` also marks a point: ``_reduction``).
+_COUNTERS = ("alu", "binary", "math", "dot", "layout", "reshape")
 _LOCK = threading.RLock()  # re-entrant: a records-model launch inside a tracked block
 
 
@@ -182,27 +182,28 @@ def live_values() -> Iterator[LiveValues]:
                     lv._pending = True
             return out
 
-        def _reduction(t: Any) -> None:
-            lv._quiet += 1
-            try:
-                reduction(t)
-            finally:
-                lv._quiet -= 1
-            if threading.get_ident() == me:
-                lv._points.append((lv._clock, 0))
-
         # the op counters read the blocks an op produced (to count lanes) after the
-        # block was created: that read is bookkeeping, not dataflow into the next value
+        # block was created: that read is bookkeeping, not dataflow into the next value;
+        # only the tracked thread's reads are silenced (the counters are module-wide)
         counters = {name: getattr(_opcount, name) for name in _COUNTERS}
 
         def _quiet(fn: Any) -> Any:
             def run(*args: Any, **kwargs: Any) -> Any:
+                if threading.get_ident() != me:
+                    return fn(*args, **kwargs)
                 lv._quiet += 1
                 try:
                     return fn(*args, **kwargs)
                 finally:
                     lv._quiet -= 1
             return run
+
+        quiet_reduction = _quiet(reduction)
+
+        def _reduction(t: Any) -> None:
+            quiet_reduction(t)
+            if threading.get_ident() == me:
+                lv._points.append((lv._clock, 0))
 
         try:
             setattr(tensor, "v", _Tracked())

@@ -207,8 +207,7 @@ class BanditSearcher(SpaceSearcher):
         return self.space.config_at(i)
 
     def _ranked_arms(self, history: History, arm_of: dict[int, str],
-                     rng: np.random.Generator, memory: dict[str, Any] | None = None
-                     ) -> list[str]:
+                     rng: np.random.Generator, memory: dict[str, Any]) -> list[str]:
         """Arms, highest bandit score first (unused ones first, in random order).
 
         The (arm, improved the best so far) pairs of the finished trials are
@@ -218,7 +217,7 @@ class BanditSearcher(SpaceSearcher):
         are read again from the start).
         """
         vals = history.value_array()
-        log = (memory or {}).get("arm_log")
+        log = memory.get("arm_log")
         n_old = 0 if log is None else log[0]
         if log is None or n_old > vals.size or (n_old and (
                 history.indices[n_old - 1] != log[1] or vals[n_old - 1] != log[2])):
@@ -229,7 +228,7 @@ class BanditSearcher(SpaceSearcher):
             if i in arm_of:
                 used_all.append((arm_of[i], v < best))
             best = min(best, v)
-        if memory is not None and vals.size:
+        if vals.size:
             memory["arm_log"] = (vals.size, history.indices[-1], float(vals[-1]), used_all, best)
         used = used_all[-self.window:]
         total = len(used)

@@ -104,11 +104,11 @@ def gemm1024(objective: str | None) -> Source:
     objective = objective or "misses"
     _check_objective(objective, SCHEDULE_METRICS, "gemm1024")
     space = gemm_space(1024)
-    return Source("gemm1024", space, ScheduleMeasurer(space, objective=objective), objective,
-                  DEFAULT_LIVE_BUDGET,
+    measurer = ScheduleMeasurer(space, objective=objective)
+    return Source("gemm1024", space, measurer, objective, DEFAULT_LIVE_BUDGET,
                   {"space": "gemm1024", "unit": _GEMM_UNITS.get(objective),
                    "source": "measured live, scored against autotile/data/gemm1024_sample.npz",
-                   "device": "cache simulator (8 KB, 4-way, 64 B lines)"},
+                   "device": _cache_text(measurer.settings())},
                   sample=gemm_sampled_truth(1024))
 
 

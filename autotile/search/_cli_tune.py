@@ -91,15 +91,11 @@ def _tune_parser() -> argparse.ArgumentParser:
 
 def _check_memory(n: int, measurer: Any) -> None:
     """Refuse a live GEMM size whose simulator state would not fit in this machine's memory."""
-    from autotile.measure.cpu._schedule_measurer import memory_bytes, simulator_state_bytes
+    from autotile.measure.cpu._schedule_measurer import memory_bytes, memory_problem
 
-    need = simulator_state_bytes(n, measurer.settings())
-    have = memory_bytes()
-    if have is not None and need > have:
-        raise _UsageError(
-            f"--n {n} needs about {need / 2**30:.1f} GiB of cache-simulator state (about "
-            f"3.4 n^2 bytes), more than the {have / 2**30:.1f} GiB of memory available; the "
-            f"process would be killed. Choose a smaller --n")
+    why = memory_problem(n, measurer.settings(), 1, memory_bytes())
+    if why is not None:
+        raise _UsageError(why)
 
 
 def _worker_parser() -> argparse.ArgumentParser:

@@ -49,16 +49,26 @@ def score_against_sample(result: ComparisonResult, sample: Any) -> ComparisonRes
         :meth:`SampledTruth.label`, ``meta["sample_best"]`` the table's own
         best and ``meta["n_sampled"]`` its number of random rows.
     """
-    s = result.sign
     visited = np.concatenate([h.ravel() for h in result.histories.values()]) \
         if result.histories else np.zeros(0)
-    best = sample.best_known(result.objective, visited, result.direction)
-    values = s * np.sort(s * sample.random_values(result.objective))
+    best, values, info = _reference(sample, result.objective, result.direction, visited)
     meta = dict(result.meta)
-    meta.update(optimum_label=sample.label(), n_sampled=sample.n_random,
-                sample_best=sample.best_known(result.objective, (), result.direction),
+    meta.update(info, sample_best=sample.best_known(result.objective, (), result.direction),
                 sample_seed=sample.meta.get("seed"))
     return dataclasses.replace(result, optimum=best, values=values, meta=meta)
+
+
+def _reference(sample: Any, objective: str, direction: str, visited: Any = ()
+               ) -> tuple[float, Any, dict[str, Any]]:
+    """Return the sample's reference for a comparison.
+
+    ``(best known value with visited, random-row values best first, meta fields
+    saying the reference is a sample)``.
+    """
+    s = -1.0 if direction == "maximize" else 1.0
+    best = sample.best_known(objective, visited, direction)
+    values = s * np.sort(s * sample.random_values(objective))
+    return best, values, {"optimum_label": sample.label(), "n_sampled": sample.n_random}
 
 
 def plan_sampled(
@@ -88,15 +98,13 @@ def plan_sampled(
     if not objective:
         raise ValueError("pass objective=: the measurer has no default objective")
     direction = direction or objective_direction(objective)
-    ref = sample.best_known(objective, (), direction)
+    ref, values, info = _reference(sample, objective, direction)
     if not np.isfinite(ref):
         raise ValueError(f"the sample has no valid {objective!r} value to score against")
-    info = {"optimum_label": sample.label(), "n_sampled": sample.n_random}
     info.update(meta or {})
     plan = plan_comparison(space, measurer, searchers, budget, seeds, objective, ref,
                            direction, info)
-    s = -1.0 if direction == "maximize" else 1.0
-    plan.values = s * np.sort(s * sample.random_values(objective))
+    plan.values = values
     return plan
 
 

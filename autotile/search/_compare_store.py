@@ -89,9 +89,9 @@ def open_storage(storage: str | BaseStorage) -> BaseStorage:
     except sa_exc.OperationalError as exc:
         if "unable to open database file" not in str(exc):
             raise
-        raise ValueError(f"storage {resolved!r} cannot be opened or created (SQLite: unable "
-                         f"to open database file): its directory must be writable by this "
-                         f"process") from None
+        from autotile.search._storage import unopenable_sqlite
+
+        raise unopenable_sqlite(repr(resolved)) from None
 
 
 def run_study_name(prefix: str, label: str, seed: int) -> str:

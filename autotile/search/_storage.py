@@ -456,6 +456,13 @@ def open_storage(
     return _rdb_storage(url, kwargs, sqlite_path)
 
 
+def unopenable_sqlite(where: str) -> ValueError:
+    """The error for an SQLite file that cannot be opened or created (``where``: its path)."""
+    return ValueError(f"study storage {where} cannot be opened or created (SQLite: unable "
+                      f"to open database file): its directory must be writable by this "
+                      f"process")
+
+
 def _rdb_storage(url: str, kwargs: dict[str, Any], sqlite_path: str | None) -> RDBStorage:
     """Build the RDBStorage, retrying when another worker is creating the same tables."""
     from sqlalchemy import exc as sa_exc
@@ -484,10 +491,7 @@ def _rdb_storage(url: str, kwargs: dict[str, Any], sqlite_path: str | None) -> R
                     f"study storage {sqlite_path!r} is not an SQLite database ({exc.orig}); "
                     f"move it away to start a new study file") from None
             if sqlite_path is not None and "unable to open database file" in text:
-                raise ValueError(
-                    f"study storage {sqlite_path!r} cannot be opened or created (SQLite: "
-                    f"unable to open database file): its directory must be writable by "
-                    f"this process") from None
+                raise unopenable_sqlite(repr(sqlite_path)) from None
             if not transient or time.monotonic() > deadline:
                 raise
             time.sleep(delay)

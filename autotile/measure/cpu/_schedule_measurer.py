@@ -64,6 +64,37 @@ def simulator_state_bytes(n: int, settings: dict[str, Any] | None = None) -> int
     return 18 * (3 * n * n * itemsize // line + 1)
 
 
+def memory_problem(n: int, settings: dict[str, Any] | None, n_workers: int,
+                   available: int | None) -> str | None:
+    """Why ``n_workers`` simulators of size ``n`` would not fit in ``available`` bytes, or None.
+
+    Parameters
+    ----------
+    n : int
+        GEMM size (``gemm_space(n)``).
+    settings : dict or None
+        :meth:`ScheduleMeasurer.settings` (itemsize and cache line).
+    n_workers : int
+        Processes that each hold one simulator state
+        (:func:`simulator_state_bytes`).
+    available : int or None
+        Memory in bytes (:func:`memory_bytes`); None: unknown, no problem.
+
+    Returns
+    -------
+    str or None
+        ``"--n N needs about X GiB of cache-simulator state per worker ..."``.
+    """
+    per_worker = simulator_state_bytes(n, settings)
+    if available is None or per_worker * n_workers <= available:
+        return None
+    return (f"--n {n} needs about {per_worker / 2**30:.1f} GiB of cache-simulator state per "
+            f"worker ({n_workers} worker{'s' if n_workers > 1 else ''}: "
+            f"{per_worker * n_workers / 2**30:.1f} GiB), more than the "
+            f"{available / 2**30:.1f} GiB of memory available; workers would be killed. "
+            f"Choose a smaller --n (the simulator needs about 3.4 n^2 bytes per worker)")
+
+
 def memory_bytes() -> int | None:
     """Physical memory, or the address-space limit (``ulimit -v``) when lower; None if unknown."""
     import os
