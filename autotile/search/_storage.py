@@ -14,8 +14,11 @@ trial by :class:`RetryStaleTrial` (Optuna's ``RetryFailedTrialCallback``).
   FOR UPDATE``). A new file created by several workers at once is retried.
 * A journal file (``journal:///path`` or a ``.log``/``.journal`` path): a
   :class:`optuna.storages.JournalStorage` over a
-  :class:`~optuna.storages.journal.JournalFileBackend` with
-  ``JournalFileOpenLock`` (works on NFS). Optuna's journal storage has no
+  :class:`~optuna.storages.journal.JournalFileBackend` whose writes are
+  serialised by :class:`ProcessFileLock`, an OS file lock (``flock``) that
+  dies with the process holding it. Optuna's own lock files outlive a
+  killed worker and are broken after a grace period, which can hand one
+  lock to two live workers. Optuna's journal storage has no
   heartbeat; :class:`HeartbeatJournalStorage` adds one as a trial system
   attribute, judged stale by the observer's own clock (no clock skew
   between hosts).
@@ -36,6 +39,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import filelock
 import optuna
 from optuna.storages import BaseStorage, InMemoryStorage, JournalStorage, RDBStorage
 from optuna.storages._heartbeat import BaseHeartbeat
@@ -44,7 +48,7 @@ from optuna.trial import FrozenTrial, TrialState
 from autotile.errors import CorruptFileError
 from autotile.search._study_args import resolve_storage, storage_driver_error
 
-__all__ = ["open_storage", "HeartbeatJournalStorage", "RetryStaleTrial",
+__all__ = ["open_storage", "HeartbeatJournalStorage", "ProcessFileLock", "RetryStaleTrial",
            "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD", "storage_path",
            "retried_numbers", "RetriedScan"]
 
@@ -143,6 +147,51 @@ class RetryStaleTrial(_RetryBase):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             super().__call__(study, trial)
+
+
+class ProcessFileLock:
+    """The journal file's write lock: an OS file lock released when its holder dies.
+
+    Optuna's ``JournalFileOpenLock`` and ``JournalFileSymlinkLock`` mark the
+    lock by creating a file. A worker killed while it holds one leaves the
+    file behind; every other worker then waits out a grace period (30 s) and
+    deletes it. When two workers wait, both may delete, and the second
+    deletes the lock that the first has just taken: two live workers then
+    write at once, and one of them fails with ``RuntimeError: Error: did not
+    possess lock`` on release. This lock is an advisory ``flock`` (through
+    the :mod:`filelock` library) on ``<journal>.flock``; the kernel drops it
+    the moment its holder exits, however it exits, so no grace period or
+    forced release exists.
+
+    It has the two methods of Optuna's ``BaseJournalFileLock`` that
+    :class:`~optuna.storages.journal.JournalFileBackend` calls.
+
+    Parameters
+    ----------
+    path : str
+        The journal file's path; the lock file is ``path + ".flock"``.
+
+    Notes
+    -----
+    Optuna's own tools (``optuna`` CLI, dashboard) writing to the same journal
+    take Optuna's lock, not this one: write to a shared journal only through
+    autotile while its workers run. On NFS, Linux maps ``flock`` to NFS
+    byte-range locks (NFSv3 with ``lockd``, or NFSv4).
+    """
+
+    def __init__(self, path: str) -> None:
+        self._lock = filelock.FileLock(path + ".flock", thread_local=False)
+
+    def acquire(self) -> bool:
+        """Block until this process holds the lock; returns True."""
+        self._lock.acquire()
+        return True
+
+    def release(self) -> None:
+        """Release the lock (raises ``RuntimeError`` if it was not held)."""
+        if not self._lock.is_locked:
+            raise RuntimeError("Error: did not possess lock")
+        self._lock.release()
 
 
 class HeartbeatJournalStorage(JournalStorage, BaseHeartbeat):
@@ -427,13 +476,13 @@ def open_storage(
     url = resolved
     callback = RetryStaleTrial(max_retry) if heartbeat_interval is not None else None
     if url.startswith("journal://"):
-        from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+        from optuna.storages.journal import JournalFileBackend
 
         path = os.path.abspath(url[len("journal://"):])
         _check_journal_file(path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            backend = JournalFileBackend(path, lock_obj=JournalFileOpenLock(path))
+            backend = JournalFileBackend(path, lock_obj=ProcessFileLock(path))
             try:
                 if heartbeat_interval is None:
                     return JournalStorage(backend)
