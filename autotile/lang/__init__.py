@@ -27,7 +27,7 @@ parameters arrive as plain Python values.  bfloat16 buffers are
 Recording: every launch leaves a :class:`LaunchRecord` on
 ``kernel.last_record`` (per program: elements read and written per buffer,
 ``dot_flops``, ``alu_ops``, ``sfu_ops``, ``dot_operand_bytes``,
-``max_tile_elems``, ``scratch_bytes``); ``with tl.recording(trace="line") as
+``max_tile_elems``, ``scratch_bytes``, ``reductions``); ``with tl.recording(trace="line") as
 rec:`` also collects records with an :class:`AccessTrace`.  The launch
 option ``programs=[...]`` (interpreter only) runs a subset of the grid's
 programs, with the record and trace rows of the full launch for them.  ``kernel.trace(...,

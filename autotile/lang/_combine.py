@@ -198,14 +198,14 @@ def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> A
             xs = level
     _opcount.restore(snap)
     outs: list[tensor] = []
-    for x, t, dt in zip(xs, ts, dtypes):
+    for i, (x, t, dt) in enumerate(zip(xs, ts, dtypes)):
         r = x[..., 0]
         if keep_dims:
             if axis is None:
                 r = r.reshape(r.shape[:lead] + (1,) * len(block))
             else:
                 r = np.expand_dims(r, axis + lead)
-        _opcount.reduction(t)
+        _opcount.reduction(t, step=i == 0)
         if batched:
             outs.append(BatchedTensor(np.ascontiguousarray(r), dt))
         else:
@@ -268,11 +268,11 @@ def associative_scan(input: Any, axis: Any, combine_fn: Any, reverse: bool = Fal
                 o[i] = a
     _opcount.restore(snap)
     res: list[tensor] = []
-    for o, t, dt in zip(outs, ts, dtypes):
+    for i, (o, t, dt) in enumerate(zip(outs, ts, dtypes)):
         if reverse:
             o = o[::-1]
         r = np.ascontiguousarray(np.moveaxis(o, 0, axis + lead))
-        _opcount.reduction(t)
+        _opcount.reduction(t, step=i == 0)
         res.append(BatchedTensor(r, dt) if batched else tensor(r, dt))
     emit(f"tt.scan axis={axis} reverse={reverse} : {shape_str(block)}")
     return res[0] if single else tuple(res)

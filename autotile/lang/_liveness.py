@@ -200,8 +200,8 @@ def live_values() -> Iterator[LiveValues]:
 
         quiet_reduction = _quiet(reduction)
 
-        def _reduction(t: Any) -> None:
-            quiet_reduction(t)
+        def _reduction(t: Any, step: bool = True) -> None:
+            quiet_reduction(t, step)
             if threading.get_ident() == me:
                 lv._points.append((lv._clock, 0))
 

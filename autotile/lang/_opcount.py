@@ -60,6 +60,13 @@ the batch counts sequentially, so both give the same rows.
     layout).  ``join``, ``split``, ``cat``,
     ``flip``, broadcasts and ``expand_dims`` count 0; so do ``tl.dot``
     operands (they are ``dot_operand_bytes``).
+``reductions`` (sum)
+    Reductions and scans the program ran (each call listed under
+    ``alu_ops``, whatever its size and however many operands a ``reduce``
+    or ``associative_scan`` has; ``max``/``min`` with ``return_indices``
+    count two, the value and the index): on a GPU each is a chain of warp
+    shuffles and, across warps, a shared-memory exchange and a barrier, whose
+    latency the program waits for.
 
 The ALU/SFU split follows the CUDA C++ Programming Guide, section
 "Arithmetic Instructions", table "Throughput of Native Arithmetic
@@ -182,14 +189,20 @@ def dot(a: tensor, b: tensor) -> None:
         c.dot_operand_bytes = nbytes
 
 
-def reduction(t: tensor) -> None:
-    """Count a reduction or scan of the block ``t``: ALU lanes and scratch bytes."""
+def reduction(t: tensor, step: bool = True) -> None:
+    """Count a reduction or scan of the block ``t``: ALU lanes, scratch bytes, one reduction.
+
+    ``step=False`` for the second and later operands of a multi-operand
+    reduce or scan, which run in the first operand's shuffles.
+    """
     st = CURRENT.get()
     if st is None:
         return
     n = t.v.size if type(t) is tensor and type(t.v) is np.ndarray else numel(t)
     c = st.ops
     c.alu_ops += n
+    if step:
+        c.reductions += 1
     nbytes = n * _itemsize(t.dtype)
     if nbytes > c.scratch_bytes:
         c.scratch_bytes = nbytes

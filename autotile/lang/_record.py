@@ -143,6 +143,9 @@ class LaunchRecord:
         shared memory: ``trans``/``permute`` inputs, reduction and scan
         inputs, inputs of a ``reshape`` that moves more than size-1 axes;
         0 if none.
+    reductions : ndarray of int64, shape (n_programs,)
+        Reductions and scans each program ran (one per call, whatever its
+        size).  Summed over the program.
     num_warps, num_stages : int
         Launch options (recorded, not used for execution).
     meta : dict
@@ -176,6 +179,7 @@ class LaunchRecord:
     sfu_ops: npt.NDArray[np.int64]
     max_tile_elems: npt.NDArray[np.int64]
     scratch_bytes: npt.NDArray[np.int64]
+    reductions: npt.NDArray[np.int64]
     num_warps: int = 4
     num_stages: int = 3
     meta: dict[str, Any] = field(default_factory=dict)
@@ -289,7 +293,7 @@ class LaunchRecord:
         Returns
         -------
         dict
-            ``dot_flops``, ``alu_ops`` and ``sfu_ops`` summed;
+            ``dot_flops``, ``alu_ops``, ``sfu_ops`` and ``reductions`` summed;
             ``dot_operand_bytes``, ``max_tile_elems`` and ``scratch_bytes``
             as the maximum over programs (0 for no rows).
         """
@@ -298,6 +302,7 @@ class LaunchRecord:
 
         return {"dot_flops": int(self.dot_flops.sum()), "alu_ops": int(self.alu_ops.sum()),
                 "sfu_ops": int(self.sfu_ops.sum()),
+                "reductions": int(self.reductions.sum()),
                 "dot_operand_bytes": top(self.dot_operand_bytes),
                 "max_tile_elems": top(self.max_tile_elems),
                 "scratch_bytes": top(self.scratch_bytes)}

@@ -22,7 +22,7 @@ __all__ = ["Buffer", "Launch", "CURRENT", "current", "shape_str", "Divergence",
 #: Names of the per-program op counters, in :class:`OpCounter` order (see
 #: :mod:`autotile.lang._opcount` for what each counts).
 OP_COUNTS = ("dot_flops", "dot_operand_bytes", "alu_ops", "sfu_ops", "max_tile_elems",
-             "scratch_bytes")
+             "scratch_bytes", "reductions")
 
 
 class Buffer:
@@ -75,7 +75,7 @@ class OpCounter:
     The builtins add to them through :mod:`autotile.lang._opcount`; the
     launch copies them into its per-program rows (:meth:`take`) after each
     program or batch.  Attributes are those named in :data:`OP_COUNTS`:
-    ``dot_flops``, ``alu_ops`` and ``sfu_ops`` are sums, ``dot_operand_bytes``,
+    ``dot_flops``, ``alu_ops``, ``sfu_ops`` and ``reductions`` are sums, ``dot_operand_bytes``,
     ``max_tile_elems`` and ``scratch_bytes`` maxima.
     """
 
@@ -87,12 +87,12 @@ class OpCounter:
     def clear(self) -> None:
         """Set every counter to 0."""
         self.dot_flops = self.dot_operand_bytes = self.alu_ops = self.sfu_ops = 0
-        self.max_tile_elems = self.scratch_bytes = 0
+        self.max_tile_elems = self.scratch_bytes = self.reductions = 0
 
-    def take(self) -> tuple[int, int, int, int, int, int]:
+    def take(self) -> tuple[int, int, int, int, int, int, int]:
         """Return the counters in :data:`OP_COUNTS` order and clear them."""
         r = (self.dot_flops, self.dot_operand_bytes, self.alu_ops, self.sfu_ops,
-             self.max_tile_elems, self.scratch_bytes)
+             self.max_tile_elems, self.scratch_bytes, self.reductions)
         self.clear()
         return r
 

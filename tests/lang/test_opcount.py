@@ -14,11 +14,11 @@ import autotile.lang as tl
 from autotile.lang import jit
 
 OPS = ("dot_flops", "dot_operand_bytes", "alu_ops", "sfu_ops", "max_tile_elems",
-       "scratch_bytes")
+       "scratch_bytes", "reductions")
 
 
 def ops(record, row=None):
-    """The six counters of one row (or of every row when all rows agree)."""
+    """The seven counters of one row (or of every row when all rows agree)."""
     out = {}
     for name in OPS:
         col = getattr(record, name)
@@ -57,6 +57,7 @@ def test_dot_flops_operand_bytes_and_index_arithmetic():
         "sfu_ops": 0,
         "max_tile_elems": 512,
         "scratch_bytes": 0,
+        "reductions": 0,
     }
     assert r.summary()["ops"]["dot_flops"] == 3 * 2 * 16 * 16 * 32
 
@@ -133,7 +134,7 @@ def test_exp_kernel_counts_block_sfu_lanes_and_scalar_ops_count_one():
     assert ops(r)["alu_ops"] == 1 + 128 + 128
     assert r.summary()["ops"] == {"dot_flops": 0, "alu_ops": 4 * 257, "sfu_ops": 4 * 128,
                                   "dot_operand_bytes": 0, "max_tile_elems": 128,
-                                  "scratch_bytes": 0}
+                                  "scratch_bytes": 0, "reductions": 0}
 
 
 @jit
@@ -152,7 +153,7 @@ def test_pointer_arithmetic_loads_and_stores_count_no_alu():
     np.testing.assert_array_equal(y, x)
     assert ops(copy_kernel.last_record) == {"dot_flops": 0, "dot_operand_bytes": 0,
                                             "alu_ops": 0, "sfu_ops": 0, "max_tile_elems": 32,
-                                            "scratch_bytes": 0}
+                                            "scratch_bytes": 0, "reductions": 0}
 
 
 @jit
@@ -180,38 +181,39 @@ def _combine_add(a, b):
     return a + b
 
 
-@pytest.mark.parametrize("fn,alu,scratch,max_tile", [
-    (lambda x: tl.sum(x, axis=1), 128, 128 * 4, 128),
-    (lambda x: tl.max(x, axis=0), 128, 128 * 4, 128),
-    (lambda x: tl.min(x), 128, 128 * 4, 128),
-    (lambda x: tl.argmax(x, axis=1), 128, 128 * 4, 128),
-    (lambda x: tl.xor_sum(x.to(tl.int32, bitcast=True), axis=1), 128, 128 * 4, 128),
+@pytest.mark.parametrize("fn,alu,scratch,max_tile,reductions", [
+    (lambda x: tl.sum(x, axis=1), 128, 128 * 4, 128, 1),
+    (lambda x: tl.max(x, axis=0), 128, 128 * 4, 128, 1),
+    (lambda x: tl.min(x), 128, 128 * 4, 128, 1),
+    (lambda x: tl.argmax(x, axis=1), 128, 128 * 4, 128, 1),
+    (lambda x: tl.xor_sum(x.to(tl.int32, bitcast=True), axis=1), 128, 128 * 4, 128, 1),
     # the value and the index reductions
-    (lambda x: tl.max(x, axis=1, return_indices=True), 256, 128 * 4, 128),
-    (lambda x: tl.cumsum(x, axis=1), 128, 128 * 4, 128),
-    (lambda x: tl.cumsum(x.to(tl.float16), axis=1), 256, 128 * 2, 128),
+    (lambda x: tl.max(x, axis=1, return_indices=True), 256, 128 * 4, 128, 2),
+    (lambda x: tl.cumsum(x, axis=1), 128, 128 * 4, 128, 1),
+    (lambda x: tl.cumsum(x.to(tl.float16), axis=1), 256, 128 * 2, 128, 1),
     # one combine per input element; the ops inside combine_fn are not counted on top
-    (lambda x: tl.reduce(x, 1, _combine_add), 128, 128 * 4, 128),
-    (lambda x: tl.associative_scan(x, 0, _combine_add), 128, 128 * 4, 128),
-    (lambda x: tl.trans(x), 0, 128 * 4, 128),
-    (lambda x: x.T, 0, 128 * 4, 128),
-    (lambda x: tl.permute(x, 1, 0), 0, 128 * 4, 128),
-    (lambda x: tl.permute(x, 0, 1), 0, 0, 128),
-    (lambda x: tl.reshape(x, (16, 8)), 0, 128 * 4, 128),
-    (lambda x: tl.ravel(x), 0, 128 * 4, 128),
-    (lambda x: tl.reshape(x, (8, 1, 16)), 0, 0, 128),
-    (lambda x: tl.reshape(x[None, :, :], (8, 16)), 0, 0, 128),
-    (lambda x: tl.expand_dims(x, 0), 0, 0, 128),
-    (lambda x: tl.broadcast_to(x[None, :, :], (2, 8, 16)), 0, 0, 256),
-    (lambda x: tl.join(x, x), 0, 0, 256),
+    (lambda x: tl.reduce(x, 1, _combine_add), 128, 128 * 4, 128, 1),
+    (lambda x: tl.associative_scan(x, 0, _combine_add), 128, 128 * 4, 128, 1),
+    (lambda x: tl.trans(x), 0, 128 * 4, 128, 0),
+    (lambda x: x.T, 0, 128 * 4, 128, 0),
+    (lambda x: tl.permute(x, 1, 0), 0, 128 * 4, 128, 0),
+    (lambda x: tl.permute(x, 0, 1), 0, 0, 128, 0),
+    (lambda x: tl.reshape(x, (16, 8)), 0, 128 * 4, 128, 0),
+    (lambda x: tl.ravel(x), 0, 128 * 4, 128, 0),
+    (lambda x: tl.reshape(x, (8, 1, 16)), 0, 0, 128, 0),
+    (lambda x: tl.reshape(x[None, :, :], (8, 16)), 0, 0, 128, 0),
+    (lambda x: tl.expand_dims(x, 0), 0, 0, 128, 0),
+    (lambda x: tl.broadcast_to(x[None, :, :], (2, 8, 16)), 0, 0, 256, 0),
+    (lambda x: tl.join(x, x), 0, 0, 256, 0),
 ])
-def test_reductions_scans_and_layout_changes(fn, alu, scratch, max_tile):
+def test_reductions_scans_and_layout_changes(fn, alu, scratch, max_tile, reductions):
     x = np.arange(128, dtype=np.float32).reshape(8, 16)
     tile_kernel[(1,)](x, FN=fn, M=8, N=16)
     o = ops(tile_kernel.last_record)
     assert o["alu_ops"] == 8 + 128 + alu
     assert o["scratch_bytes"] == scratch
     assert o["max_tile_elems"] == max_tile
+    assert o["reductions"] == reductions
     assert o["sfu_ops"] == o["dot_flops"] == o["dot_operand_bytes"] == 0
 
 
@@ -222,6 +224,7 @@ def test_softmax_builtin_counts_its_composition():
     # max, sub, exp (FMUL + EX2), sum, div (RCP + FMUL): 5 ALU and 2 SFU lanes per element
     assert (o["alu_ops"], o["sfu_ops"]) == (8 + 128 + 5 * 128, 2 * 128)
     assert o["scratch_bytes"] == 128 * 4
+    assert o["reductions"] == 2  # max and sum
 
 
 # -- per-program rows ------------------------------------------------------------------
@@ -312,7 +315,8 @@ def test_vector_add_counts():
     # pid * BLOCK (1 lane), + arange, offsets < n, x + y
     assert ops(_vector_add(False)) == {"dot_flops": 0, "dot_operand_bytes": 0,
                                        "alu_ops": 1 + 3 * 128, "sfu_ops": 0,
-                                       "max_tile_elems": 128, "scratch_bytes": 0}
+                                       "max_tile_elems": 128, "scratch_bytes": 0,
+                                       "reductions": 0}
 
 
 def test_fused_softmax_counts():
@@ -320,7 +324,8 @@ def test_fused_softmax_counts():
     # two row * stride products; mask, max, sub, exp FMUL, sum, div FMUL; exp and div on SFU
     assert ops(_softmax(False, block=b)) == {"dot_flops": 0, "dot_operand_bytes": 0,
                                              "alu_ops": 2 + 6 * b, "sfu_ops": 2 * b,
-                                             "max_tile_elems": b, "scratch_bytes": 4 * b}
+                                             "max_tile_elems": b, "scratch_bytes": 4 * b,
+                                             "reductions": 2}
 
 
 def test_layer_norm_counts():
@@ -332,7 +337,7 @@ def test_layer_norm_counts():
     assert ops(_layer_norm(False, n=n, block=b)) == {
         "dot_flops": 0, "dot_operand_bytes": 0,
         "alu_ops": 16 * b * steps + 2 * b + 6, "sfu_ops": 4,
-        "max_tile_elems": b, "scratch_bytes": 4 * b}
+        "max_tile_elems": b, "scratch_bytes": 4 * b, "reductions": 2}
 
 
 def test_matmul_dot_flops_are_the_padded_product():
@@ -369,3 +374,26 @@ def test_batched_launch_counts_like_the_sequential_one(launch):
         np.testing.assert_array_equal(getattr(bat, name), getattr(seq, name), err_msg=name)
     assert bat.summary()["ops"] == seq.summary()["ops"]
     assert seq.summary()["ops"]["alu_ops"] > 0
+
+
+def _combine_pair(a, ia, b, ib):
+    return a + b, tl.maximum(ia, ib)
+
+
+@jit
+def pair_reduce_kernel(x_ptr, y_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    s, m = tl.reduce((x, tl.arange(0, N)), 0, _combine_pair)
+    tl.store(y_ptr, s + m)
+
+
+def test_a_multi_operand_reduce_is_one_reduction_step_batched_or_not():
+    x = np.ones(16, np.float32)
+    y = np.zeros(1, np.float32)
+    with tl.recording() as rec:
+        pair_reduce_kernel[(3,)](x, y, N=16)
+        pair_reduce_kernel[(3,)](x, y, N=16, batch_programs=True)
+    seq, bat = rec.records
+    np.testing.assert_array_equal(seq.reductions, [1, 1, 1])
+    np.testing.assert_array_equal(bat.reductions, [1, 1, 1])
+    assert y[0] == 16 + 15
