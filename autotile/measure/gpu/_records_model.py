@@ -37,12 +37,13 @@ from autotile.measure.gpu._hardware import HardwareProfile
 from autotile.measure.gpu._l2sim import simulate_l2_stream
 from autotile.measure.gpu._time_model import GpuModelParams, occupancy
 
-__all__ = ["records_model", "RecordsEstimate", "estimate_launch", "WINDOW_PROGRAMS",
+__all__ = ["records_model", "RecordsEstimate", "estimate_launch", "launch_features",
+           "launch_time", "WINDOW_PROGRAMS",
            "CUDA_CORE_LANES_PER_SM", "SFU_LANES_PER_SM", "HBM_LATENCY_S", "L2_LATENCY_S",
            "PROGRAM_OVERHEAD_S", "PROGRAM_LATENCY_S", "L2_REUSE_FRACTION", "L2_SHARE_SPREAD",
            "REG_FLOOR_PER_THREAD", "REGS_PER_LIVE_WORD", "ALU_CYCLES_PER_WARP_OP",
            "SFU_CYCLES_PER_WARP_OP", "SHORT_READ_PENALTY", "SHORT_WRITE_PENALTY",
-           "SOFT_MAX_EXPONENT", "soft_max"]
+           "SOFT_MAX_EXPONENT", "soft_max", "REDUCE_LATENCY_S", "reduce_latency_s"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -125,6 +126,22 @@ L2_LATENCY_S = 1.5e-7
 #: (``benchmarks/h200/data/records_model_v1_h200.csv``: 0.62 ns per program chip-wide,
 #: independent of num_warps), where nothing else limits the time.
 PROGRAM_OVERHEAD_S = 8.1e-8
+#: Latency of one block reduction (``tl.sum``/``tl.max``, warp shuffles, then a
+#: shared-memory exchange and a barrier across warps) in a program's chain,
+#: seconds, by ``num_warps``: measured on the H200 with 4 elements per thread
+#: (``benchmarks/h200/data/diag_reduce_latency.txt``, ``diag_records.py --part
+#: reduce``); interpolated in ``log2(num_warps)``.
+REDUCE_LATENCY_S = {1: 8.35e-8, 2: 1.434e-7, 4: 1.642e-7, 8: 1.915e-7, 16: 2.331e-7,
+                    32: 3.211e-7}
+
+
+def reduce_latency_s(num_warps: int) -> float:
+    """One block reduction's latency in a program's chain (s), :data:`REDUCE_LATENCY_S`."""
+    w = sorted(REDUCE_LATENCY_S)
+    x = np.log2(np.clip(float(num_warps), w[0], w[-1]))
+    return float(np.interp(x, np.log2(w), [REDUCE_LATENCY_S[k] for k in w]))
+
+
 #: Granularity of HBM traffic: the 32-byte sector of an L2 line (CUDA C++ Best
 #: Practices Guide, "Coalesced Access to Global Memory": accesses are serviced in
 #: 32-byte transactions).
@@ -223,6 +240,40 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``blocks_per_sm``, ``n_waves``, ``smem_bytes``, ``regs_per_thread``,
         ``dot_flops``, ``alu_ops``, ``sfu_ops``.
     """
+    reason, f = launch_features(launch, hw, params, sanitize_overflow)
+    if reason is not None:
+        return reason, RecordsEstimate()
+    return None, launch_time(f, hw, params, dtype)
+
+
+def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
+                    sanitize_overflow: bool = True) -> tuple[str | None, dict[str, float]]:
+    """What the interpreter's window run tells about one launch (no time yet).
+
+    The first half of :func:`estimate_launch`: registers, occupancy, the L2
+    replay's HBM bytes and hit rate, and each program's op counts and load
+    steps. :func:`launch_time` turns them into time; the split lets a fit of
+    the time constants reuse one window run per config.
+
+    Parameters
+    ----------
+    launch, hw, params, sanitize_overflow
+        As for :func:`estimate_launch`.
+
+    Returns
+    -------
+    reason : str or None
+        Why the config cannot launch, or None.
+    features : dict of str to float
+        ``n_prog``, ``num_warps``, ``num_stages``, ``dot``, ``alu``, ``sfu``
+        (mean per program: FLOPs and lane-ops), ``reductions`` (mean per
+        program), ``has_dot`` (0/1), ``smem``
+        (bytes), ``regs_need``, ``regs_cap`` (per thread), ``occupancy``,
+        ``bps`` (blocks per SM), ``read_b``, ``write_b`` (HBM bytes),
+        ``hit_rate``, ``inflight`` (bytes of a program's largest load op),
+        ``run_r``, ``run_w`` (mean contiguous piece, bytes), ``n_steps``
+        (load ops per program).
+    """
     n_prog = launch.n_programs
     with tl.recording(trace="sector") as rec0, tl.live_values() as live:
         launch.run(programs=[0], sanitize_overflow=sanitize_overflow)
@@ -237,6 +288,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     dot = _counts(r, "dot_flops", W)
     alu = _counts(r, "alu_ops", W)
     sfu = _counts(r, "sfu_ops", W)
+    red = _counts(r, "reductions", W)
     dot_smem = int(_counts(r, "dot_operand_bytes", W).max(initial=0))
     scratch = int(_counts(r, "scratch_bytes", W).max(initial=0))
     smem = dot_smem * max(ns, 1) + scratch
@@ -248,7 +300,7 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     regs = min(-(-regs_need // 8) * 8, regs_cap)
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
-        return occ.reason, RecordsEstimate()
+        return occ.reason, {}
     bps = occ.blocks_per_sm
     n_res = hw.n_sms * bps
     # -- HBM traffic: the window's line trace through the L2 share of the window ----
@@ -287,6 +339,37 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
             run_r = _mean_run_bytes(tr, reads)
         if (~reads).any():
             run_w = _mean_run_bytes(tr, ~reads)
+    return None, {
+        "n_prog": float(n_prog), "num_warps": float(nw), "num_stages": float(ns),
+        "dot": float(dot.mean()), "alu": float(alu.mean()), "sfu": float(sfu.mean()),
+        "reductions": float(red.mean()), "has_dot": float(dot.any()), "smem": float(smem), "regs_need": float(regs_need),
+        "regs_cap": float(regs_cap), "occupancy": float(occ.occupancy), "bps": float(bps),
+        "read_b": read_b, "write_b": write_b, "hit_rate": hit_rate, "inflight": inflight,
+        "run_r": run_r, "run_w": run_w, "n_steps": n_steps}
+
+
+def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams,
+                dtype: str) -> RecordsEstimate:
+    """Time and traffic of one launch from its :func:`launch_features` (s, bytes).
+
+    Parameters
+    ----------
+    f : dict of str to float
+        :func:`launch_features`' second result.
+    hw, params, dtype
+        As for :func:`estimate_launch`.
+
+    Returns
+    -------
+    RecordsEstimate
+        As :func:`estimate_launch`'s second result.
+    """
+    n_prog = int(f["n_prog"])
+    nw, ns, bps = int(f["num_warps"]), int(f["num_stages"]), int(f["bps"])
+    read_b, write_b, hit_rate = f["read_b"], f["write_b"], f["hit_rate"]
+    inflight, run_r, run_w, n_steps = f["inflight"], f["run_r"], f["run_w"], f["n_steps"]
+    regs_need, regs_cap = f["regs_need"], f["regs_cap"]
+    n_res = hw.n_sms * bps
     hbm = read_b + (write_b if params.count_writes else 0.0)
     # bytes weighted by the cost of their contiguous piece size
     f_r = 1.0 + SHORT_READ_PENALTY * float(np.clip((8.0 - np.log2(run_r)) / 2.0, 0.0, 1.0))
@@ -295,15 +378,17 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     # -- time: the busiest SM's programs, compute pipes in sequence --------------------
     rounds = _cdiv(n_prog, hw.n_sms)
     clock = hw.clock_hz
-    dot_s = rounds * float(dot.mean()) / (hw.tensor_flops_per_s(dtype) / hw.n_sms
-                                          * params.peak_efficiency)
-    alu_s = rounds * float(alu.mean()) / (CUDA_CORE_LANES_PER_SM * clock)
-    sfu_s = rounds * float(sfu.mean()) / (SFU_LANES_PER_SM * clock)
+    dot_s = rounds * f["dot"] / (hw.tensor_flops_per_s(dtype) / hw.n_sms
+                                 * params.peak_efficiency)
+    alu_s = rounds * f["alu"] / (CUDA_CORE_LANES_PER_SM * clock)
+    sfu_s = rounds * f["sfu"] / (SFU_LANES_PER_SM * clock)
     compute_s = dot_s + max(alu_s, sfu_s)
     lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
     # a loop's loads are software-pipelined over num_stages - 1 iterations ahead when
-    # they feed tl.dot (Triton's pipeliner); other loops wait for each load
-    ahead = min(n_steps, float(max(1, ns - 1))) if n_steps > 1 and dot.any() else 1.0
+    # they feed tl.dot (Triton's pipeliner); other loops wait for each load (ptxas
+    # unrolls them 4 times, benchmarks/h200/data/diag_sass_rms_norm.txt, but
+    # HBM_LATENCY_S was fitted with their loads serialised: see docs/gpu_model.md)
+    ahead = min(n_steps, float(max(1, ns - 1))) if n_steps > 1 and f["has_dot"] else 1.0
     bw_peak = hw.hbm_bytes_per_s * params.bandwidth_efficiency
     bw_little = hw.n_sms * bps * ahead * max(inflight, _SECTOR_BYTES) / lat
     memory_s = hbm_cost / min(bw_peak, bw_little)
@@ -311,12 +396,15 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     step_lat = hit_rate * L2_LATENCY_S + (1.0 - hit_rate) * lat
     # one program's dependent chain: its load steps, then its own instructions issued
     # one warp instruction per cycle; an SM runs bps programs at once
-    issue_s = (float(alu.mean()) * ALU_CYCLES_PER_WARP_OP
-               + float(sfu.mean()) * SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock
+    issue_s = (f["alu"] * ALU_CYCLES_PER_WARP_OP
+               + f["sfu"] * SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock
     # ... and no faster than the SM's pipes retire the program's ops when it has them
     # to itself (its share of compute_s): a wide block's short per-thread chain still
     # needs the SM's SFU/ALU lanes for all of its elements
-    program_s = PROGRAM_LATENCY_S + n_steps * step_lat / ahead + max(issue_s, compute_s / rounds)
+    # ... and its block reductions, each a shuffle-and-barrier chain it waits for
+    reduce_s = f.get("reductions", 0.0) * reduce_latency_s(nw)
+    program_s = (PROGRAM_LATENCY_S + n_steps * step_lat / ahead + reduce_s
+                 + max(issue_s, compute_s / rounds))
     latency_s = n_prog / float(hw.n_sms * bps) * program_s if n_prog >= n_res \
         else program_s
     overhead_s = rounds * PROGRAM_OVERHEAD_S
@@ -325,15 +413,15 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         + (1.0 - o) * min(compute_s, memory_s)
     spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
     t = t * spill + hw.launch_overhead_s
-    return None, RecordsEstimate(
+    return RecordsEstimate(
         time_s=t, compute_s=compute_s, memory_s=memory_s, latency_s=latency_s,
         overhead_s=overhead_s, overlap=o, spill_factor=spill,
         hbm_read_bytes=read_b, hbm_write_bytes=write_b, hbm_bytes=hbm,
-        l2_hit_rate=hit_rate, occupancy=occ.occupancy, blocks_per_sm=float(bps),
+        l2_hit_rate=hit_rate, occupancy=f["occupancy"], blocks_per_sm=float(bps),
         n_waves=float(waves),
-        smem_bytes=float(smem), regs_per_thread=float(regs_need),
-        dot_flops=float(dot.mean()) * n_prog, alu_ops=float(alu.mean()) * n_prog,
-        sfu_ops=float(sfu.mean()) * n_prog)
+        smem_bytes=f["smem"], regs_per_thread=float(regs_need),
+        dot_flops=f["dot"] * n_prog, alu_ops=f["alu"] * n_prog,
+        sfu_ops=f["sfu"] * n_prog)
 
 
 def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
