@@ -24,8 +24,27 @@ def test_flash_model_ranks_64_row_tiles_first_at_head_dim_64():
     t = _times({"N": 16384, "d": 64, "heads": 8})
     best = min(t, key=t.get)
     assert best == (64, 64, 4, 3)
-    assert t[128, 64, 4, 3] / t[64, 64, 4, 3] == pytest.approx(2.0 * 1.5 / 1.25, rel=0.05)
+    # 2 m64 shares per warp; 2 resident blocks (224 registers) against 4 (128): the
+    # model's 2 x 1.5 / 1.25 = 2.4 overshoots the measured 1.47-1.63
+    assert t[128, 64, 4, 3] / t[64, 64, 4, 3] == pytest.approx(2.4, rel=0.01)
     assert t[64, 64, 4, 2] > t[64, 64, 4, 3]  # one step ahead leaves load latency exposed
+
+
+def test_flash_model_at_head_dim_128_prefers_two_blocks_of_64_rows():
+    # 24 heads x N 2048 x d 128 (in-sample): 64 x 64, 4 warps, 3 stages 136 us measured;
+    # 128 x 128 with 8 warps (one resident block) 177 us
+    t = _times({"N": 2048, "d": 128, "heads": 24})
+    assert min(t, key=t.get) == (64, 64, 4, 3)
+    assert t[128, 128, 8, 3] > t[64, 64, 4, 3]
+
+
+def test_flash_model_hbm_bytes_with_k_and_v_in_l2():
+    # 8 heads x N 16384 x d 64 fp16: K and V of a head are 4 MiB, the heads in flight fit
+    # the L2's reuse share, so HBM sees Q, K, V and O once (plus the fp32 row statistic)
+    m = KernelModelMeasurer("flash_attention", {"N": 16384, "d": 64, "heads": 8},
+                            H200_MEASURED_L2, dtype="float16")
+    r = m._measure({"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3})
+    assert r.metrics["hbm_bytes"] == 8 * (4 * 16384 * 64 * 2 + 4 * 16384)
 
 
 def test_flash_model_spills_instead_of_refusing():

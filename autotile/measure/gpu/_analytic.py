@@ -190,14 +190,18 @@ def flash_attention_io(self: Any, config: Any, c: dict[str, Any]) -> MeasureResu
     Each step also waits for its K and V loads when ``num_stages - 1`` steps
     cannot cover the step latency (``pipeline_latency_s``, else
     :data:`ATTN_STEP_LATENCY_S`), shared by the resident programs. The
-    result is multiplied by ``BLOCK_M / (16 num_warps)`` when a warp holds more
-    than 16 rows (wgmma repeats), by ``1 + 4 / w`` for ``w`` resident warps per
-    SM (latency hiding), and by the records model's spill factor when the
+    result is multiplied by ``max(r, 1 / r)`` for ``r = BLOCK_M / (16
+    num_warps)`` a warp's share of wgmma's 16 rows, by ``1 + 1 / b`` for ``b``
+    resident blocks per SM, and by the records model's spill factor when the
     accumulator, scores, ``p`` and ``q`` need more than 255 registers a thread.
-    HBM bytes are Dao et al.'s IO count (2022, Thm. 2).
+    HBM bytes: Q, K, V and O once when the K and V of the heads in flight fit
+    the L2's reuse share (``L2_REUSE_FRACTION``; a head's query blocks run one
+    after another and re-read K and V from L2), else Dao et al.'s IO count
+    (2022, Thm. 2).
     """
     from autotile.measure.gpu._records_model import (
         CUDA_CORE_LANES_PER_SM,
+        L2_REUSE_FRACTION,
         REG_FLOOR_PER_THREAD,
         SFU_LANES_PER_SM,
     )
@@ -217,7 +221,15 @@ def flash_attention_io(self: Any, config: Any, c: dict[str, Any]) -> MeasureResu
         return _infeasible(self, config, occ.reason)
     n_prog = _cdiv(n, bm) * heads
     n_steps = _cdiv(n, bn)
-    hbm = float(io_flash(n, d, bm, isz, block_n=bn, n_heads=heads))
+    # K and V of the heads in flight stay in L2 when they fit its reuse share: the
+    # programs of a head are consecutive (grid axis 0), so its query blocks re-read K
+    # and V from L2, and HBM sees Q, K, V and O once; else Dao et al.'s IO count
+    q_blocks = _cdiv(n, bm)
+    heads_in_flight = min(heads, _cdiv(hw.n_sms * occ.blocks_per_sm, q_blocks) + 1)
+    if heads_in_flight * 2 * n * d * isz <= hw.l2_bytes * L2_REUSE_FRACTION:
+        hbm = float(heads * (4 * n * d * isz + 4 * n))
+    else:
+        hbm = float(io_flash(n, d, bm, isz, block_n=bn, n_heads=heads))
     clock = hw.clock_hz
     tc_s = 4.0 * bm * bn * d / (hw.tensor_flops_per_s(self.dtype) / hw.n_sms
                                * p.peak_efficiency)
@@ -230,9 +242,13 @@ def flash_attention_io(self: Any, config: Any, c: dict[str, Any]) -> MeasureResu
     lat = p.pipeline_latency_s if p.pipeline_latency_s > 0 else ATTN_STEP_LATENCY_S
     step_s += max(0.0, lat - (ns - 1) * step_s) / resident
     compute_s = rounds * n_steps * step_s
+    # a warp's rows off the wgmma's 16, either way: more repeat the m64 instruction and
+    # hold twice the accumulator; fewer split the key columns between warps, so each
+    # row max and sum of the online softmax crosses warps through shared memory
     rows_per_warp = bm / (ATTN_ROWS_PER_WARP * nw)
-    compute_s *= max(1.0, rows_per_warp)
-    compute_s *= 1.0 + 4.0 / (occ.blocks_per_sm * nw)
+    compute_s *= max(rows_per_warp, 1.0 / rows_per_warp)
+    # a block's GEMMs and softmax run in turn; other resident blocks fill the gaps
+    compute_s *= 1.0 + 1.0 / occ.blocks_per_sm
     spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
     compute_s *= spill
     memory_s = hbm / (hw.hbm_bytes_per_s * p.bandwidth_efficiency)
