@@ -135,27 +135,52 @@ def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
 
     Reads ``M, N`` from the shape and ``num_warps, ROWS_PER_PROGRAM`` from the
     config: one read of the input, one float32 write, ``5 N`` FLOPs a row.
+    Registers as the records model counts them (``REG_FLOOR_PER_THREAD``,
+    ``REGS_PER_LIVE_WORD`` per float32 element a thread holds); past the cap
+    Triton spills (the records model's factor ``(need / cap) ** 2``) instead of
+    refusing. A program loads its whole rows at once, so an SM keeps
+    ``blocks_per_sm`` programs' rows in flight and, by Little's law, HBM
+    delivers at most ``n_sms * blocks_per_sm * row_bytes / latency``, the
+    latency being one program's (``HBM_LATENCY_S + PROGRAM_LATENCY_S``):
+    many warps per row leave few programs resident (64 warps an SM).
     """
+    from autotile.measure.gpu._records_model import (
+        HBM_LATENCY_S,
+        PROGRAM_LATENCY_S,
+        REG_FLOOR_PER_THREAD,
+        REGS_PER_LIVE_WORD,
+        soft_max,
+    )
+
     hw, p, isz = self.hardware, self.params, self._itemsize
     M, N = self.shape["M"], self.shape["N"]
     nw, rows = c["num_warps"], c["ROWS_PER_PROGRAM"]
     block = 1 << max(0, (N - 1).bit_length())
-    regs = -(-(math.ceil(block * rows / (32 * nw)) + p.reg_base_per_thread) // 8) * 8
+    words = math.ceil(block * rows / (32 * nw))
+    regs_need = max(REG_FLOOR_PER_THREAD, math.ceil(REGS_PER_LIVE_WORD * words))
+    regs_cap = min(hw.max_regs_per_thread, hw.regs_per_sm // (32 * nw) // 8 * 8)
+    regs = min(-(-regs_need // 8) * 8, regs_cap)
     occ = occupancy(hw, num_warps=nw, smem_bytes=0, regs_per_thread=regs)
     if occ.reason is not None:
         return _infeasible(self, config, occ.reason)
     n_prog = _cdiv(M, rows)
     read, write = M * N * isz, M * N * 4  # the fused kernel writes float32
     hbm = read + (write if p.count_writes else 0)
+    lat = p.pipeline_latency_s if p.pipeline_latency_s > 0 else HBM_LATENCY_S
+    bw_little = hw.n_sms * occ.blocks_per_sm * rows * N * isz / (lat + PROGRAM_LATENCY_S)
     est = estimate_time(hw, p, flops_per_program=5.0 * N * rows, n_programs=n_prog,
                         hbm_bytes=hbm, efficiency=1.0, blocks_per_sm=occ.blocks_per_sm,
                         num_stages=1, dtype="float32")
+    memory_s = hbm / min(hw.hbm_bytes_per_s * p.bandwidth_efficiency, bw_little)
+    spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
+    t = soft_max((est.compute_s, memory_s)) * spill + hw.launch_overhead_s
     return _ok(self, config, {
-        "time_s": est.time_s, "tflops": 5.0 * M * N / est.time_s / 1e12,
+        "time_s": t, "tflops": 5.0 * M * N / t / 1e12,
         "hbm_bytes": float(hbm), "hbm_read_bytes": float(read), "l2_hit_rate": 0.0,
-        "compute_s": est.compute_s, "memory_s": est.memory_s,
-        "occupancy": occ.occupancy, "bound": 0.0 if est.bound == "compute" else 1.0,
-        "blocks_per_sm": float(occ.blocks_per_sm),
+        "compute_s": est.compute_s, "memory_s": memory_s,
+        "occupancy": occ.occupancy, "bound": 0.0 if est.compute_s >= memory_s else 1.0,
+        "blocks_per_sm": float(occ.blocks_per_sm), "spill_factor": spill,
+        "regs_per_thread": float(regs_need),
         "n_waves": float(_cdiv(n_prog, hw.n_sms * occ.blocks_per_sm)), "k_merge": 1.0})
 
 

@@ -1,4 +1,4 @@
-"""The flash-attention GPU model (``"flash_attention_io"``): pipes in sequence, wgmma rows."""
+"""Analytic GPU models of flash attention and row softmax (in-sample H200 checks)."""
 
 from __future__ import annotations
 
@@ -55,3 +55,24 @@ def test_flash_model_spills_instead_of_refusing():
     r = m._measure({"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4, "num_stages": 3})
     assert r.ok
     assert r.metrics["spill_factor"] > 1.5
+
+
+def test_row_softmax_many_warps_per_row_leave_few_rows_in_flight():
+    # H200, 65536 x 768 fp32 (benchmarks/h200/data/autotune_kernels, in-sample): 16 and
+    # 32 warps measured 203 and 414 us against 99 us for 4 warps: 64 warps an SM hold 4
+    # and 2 rows of 3 KB, which by Little's law cannot keep HBM busy
+    m = KernelModelMeasurer("softmax_fused", {"M": 65536, "N": 768}, H200_MEASURED_L2,
+                            dtype="float32")
+    t = {w: float(m._measure({"num_warps": w, "ROWS_PER_PROGRAM": 1}).metrics["time_s"])
+         for w in (4, 8, 16)}
+    assert t[16] / t[4] == pytest.approx(2.1, rel=0.05)
+    assert t[4] < t[8] < t[16]
+
+
+def test_row_softmax_spills_instead_of_refusing():
+    # 16384-element rows with 2 warps: 256 floats a thread, 295 registers wanted; Triton
+    # spills and runs it (214 us against 149 us for 4 warps at 6144 x 9000)
+    m = KernelModelMeasurer("softmax_fused", {"M": 6144, "N": 9000}, H200_MEASURED_L2,
+                            dtype="float32")
+    r = m._measure({"num_warps": 2, "ROWS_PER_PROGRAM": 1})
+    assert r.ok and r.metrics["spill_factor"] == pytest.approx((295 / 255) ** 2)
