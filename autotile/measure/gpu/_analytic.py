@@ -203,7 +203,7 @@ ATTN_STEP_LATENCY_S = 8.0e-7
 
 
 def flash_attention_io(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
-    """Flash attention: the SM's pipes in sequence, registers and latency (``"flash_attention_io"``).
+    """Flash attention: SM pipes in sequence, registers, latency (``"flash_attention_io"``).
 
     Reads ``N, d`` (and ``heads``) from the shape and ``BLOCK_M, BLOCK_N,
     num_warps, num_stages`` from the config; docs/gpu_model.md, "Flash attention".
