@@ -240,8 +240,8 @@ def softmax_space(M: int, N: int, dtype: str = "float32") -> Space:
 def flash_attention_space(N: int, d: int, dtype: str = "float16") -> Space:
     """Space of :func:`autotile.kernels.attn_fwd_kernel`: BLOCK_M, BLOCK_N, num_warps, num_stages.
 
-    Knobs and constraints from ``FLASH_KNOBS`` (``BLOCK_N`` divides
-    ``BLOCK_M``; accumulator plus score block within 228 KiB), plus
+    Knobs and constraints from ``FLASH_KNOBS`` (accumulator plus score
+    block within 228 KiB), plus
     ``BLOCK_M <= max(16, N)``.
 
     Returns

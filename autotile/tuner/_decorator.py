@@ -176,6 +176,8 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         retime_top, retime_rounds : int, default=3, 3
             Re-time the ``retime_top`` fastest in ``retime_rounds``
             interleaved rounds (fresh random order each) and pick by median.
+            Each round times with ``warmup / retime_rounds`` and ``rep /
+            retime_rounds``: a candidate's re-timing costs one first timing.
         compile_ahead : bool, default=True
             Compile in worker processes, under ``compile_timeout_s``: the
             model's first ``min_measured`` candidates in parallel before any

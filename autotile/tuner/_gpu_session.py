@@ -277,6 +277,10 @@ class GpuSession:
                rng: np.random.Generator) -> list[TuningRecord]:
         """Re-time ``records``' configs in ``n_rounds`` interleaved rounds; time = the median.
 
+        Each round's ``bench`` gets ``warmup_ms / n_rounds`` and ``rep_ms /
+        n_rounds``, so the whole re-timing of a candidate costs about one
+        first-pass timing.
+
         Returns
         -------
         list of TuningRecord
@@ -286,12 +290,17 @@ class GpuSession:
             metric ``retime_failed`` = 1.
         """
         calls: dict[LaunchConfig, Callable[[], float]] = {}
+        # each round gets 1/n_rounds of the first pass's budgets: re-timing a candidate
+        # costs one first-pass timing in all (the candidates are compiled, loaded and
+        # warm by now; the rounds are there to spread the device's drifts, not for more
+        # samples per round)
+        warmup_ms, rep_ms = self.warmup_ms / n_rounds, self.rep_ms / n_rounds
         for r in records:
             call = self.kernel_call(r.config)
 
             def timed(call: Callable[[], None] = call) -> float:
                 try:
-                    return self.backend.bench(call, self.warmup_ms, self.rep_ms)
+                    return self.backend.bench(call, warmup_ms, rep_ms)
                 except Exception:  # noqa: BLE001 - a failed re-time keeps the first time
                     return math.inf
 

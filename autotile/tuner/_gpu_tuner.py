@@ -20,7 +20,8 @@ The protocol of one tuning (one key), in order:
    (:func:`~autotile.tuner._gpu_protocol.worth_measuring`) says the rest cannot
    pay.
 6. The ``retime_top`` fastest are re-timed in ``retime_rounds`` interleaved
-   rounds; the winner has the lowest median.
+   rounds, each with ``1 / retime_rounds`` of the first pass's ``warmup`` and
+   ``rep``; the winner has the lowest median.
 """
 
 from __future__ import annotations

@@ -31,6 +31,11 @@ model's zero-shot pick % (from the committed predictions), both tuning walls.
     python benchmarks/h200/autotune_kernels_gpu.py --part predict
     python benchmarks/h200/autotune_kernels_gpu.py --part time --out $OUT   # H200
     python benchmarks/h200/autotune_kernels_gpu.py --part report --measured DIR
+
+``--cases v2`` selects the second list of new shapes (predictions
+``data/autotune_kernels_v2_predictions.csv``); ``--kernels`` restricts any part
+to some kernels (the device part can then run in two calls, one folder each,
+all of them given to ``--part report --measured``).
 """
 
 from __future__ import annotations
@@ -53,12 +58,11 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.h200.autotune_gpu import CsvOut, fresh_triton_cache, log  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "h200" / "data"
-PREDICTIONS = DATA / "autotune_kernels_predictions.csv"
 
 #: (kernel, shape, dtype) cases, fixed before the predictions: 3 shapes per kernel,
 #: none of them a shape any GPU-model constant was fitted on or an earlier run of this
 #: benchmark timed (the first run's shapes are in git history, commit f146456).
-CASES: list[tuple[str, dict[str, int], str]] = [
+CASES_V1: list[tuple[str, dict[str, int], str]] = [
     ("softmax", {"M": 12288, "N": 3000}, "float32"),
     ("softmax", {"M": 6144, "N": 9000}, "float32"),
     ("softmax", {"M": 65536, "N": 768}, "float32"),
@@ -69,6 +73,27 @@ CASES: list[tuple[str, dict[str, int], str]] = [
     ("attention", {"heads": 48, "N": 3072, "d": 64}, "float16"),
     ("attention", {"heads": 8, "N": 16384, "d": 64}, "float16"),
 ]
+#: The second check (session 8), fixed before its predictions: shapes in no data file
+#: of the repository (autotune_kernels*, h200_softmax.csv, h200_flash.csv,
+#: records_model_v*), in neither earlier case list, and not those the models were
+#: changed on. 2500 is not a multiple of 16 (Triton loads such rows element-wise);
+#: one bf16 case.
+CASES_V2: list[tuple[str, dict[str, int], str]] = [
+    ("softmax", {"M": 20480, "N": 2048}, "float32"),
+    ("softmax", {"M": 16384, "N": 2500}, "float32"),
+    ("softmax", {"M": 3072, "N": 20000}, "float32"),
+    ("layer_norm", {"M": 10240, "N": 4096}, "bfloat16"),
+    ("layer_norm", {"M": 24576, "N": 1536}, "float16"),
+    ("layer_norm", {"M": 2560, "N": 14336}, "float16"),
+    ("attention", {"heads": 16, "N": 6144, "d": 64}, "float16"),
+    ("attention", {"heads": 12, "N": 4096, "d": 128}, "float16"),
+    ("attention", {"heads": 96, "N": 512, "d": 64}, "float16"),
+]
+CASE_SETS = {"v1": CASES_V1, "v2": CASES_V2}
+#: Default predictions file and measured folder of each case set.
+SET_FILES = {"v1": ("autotune_kernels_predictions.csv", "autotune_kernels"),
+             "v2": ("autotune_kernels_v2_predictions.csv", "autotune_kernels_v2")}
+CASES = CASES_V1
 WARPS = (1, 2, 4, 8, 16, 32)
 
 
@@ -221,7 +246,9 @@ def predict(args: argparse.Namespace) -> None:
     from autotile.tuner._perf_model import PerfModel
 
     rows = []
-    for kernel, shape, dtype in CASES:
+    for kernel, shape, dtype in CASE_SETS[args.cases]:
+        if args.kernels and kernel not in args.kernels:
+            continue
         case = Case(kernel, shape, dtype, None)
         fn, named, grid = case.host_args()
         pm = PerfModel(fn, H200_MEASURED_L2, grid)
@@ -365,7 +392,7 @@ def time_on_gpu(args: argparse.Namespace) -> int:
     summary = CsvOut(args.out / "autotune_kernels_summary.csv")
     n_failed = 0
     t0 = time.perf_counter()
-    for i, (kernel, shape, dtype) in enumerate(CASES):
+    for i, (kernel, shape, dtype) in enumerate(CASE_SETS[args.cases]):
         if args.kernels and kernel not in args.kernels:
             continue
         case = Case(kernel, shape, dtype, None)
@@ -399,13 +426,16 @@ def report(args: argparse.Namespace) -> None:
     for r in csv.DictReader(open(args.predictions)):
         if r["pred_time_s"]:
             preds.setdefault(r["case"], {})[r["config"]] = float(r["pred_time_s"])
-    summ = list(csv.DictReader(open(args.measured / "autotune_kernels_summary.csv")))
-    tun = list(csv.DictReader(open(args.measured / "autotune_kernels_tuning.csv")))
+    summ: list[dict[str, str]] = []
+    tun: list[dict[str, str]] = []
+    for d in args.measured:  # one folder per device call
+        summ += list(csv.DictReader(open(d / "autotune_kernels_summary.csv")))
+        tun += list(csv.DictReader(open(d / "autotune_kernels_tuning.csv")))
     zs = []
     print("| case | best config (ms) | autotile pick | triton pick | model zero-shot | "
           "autotile wall | triton wall | torch |")
     print("|---|---|---|---|---|---|---|---|")
-    for kernel, shape, dtype in CASES:
+    for kernel, shape, dtype in CASE_SETS[args.cases]:
         cid = case_id(kernel, shape, dtype)
         rows = [r for r in summ if r["case"] == cid and r["median_ms"]]
         if not rows:
@@ -430,13 +460,23 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--part", choices=("predict", "time", "report"), required=True)
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "out")))
-    p.add_argument("--predictions", type=Path, default=PREDICTIONS)
-    p.add_argument("--measured", type=Path, default=DATA / "autotune_kernels")
+    p.add_argument("--cases", choices=tuple(CASE_SETS), default="v1",
+                   help="the case list (v1: the 2026-12-02 run; v2: session 8's new shapes)")
+    p.add_argument("--predictions", type=Path, default=None,
+                   help="default: data/autotune_kernels[_v2]_predictions.csv of --cases")
+    p.add_argument("--measured", type=Path, nargs="+", default=None,
+                   help="folder(s) of --part time output, one per device call "
+                        "(default: data/autotune_kernels[_v2])")
     p.add_argument("--kernels", nargs="*", default=None)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--deadline-s", type=float, default=400.0)
     args = p.parse_args(argv)
+    pred_name, measured_name = SET_FILES[args.cases]
+    if args.predictions is None:
+        args.predictions = DATA / pred_name
+    if args.measured is None:
+        args.measured = [DATA / measured_name]
     if args.part == "predict":
         predict(args)
         return 0

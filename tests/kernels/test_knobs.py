@@ -48,6 +48,9 @@ def test_flash_onchip_constraint():
                                  "num_stages": 2}, shape)
     assert "onchip_fits" in FLASH_KNOBS.violated(
         {"BLOCK_M": 256, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2}, shape)
+    # 64 x 128 tiles launch (tutorial 06 lists them): no divisibility rule
+    assert FLASH_KNOBS.is_valid({"BLOCK_M": 64, "BLOCK_N": 128, "num_warps": 4,
+                                 "num_stages": 3}, shape)
 
 
 def test_registry_entries_are_complete():

@@ -359,3 +359,22 @@ def test_model_scorer_result_types():
     p = {c.kwargs["BLOCK"]: v for c, v in k.predictions.items()}
     assert p[16].infeasible == "smem" and p[64].time_s == 1e-3
     assert p[128].time_s is None and p[128].infeasible == "scorer returned nan"
+
+
+def test_retime_rounds_share_one_first_pass_budget():
+    # the first pass times with warmup=25 ms, rep=100 ms; each of the 3 re-time rounds
+    # with a third of each, so a candidate's re-timing costs one first timing in all
+    budgets = []
+
+    class Recording(FakeBackend):
+        def bench(self, call, warmup_ms, rep_ms):
+            budgets.append((warmup_ms, rep_ms))
+            return super().bench(call, warmup_ms, rep_ms)
+
+    be = Recording(_time)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 retime_top=3, retime_rounds=3)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert budgets[:4] == [(25.0, 100.0)] * 4
+    assert budgets[4:] == [pytest.approx((25.0 / 3, 100.0 / 3))] * 9

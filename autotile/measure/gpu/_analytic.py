@@ -135,60 +135,154 @@ def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
 
     Reads ``M, N`` from the shape and ``num_warps, ROWS_PER_PROGRAM`` from the
     config: one read of the input, one float32 write, ``5 N`` FLOPs a row.
+    Registers as the records model counts them (``REG_FLOOR_PER_THREAD``,
+    ``REGS_PER_LIVE_WORD`` per float32 element a thread holds); past the cap
+    Triton spills (the records model's factor ``(need / cap) ** 2``) instead of
+    refusing. A program loads its whole rows at once, so an SM keeps
+    ``blocks_per_sm`` programs' rows in flight and, by Little's law, HBM
+    delivers at most ``n_sms * blocks_per_sm * row_bytes / latency``, the
+    latency being one program's (``HBM_LATENCY_S + PROGRAM_LATENCY_S``):
+    many warps per row leave few programs resident (64 warps an SM).
     """
+    from autotile.measure.gpu._records_model import (
+        HBM_LATENCY_S,
+        PROGRAM_LATENCY_S,
+        REG_FLOOR_PER_THREAD,
+        REGS_PER_LIVE_WORD,
+        soft_max,
+    )
+
     hw, p, isz = self.hardware, self.params, self._itemsize
     M, N = self.shape["M"], self.shape["N"]
     nw, rows = c["num_warps"], c["ROWS_PER_PROGRAM"]
     block = 1 << max(0, (N - 1).bit_length())
-    regs = -(-(math.ceil(block * rows / (32 * nw)) + p.reg_base_per_thread) // 8) * 8
+    words = math.ceil(block * rows / (32 * nw))
+    regs_need = max(REG_FLOOR_PER_THREAD, math.ceil(REGS_PER_LIVE_WORD * words))
+    regs_cap = min(hw.max_regs_per_thread, hw.regs_per_sm // (32 * nw) // 8 * 8)
+    regs = min(-(-regs_need // 8) * 8, regs_cap)
     occ = occupancy(hw, num_warps=nw, smem_bytes=0, regs_per_thread=regs)
     if occ.reason is not None:
         return _infeasible(self, config, occ.reason)
     n_prog = _cdiv(M, rows)
     read, write = M * N * isz, M * N * 4  # the fused kernel writes float32
     hbm = read + (write if p.count_writes else 0)
+    lat = p.pipeline_latency_s if p.pipeline_latency_s > 0 else HBM_LATENCY_S
+    bw_little = hw.n_sms * occ.blocks_per_sm * rows * N * isz / (lat + PROGRAM_LATENCY_S)
     est = estimate_time(hw, p, flops_per_program=5.0 * N * rows, n_programs=n_prog,
                         hbm_bytes=hbm, efficiency=1.0, blocks_per_sm=occ.blocks_per_sm,
                         num_stages=1, dtype="float32")
+    memory_s = hbm / min(hw.hbm_bytes_per_s * p.bandwidth_efficiency, bw_little)
+    spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
+    t = soft_max((est.compute_s, memory_s)) * spill + hw.launch_overhead_s
     return _ok(self, config, {
-        "time_s": est.time_s, "tflops": 5.0 * M * N / est.time_s / 1e12,
+        "time_s": t, "tflops": 5.0 * M * N / t / 1e12,
         "hbm_bytes": float(hbm), "hbm_read_bytes": float(read), "l2_hit_rate": 0.0,
-        "compute_s": est.compute_s, "memory_s": est.memory_s,
-        "occupancy": occ.occupancy, "bound": 0.0 if est.bound == "compute" else 1.0,
-        "blocks_per_sm": float(occ.blocks_per_sm),
+        "compute_s": est.compute_s, "memory_s": memory_s,
+        "occupancy": occ.occupancy, "bound": 0.0 if est.compute_s >= memory_s else 1.0,
+        "blocks_per_sm": float(occ.blocks_per_sm), "spill_factor": spill,
+        "regs_per_thread": float(regs_need),
         "n_waves": float(_cdiv(n_prog, hw.n_sms * occ.blocks_per_sm)), "k_merge": 1.0})
 
 
 
+#: ALU lane-ops per score element of one key step of :func:`attn_fwd_kernel`: scale,
+#: mask, row max, subtract, the ``log2 e`` factor of ``exp`` (ex2), row sum and the
+#: fp16 conversion of ``p``; and per accumulator element (the ``alpha`` rescale).
+#: Counted from the kernel source, not fitted.
+ATTN_ALU_OPS_PER_SCORE = 7
+ATTN_ALU_OPS_PER_ACC = 1
+#: Rows of a query tile that one warp's share of a Hopper ``wgmma`` covers: the
+#: instruction is m64 per warp group of 4 warps (PTX ISA, "wgmma.mma_async"), 16 rows
+#: per warp.
+ATTN_ROWS_PER_WARP = 16
+#: Latency of one key step's K and V tile loads (issue to data in shared memory),
+#: seconds, when ``params.pipeline_latency_s`` is 0: the matmul K-step latency fitted
+#: on the H200 (model v5, ``H200_FITTED_PARAMS.pipeline_latency_s``), reused here, not
+#: fitted on attention.
+ATTN_STEP_LATENCY_S = 8.0e-7
+
+
 def flash_attention_io(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
-    """Flash attention's IO formula (``"flash_attention_io"``; Dao et al. 2022, Thm. 2).
+    """Flash attention: SM pipes in sequence, registers, latency (``"flash_attention_io"``).
 
     Reads ``N, d`` (and ``heads``) from the shape and ``BLOCK_M, BLOCK_N,
-    num_warps, num_stages`` from the config.
+    num_warps, num_stages`` from the config; docs/gpu_model.md, "Flash attention".
+    Per key step a program runs ``4 BLOCK_M BLOCK_N d`` tensor FLOPs,
+    ``BLOCK_M BLOCK_N`` exponentials (SFU) and
+    ``7 BLOCK_M BLOCK_N + BLOCK_M d`` ALU lane-ops; the SM runs them one after
+    another (the softmax waits for ``Q K^T`` and the second ``tl.dot`` for the
+    softmax), and the busiest SM runs ``ceil(n_programs / n_sms)`` programs.
+    Each step also waits for its K and V loads when ``num_stages - 1`` steps
+    cannot cover the step latency (``pipeline_latency_s``, else
+    :data:`ATTN_STEP_LATENCY_S`), shared by the resident programs. The
+    result is multiplied by ``max(r, 1 / r)`` for ``r = BLOCK_M / (16
+    num_warps)`` a warp's share of wgmma's 16 rows, by ``1 + 1 / b`` for ``b``
+    resident blocks per SM, and by the records model's spill factor when the
+    accumulator, scores, ``p`` and ``q`` need more than 255 registers a thread.
+    HBM bytes: Q, K, V and O once when the K and V of the heads in flight fit
+    the L2's reuse share (``L2_REUSE_FRACTION``; a head's query blocks run one
+    after another and re-read K and V from L2), else Dao et al.'s IO count
+    (2022, Thm. 2).
     """
+    from autotile.measure.gpu._records_model import (
+        CUDA_CORE_LANES_PER_SM,
+        L2_REUSE_FRACTION,
+        REG_FLOOR_PER_THREAD,
+        SFU_LANES_PER_SM,
+    )
+
     hw, p, isz = self.hardware, self.params, self._itemsize
     n, d = self.shape["N"], self.shape["d"]
     heads = self.shape.get("heads", 1)
     bm, bn, nw, ns = c["BLOCK_M"], c["BLOCK_N"], c["num_warps"], c["num_stages"]
     smem = bm * d * isz + ns * 2 * bn * d * isz  # Q once, K and V per stage
-    regs = -(-(math.ceil((bm * d + bm * bn) / (32 * nw)) + p.reg_base_per_thread)
-             // 8) * 8
+    # fp32 accumulator and scores, fp16 p and q, in 4-byte registers per thread
+    words = (4 * bm * d + 4 * bm * bn + 2 * bm * bn + 2 * bm * d) / 4.0
+    regs_need = math.ceil(words / (32 * nw)) + REG_FLOOR_PER_THREAD
+    regs_cap = min(hw.max_regs_per_thread, hw.regs_per_sm // (32 * nw) // 8 * 8)
+    regs = min(-(-regs_need // 8) * 8, regs_cap)
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
         return _infeasible(self, config, occ.reason)
     n_prog = _cdiv(n, bm) * heads
-    hbm = float(io_flash(n, d, bm, isz, block_n=bn, n_heads=heads))
-    eff = matmul_efficiency(bm, bn, d, nw, p)
-    flops_prog = 4.0 * bm * _cdiv(n, bn) * bn * d
-    est = estimate_time(hw, p, flops_per_program=flops_prog, n_programs=n_prog,
-                        hbm_bytes=hbm, efficiency=eff, blocks_per_sm=occ.blocks_per_sm,
-                        num_stages=ns, dtype=self.dtype)
+    n_steps = _cdiv(n, bn)
+    # K and V of the heads in flight stay in L2 when they fit its reuse share: the
+    # programs of a head are consecutive (grid axis 0), so its query blocks re-read K
+    # and V from L2, and HBM sees Q, K, V and O once; else Dao et al.'s IO count
+    q_blocks = _cdiv(n, bm)
+    heads_in_flight = min(heads, _cdiv(hw.n_sms * occ.blocks_per_sm, q_blocks) + 1)
+    if heads_in_flight * 2 * n * d * isz <= hw.l2_bytes * L2_REUSE_FRACTION:
+        hbm = float(heads * (4 * n * d * isz + 4 * n))
+    else:
+        hbm = float(io_flash(n, d, bm, isz, block_n=bn, n_heads=heads))
+    clock = hw.clock_hz
+    tc_s = 4.0 * bm * bn * d / (hw.tensor_flops_per_s(self.dtype) / hw.n_sms
+                               * p.peak_efficiency)
+    sfu_s = bm * bn / (SFU_LANES_PER_SM * clock)
+    alu_s = (ATTN_ALU_OPS_PER_SCORE * bm * bn + ATTN_ALU_OPS_PER_ACC * bm * d) / (
+        CUDA_CORE_LANES_PER_SM * clock)
+    step_s = tc_s + sfu_s + alu_s
+    rounds = _cdiv(n_prog, hw.n_sms)
+    resident = min(occ.blocks_per_sm, rounds)
+    lat = p.pipeline_latency_s if p.pipeline_latency_s > 0 else ATTN_STEP_LATENCY_S
+    step_s += max(0.0, lat - (ns - 1) * step_s) / resident
+    compute_s = rounds * n_steps * step_s
+    # a warp's rows off the wgmma's 16, either way: more repeat the m64 instruction and
+    # hold twice the accumulator; fewer split the key columns between warps, so each
+    # row max and sum of the online softmax crosses warps through shared memory
+    rows_per_warp = bm / (ATTN_ROWS_PER_WARP * nw)
+    compute_s *= max(rows_per_warp, 1.0 / rows_per_warp)
+    # a block's GEMMs and softmax run in turn; other resident blocks fill the gaps
+    compute_s *= 1.0 + 1.0 / occ.blocks_per_sm
+    spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
+    compute_s *= spill
+    memory_s = hbm / (hw.hbm_bytes_per_s * p.bandwidth_efficiency)
+    t = max(compute_s, memory_s) + hw.launch_overhead_s
     return _ok(self, config, {
-        "time_s": est.time_s, "tflops": 4.0 * n * n * d * heads / est.time_s / 1e12,
+        "time_s": t, "tflops": 4.0 * n * n * d * heads / t / 1e12,
         "hbm_bytes": hbm, "hbm_read_bytes": hbm, "l2_hit_rate": 0.0,
-        "compute_s": est.compute_s, "memory_s": est.memory_s,
-        "occupancy": occ.occupancy, "bound": 0.0 if est.bound == "compute" else 1.0,
-        "blocks_per_sm": float(occ.blocks_per_sm),
+        "compute_s": compute_s, "memory_s": memory_s,
+        "occupancy": occ.occupancy, "bound": 0.0 if compute_s >= memory_s else 1.0,
+        "blocks_per_sm": float(occ.blocks_per_sm), "spill_factor": spill,
+        "regs_per_thread": float(regs_need),
         "n_waves": float(_cdiv(n_prog, hw.n_sms * occ.blocks_per_sm)), "k_merge": 1.0})
-
-
