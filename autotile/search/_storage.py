@@ -37,7 +37,7 @@ import sqlite3
 import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import filelock
 import optuna
@@ -482,7 +482,8 @@ def open_storage(
         _check_journal_file(path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            backend = JournalFileBackend(path, lock_obj=ProcessFileLock(path))
+            # duck-typed as optuna.storages.journal._file.BaseJournalFileLock (not exported)
+            backend = JournalFileBackend(path, lock_obj=cast(Any, ProcessFileLock(path)))
             try:
                 if heartbeat_interval is None:
                     return JournalStorage(backend)
