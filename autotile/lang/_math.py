@@ -42,6 +42,13 @@ def where(condition: Any, x: Any, y: Any) -> tensor:
 
     Pointers into two different arguments select between their addresses: the
     result is a pointer made from an address (:mod:`autotile.lang._pointers`).
+
+    Raises
+    ------
+    LangError
+        If the shapes of ``condition``, ``x`` and ``y`` do not broadcast
+        ("where: shapes (4,), (4,) and (8,) do not broadcast"), or ``x`` and
+        ``y`` have no common type under Triton's promotion rules.
     """
     if isinstance(x, tensor) and isinstance(y, tensor) and isinstance(x.dtype, D.pointer_type) \
             and isinstance(y.dtype, D.pointer_type) and (x.buf is not y.buf or x.buf is None):
@@ -85,17 +92,40 @@ def _minmax(x: Any, y: Any, nan_fn: Any, num_fn: Any, propagate_nan: Any, name: 
 
 
 def maximum(x: Any, y: Any, propagate_nan: PropagateNan = PropagateNan.NONE) -> tensor:
-    """Elementwise maximum.  With ``PropagateNan.NONE`` (default) a NaN loses, as ``max.f32``."""
+    """Elementwise maximum.  With ``PropagateNan.NONE`` (default) a NaN loses, as ``max.f32``.
+
+    Raises
+    ------
+    LangError
+        If the shapes do not broadcast ("max: shapes (4,) and (8,) do not
+        broadcast"), or ``x`` and ``y`` have no common type under Triton's
+        promotion rules.
+    """
     return _minmax(x, y, np.maximum, np.fmax, propagate_nan, "max")
 
 
 def minimum(x: Any, y: Any, propagate_nan: PropagateNan = PropagateNan.NONE) -> tensor:
-    """Elementwise minimum.  With ``PropagateNan.NONE`` (default) a NaN loses, as ``min.f32``."""
+    """Elementwise minimum.  With ``PropagateNan.NONE`` (default) a NaN loses, as ``min.f32``.
+
+    Raises
+    ------
+    LangError
+        If the shapes do not broadcast ("min: shapes (4,) and (8,) do not
+        broadcast"), or ``x`` and ``y`` have no common type under Triton's
+        promotion rules.
+    """
     return _minmax(x, y, np.minimum, np.fmin, propagate_nan, "min")
 
 
 def clamp(x: Any, min: Any, max: Any, propagate_nan: PropagateNan = PropagateNan.NONE) -> tensor:
-    """Clamp ``x`` to ``[min, max]``."""
+    """Clamp ``x`` to ``[min, max]`` (``minimum(maximum(x, min), max)``).
+
+    Raises
+    ------
+    LangError
+        As :func:`maximum` and :func:`minimum`: shapes that do not broadcast,
+        or operands with no common type.
+    """
     return minimum(maximum(x, min, propagate_nan), max, propagate_nan)
 
 
@@ -137,81 +167,216 @@ def _math1(x: Any, fn: Any, name: str, allow_int: bool = False,
 
 
 def exp(x: Any) -> tensor:
-    """Elementwise ``e**x``."""
+    """Elementwise ``e**x``.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.exp)"; pointers included), or a Python int (an int32 scalar:
+        "tl.exp expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.exp, "exp", dtypes=_F32_F64)
 
 
 def exp2(x: Any) -> tensor:
-    """Elementwise ``2**x``."""
+    """Elementwise ``2**x``.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.exp2)"; pointers included), or a Python int (an int32 scalar:
+        "tl.exp2 expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.exp2, "exp2", dtypes=_F32_F64)
 
 
 def log(x: Any) -> tensor:
-    """Elementwise natural logarithm."""
+    """Elementwise natural logarithm.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.log)"; pointers included), or a Python int (an int32 scalar:
+        "tl.log expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.log, "log", dtypes=_F32_F64)
 
 
 def log2(x: Any) -> tensor:
-    """Elementwise base-2 logarithm."""
+    """Elementwise base-2 logarithm.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.log2)"; pointers included), or a Python int (an int32 scalar:
+        "tl.log2 expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.log2, "log2", dtypes=_F32_F64)
 
 
 def sqrt(x: Any) -> tensor:
-    """Elementwise square root."""
+    """Elementwise square root.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.sqrt)"; pointers included), or a Python int (an int32 scalar:
+        "tl.sqrt expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.sqrt, "sqrt", dtypes=_F32_F64)
 
 
 def sqrt_rn(x: Any) -> tensor:
-    """Elementwise square root, rounded to nearest (float32 only, as Triton)."""
+    """Elementwise square root, rounded to nearest (float32 only, as Triton).
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor that is not float32 ("Expected dtype ['float32']
+        but got float64 (tl.sqrt_rn)"), or a Python int.
+    """
     _check_dtype("sqrt_rn", ("float32",), unwrap(x))
     return _math1(x, np.sqrt, "sqrt")
 
 
 def rsqrt(x: Any) -> tensor:
-    """Elementwise ``1 / sqrt(x)``."""
+    """Elementwise ``1 / sqrt(x)``.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.rsqrt)"; pointers included), or a Python int (an int32 scalar:
+        "tl.rsqrt expects a floating-point tensor, got int32").
+    """
     return _math1(x, lambda v: 1.0 / np.sqrt(v), "rsqrt", dtypes=_F32_F64)
 
 
 def abs(x: Any) -> tensor:
-    """Elementwise absolute value (ints and floats)."""
+    """Elementwise absolute value (ints and floats).
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a pointer ("tl.absf expects a floating-point tensor, got
+        pointer<float32>").
+    """
     return _math1(x, np.abs, "absf", allow_int=True)
 
 
 def cos(x: Any) -> tensor:
-    """Elementwise cosine."""
+    """Elementwise cosine.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.cos)"; pointers included), or a Python int (an int32 scalar:
+        "tl.cos expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.cos, "cos", dtypes=_F32_F64)
 
 
 def sin(x: Any) -> tensor:
-    """Elementwise sine."""
+    """Elementwise sine.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.sin)"; pointers included), or a Python int (an int32 scalar:
+        "tl.sin expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.sin, "sin", dtypes=_F32_F64)
 
 
 def floor(x: Any) -> tensor:
-    """Elementwise floor."""
+    """Elementwise floor.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.floor)"; pointers included), or a Python int (an int32 scalar:
+        "tl.floor expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.floor, "floor", dtypes=_F32_F64)
 
 
 def ceil(x: Any) -> tensor:
-    """Elementwise ceiling."""
+    """Elementwise ceiling.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.ceil)"; pointers included), or a Python int (an int32 scalar:
+        "tl.ceil expects a floating-point tensor, got int32").
+    """
     return _math1(x, np.ceil, "ceil", dtypes=_F32_F64)
 
 
 def erf(x: Any) -> tensor:
-    """Elementwise error function."""
+    """Elementwise error function.
+
+    Raises
+    ------
+    LangError
+        If ``x`` is a tensor whose dtype is not float32 or float64 (Triton's
+        message "Expected dtype ['float32', 'float64'] but got float16
+        (tl.erf)"; pointers included), or a Python int (an int32 scalar:
+        "tl.erf expects a floating-point tensor, got int32").
+    """
     from scipy.special import erf as _erf
 
     return _math1(x, _erf, "erf", dtypes=_F32_F64)
 
 
 def sigmoid(x: Any) -> tensor:
-    """Elementwise ``1 / (1 + exp(-x))`` (Triton's composition, same result dtype)."""
+    """Elementwise ``1 / (1 + exp(-x))`` (Triton's composition, same result dtype).
+
+    Raises
+    ------
+    LangError
+        As :func:`exp`: ``x`` is a tensor that is not float32 or float64
+        ("Expected dtype ['float32', 'float64'] but got float16 (tl.exp)"), or
+        a Python int.
+    """
     t = to_tensor(x)
     return 1 / (1 + exp(-t))
 
 
 def fma(x: Any, y: Any, z: Any) -> tensor:
-    """Fused multiply-add ``x * y + z`` with one rounding."""
+    """Fused multiply-add ``x * y + z`` with one rounding.
+
+    Raises
+    ------
+    LangError
+        If an operand is a pointer ("invalid operands of type
+        pointer<float32> and float32 (tl.fma)", Triton's wording), the shapes
+        do not broadcast ("fma: shapes (4,), (8,) and () do not broadcast"), or
+        the operands have no common type under Triton's promotion rules.
+    """
+    ts = [to_tensor(unwrap(a)) for a in (x, y, z)]
+    ptr = next((t for t in ts if isinstance(t.dtype, D.pointer_type)), None)
+    if ptr is not None:
+        other = next((t for t in ts if t is not ptr), ptr)
+        raise LangError(f"invalid operands of type {ptr.dtype} and {other.dtype} (tl.fma)")
     batched = any_batched(x, y, z)
     if batched:
         zt = to_tensor(z)
@@ -222,11 +387,15 @@ def fma(x: Any, y: Any, z: Any) -> tensor:
         zt = to_tensor(z)
         zv = zt.v
     ct = S.computation_type(ct, False, zt.dtype, not isinstance(z, tensor), False)
-    if ct.kind == 3 and ct is not D.float64:
-        r = ct.cast(np.asarray(xv, np.float64) * np.asarray(yv, np.float64)
-                    + np.asarray(zv, np.float64))
-    else:
-        r = ct.cast(np.asarray(xv) * np.asarray(yv) + np.asarray(zv))
+    try:
+        if ct.kind == 3 and ct is not D.float64:
+            r = ct.cast(np.asarray(xv, np.float64) * np.asarray(yv, np.float64)
+                        + np.asarray(zv, np.float64))
+        else:
+            r = ct.cast(np.asarray(xv) * np.asarray(yv) + np.asarray(zv))
+    except ValueError:
+        raise LangError(f"fma: shapes {np.shape(xv)}, {np.shape(yv)} and {np.shape(zv)} do "
+                        "not broadcast") from None
     if batched:
         return _opcount.alu(BatchedTensor(r, ct))
     if np.ndim(r) == 0:
@@ -252,7 +421,14 @@ def fdiv(x: Any, y: Any, ieee_rounding: bool = False) -> tensor:
 
 
 def div_rn(x: Any, y: Any) -> tensor:
-    """Floating-point division rounded to nearest (float32 blocks only, as Triton)."""
+    """Floating-point division rounded to nearest (float32 blocks only, as Triton).
+
+    Raises
+    ------
+    LangError
+        If ``x`` or ``y`` is a tensor that is not float32 ("Expected dtype
+        ['float32'] but got float16 (tl.div_rn)").
+    """
     _check_dtype("div_rn", ("float32",), unwrap(x), unwrap(y))
     return binary(x, y, "truediv")
 

@@ -248,6 +248,40 @@ def check_dot_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None
         raise LangError(f"dot batch dimensions must match, got {a_shape} and {b_shape}")
 
 
+def check_dot_min_size(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                       bitwidth: int) -> None:
+    """Check ``dot``'s smallest block sizes, as Triton's NVIDIA backend does.
+
+    Triton's ``semantic.dot`` asks the target for ``min_dot_size`` and asserts
+    ``M >= m, N >= n and K >= k``. On NVIDIA GPUs
+    (``third_party/nvidia/backend/compiler.py`` since triton-lang/triton PR
+    #7411, July 2025; Triton 3.6.0 has it) that is ``(1, 1, 16)``, and
+    ``(1, 1, 32)`` for 8-bit operands (int8, uint8, fp8): ``M`` and ``N`` may be
+    small, ``K`` may not. (Earlier Triton 3.x releases asked ``M, N >= 16``
+    too; Triton's own CPU interpreter checks nothing.)
+
+    Parameters
+    ----------
+    a_shape, b_shape : tuple of int
+        Operand shapes ``(..., M, K)`` and ``(..., K, N)``, already checked by
+        :func:`check_dot_shapes`.
+    bitwidth : int
+        Bits per operand element (both operands have the same dtype).
+
+    Raises
+    ------
+    LangError
+        "Input shapes should have M >= 1, N >= 1 and K >= 16" (``K >= 32`` for
+        8-bit operands), Triton's message, followed by the shapes.
+    """
+    m_min, n_min, k_min = (1, 1, 32) if bitwidth == 8 else (1, 1, 16)
+    if a_shape[-2] >= m_min and a_shape[-1] >= k_min and b_shape[-1] >= n_min:
+        return
+    raise LangError(f"Input shapes should have M >= {m_min}, N >= {n_min} and K >= {k_min}; "
+                    f"got a.shape={a_shape} and b.shape={b_shape} (M={a_shape[-2]}, "
+                    f"N={b_shape[-1]}, K={a_shape[-1]})")
+
+
 #: ``tl.dot``'s ``input_precision`` values (Triton's NVIDIA backend,
 #: ``allowed_dot_input_precisions``; matched case-insensitively as Triton does).
 DOT_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")

@@ -132,10 +132,20 @@ def _measure_chunk(measurer: Measurer, space: Any, metrics: tuple[str, ...],
     return c, vals, status
 
 
-def _save_chunk(out: Path, vals: npt.NDArray[np.float64], status: npt.NDArray[np.int8]) -> None:
+def _save_chunk(out: Path, vals: npt.NDArray[np.float64], status: npt.NDArray[np.int8],
+                **extra: Any) -> None:
+    """Write one chunk's ``values``, ``status`` and ``extra`` arrays to ``out`` atomically.
+
+    The archive is written to ``<stem>.tmp.npz`` next to ``out`` and moved onto
+    ``out`` with :func:`os.replace`, so a killed writer never leaves a truncated
+    ``out`` that a resumed run would take for a finished chunk.
+    """
     tmp = out.with_name(out.stem + ".tmp.npz")
-    np.savez(tmp, values=vals, status=status)
-    os.replace(tmp, out)
+    try:
+        np.savez(tmp, values=vals, status=status, **extra)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,

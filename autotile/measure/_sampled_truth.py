@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from autotile.errors import MeasureError
+from autotile.errors import CorruptFileError, MeasureError
 from autotile.measure._table import MetricTable, read_table
 
 __all__ = ["SampledTruth", "gemm_sampled_truth", "SHIPPED_SAMPLES"]
@@ -163,11 +163,28 @@ class SampledTruth(MetricTable):
         FileNotFoundError
             If ``path`` does not exist.
         CorruptFileError
-            If the file is not a sampled table (the message names it).
+            If the file is not a sampled table: not an ``.npz`` archive,
+            truncated, pickled, missing ``index``/``status``/``meta``, a
+            ``meta`` that is not a JSON object, or an ``index`` or ``source``
+            that is not integers (the message names the file, which is left
+            unchanged).
+        MeasureError
+            If its columns differ in length (the message names the file).
         """
+        where = os.fspath(path)
         values, status, meta, extra = read_table(path, "sampled table", required=("index",),
                                                  optional=("source",))
-        return cls(extra["index"].astype(np.int64), values, status, meta, extra.get("source"))
+        if not isinstance(meta, dict):
+            raise CorruptFileError(f"{where!r} is not a readable sampled table (its 'meta' must "
+                                   f"be a JSON object, got {type(meta).__name__})")
+        for name, col in extra.items():
+            if col.dtype.kind not in "iu":
+                raise CorruptFileError(f"{where!r} is not a readable sampled table (its {name!r} "
+                                       f"column must hold integers, got dtype {col.dtype})")
+        try:
+            return cls(extra["index"].astype(np.int64), values, status, meta, extra.get("source"))
+        except MeasureError as exc:
+            raise MeasureError(f"{where}: {exc}") from None
 
 
 def gemm_sampled_truth(n: int = 1024) -> SampledTruth:

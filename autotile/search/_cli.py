@@ -264,6 +264,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
         return 2
     from autotile.search._compare import _workers
+    from autotile.search._compare_plan import machine_load
 
     storage = folder.storage
     print(f"run folder: {folder.path}" + (" (resuming an interrupted run)"
@@ -273,7 +274,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     try:
         for src, plan in zip(sources, plans):
             print()
-            print("\n".join(plan.header(_workers(args.n_jobs, plan.n_runs))), flush=True)
+            print("\n".join(plan.header(_workers(args.n_jobs, plan.n_runs), stored=True,
+                                        report=True, load=machine_load())), flush=True)
             res = run_comparison(plan, args.n_jobs, progress=not args.no_progress,
                                  storage=storage, study_prefix=f"compare:{src.name}:"
                                  f"{plan.objective}:{plan.direction}:budget{plan.budget}",
@@ -284,7 +286,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
             paths = res.write(outdir)
             results[src.name] = res
             print()
-            print(res.table())
+            print(res.table(settings=False))  # the plan's header is printed above
             print(f"\nreport: {paths['html']}")
         if len(sources) > 1:
             from autotile.search._overview import write_overview

@@ -67,7 +67,9 @@ def _tune_parser() -> argparse.ArgumentParser:
                      help="a Kernel Tuner cache or T4 file (.json or .json.gz), replayed")
     src.add_argument("--table", metavar="FILE.npz", default=None,
                      help="a ground-truth table made by `autotile sweep`, replayed")
-    p.add_argument("--n", type=int, default=64, help="GEMM size for --space gemm (default 64)")
+    p.add_argument("--n", type=int, default=None,
+                   help="GEMM size for --space gemm (default 64); not with --table or "
+                        "--kernel-tuner, whose file fixes the space")
     p.add_argument("--measurer", choices=["live", "replay"], default=None,
                    help="live: simulate each GEMM schedule (ScheduleMeasurer); replay: look "
                         "it up in a table (default: replay where a table ships, i.e. gemm "
@@ -265,13 +267,19 @@ def tune_main(argv: Sequence[str] | None = None) -> int:
         _check_worker_args(args)
         if args.budget < 1:
             raise _UsageError(f"--budget must be >= 1, got {args.budget}")
+        if args.n is not None and (args.table or args.kernel_tuner):
+            flag, file = ("--table", args.table) if args.table else \
+                ("--kernel-tuner", args.kernel_tuner)
+            raise _UsageError(f"--n sets the size of --space gemm; {flag} {file} replays the "
+                              f"space recorded in its file, so --n cannot be used with it, got "
+                              f"--n {args.n} (drop --n)")
         if args.kernel_tuner:
             spec: dict[str, Any] = {"space": "kernel-tuner",
                                     "path": os.path.abspath(args.kernel_tuner)}
         elif args.table:
             spec = {"space": "table", "path": os.path.abspath(args.table)}
         else:
-            spec = {"space": "gemm", "n": args.n}
+            spec = {"space": "gemm", "n": 64 if args.n is None else args.n}
         spec.update(measurer=args.measurer, objective=args.objective, searcher=args.searcher,
                     seed=args.seed, budget=args.budget)
         return _run(spec, args, args.storage, args.study_name, prog)

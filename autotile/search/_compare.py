@@ -29,6 +29,7 @@ from autotile.search._compare_plan import (
     DEFAULT_SEARCHERS,
     P_MEANING,
     ComparisonPlan,
+    machine_load,
     objective_direction,
     plan_comparison,
 )
@@ -430,7 +431,8 @@ def compare(
     meta : dict, optional
         Labels for the report: ``space`` (default the space's name),
         ``unit`` of the objective, ``source`` and ``device`` of a recorded
-        table.
+        table (``live=True``: ``source`` says how trials are measured and is
+        printed as is, not as "replayed from ``source``").
     scheduler : None, "local", str or distributed.Client, default=None
         None: runs in forked processes (``n_jobs``; joblib's where fork is
         not available). ``"local"``: a Dask ``LocalCluster`` of ``n_jobs``
@@ -476,5 +478,6 @@ def compare(
                            direction, meta)
     if progress:
         n_workers = _workers(n_jobs, plan.n_runs)
-        print("\n".join(plan.header(n_workers)), file=sys.stderr, flush=True)
+        print("\n".join(plan.header(n_workers, stored=storage is not None,
+                                    load=machine_load())), file=sys.stderr, flush=True)
     return run_comparison(plan, n_jobs, progress, storage, scheduler=scheduler)

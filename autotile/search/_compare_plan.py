@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from autotile.search._methodology import FloatArray, methodology_budget
 from autotile.search._study_args import check_count, check_measurer_space, check_seeds, short_repr
 
 __all__ = ["ComparisonPlan", "plan_comparison", "objective_direction", "DEFAULT_SEARCHERS",
-           "P_MEANING"]
+           "P_MEANING", "machine_load"]
 
 #: The searchers :func:`compare` runs by default.
 DEFAULT_SEARCHERS = ("grid", "random", "model", "evolutionary", "tpe")
@@ -42,6 +43,14 @@ _RUN_COST = {"grid": (2e-3, 1e-6), "random": (1.5e-3, 6e-7), "tpe": (3e-3, 1.8e-
              "nsga2": (4e-3, 1e-6), "qmc": (4e-3, 1e-6), "cmaes": (6e-3, 1e-6),
              "gp": (0.3, 1e-4)}
 _START_S = 3.0  # worker processes, imports
+# Per run, on top of _RUN_COST: worker hand-off and progress messages (CPU seconds, measured
+# as the difference between compare()'s CPU time and its runs' on the box above).
+_RUN_OVERHEAD_S = 0.15
+# Per trial kept in a storage (the CLI always keeps them): sent back by its worker and
+# written to SQLite; the CLI's CPU time minus compare()'s, 10,000 trials, measured as above.
+_TRIAL_KEEP_S = 5e-4
+# Writing the report (CSV, JSON, PNG plot, HTML): 2 CPU seconds measured as above.
+_REPORT_S = 2.5
 
 #: Metric names that are throughputs (larger is better): ``GFLOP/s``, ``GB/s``,
 #: ``TFLOPS``, ``bytes_per_s``, ``throughput``, ``bandwidth``...
@@ -152,25 +161,64 @@ class ComparisonPlan:
         a, c = _RUN_COST[name]
         return a * self.budget + c * self.budget ** 2
 
-    def expected_seconds(self, n_workers: int) -> float:
-        """Expected wall time on ``n_workers`` parallel workers (NaN if unknown).
+    def expected_seconds(self, n_workers: int, stored: bool = False,
+                         report: bool = False) -> float:
+        """Expected wall time on ``n_workers`` parallel workers with free cores (NaN if unknown).
 
-        From reference timings of each searcher on a replayed table; a
-        measurer that really measures adds its own time per trial.
+        From reference CPU timings of each searcher on a replayed table, plus
+        the start of the workers and each run's hand-off; a measurer that
+        really measures adds its own time per trial, and a busy machine
+        takes longer.
+
+        Parameters
+        ----------
+        n_workers : int
+            Parallel workers (>= 1).
+        stored : bool, default=False
+            Every trial is kept in a storage (about 0.5 ms each, written by
+            the main process).
+        report : bool, default=False
+            The report files are written after the runs (about 2.5 s).
+
+        Returns
+        -------
+        float
+            Seconds.
         """
-        runs = [self.run_seconds(label) for label in self.labels for _ in self.seeds]
+        runs = [self.run_seconds(label) + _RUN_OVERHEAD_S
+                for label in self.labels for _ in self.seeds]
         if any(math.isnan(r) for r in runs):
             return math.nan
-        return _START_S + max(sum(runs) / max(n_workers, 1), max(runs, default=0.0))
+        return (_START_S + max(sum(runs) / max(n_workers, 1), max(runs, default=0.0))
+                + (_TRIAL_KEEP_S * self.budget * self.n_runs if stored else 0.0)
+                + (_REPORT_S if report else 0.0))
 
-    def header(self, n_workers: int) -> list[str]:
-        """The lines printed before the first trial: space, objective, budget, time."""
+    def header(self, n_workers: int, stored: bool = False, report: bool = False,
+               load: tuple[float, int] | None = None) -> list[str]:
+        """The lines printed before the first trial: space, objective, budget, time.
+
+        Parameters
+        ----------
+        n_workers : int
+            Parallel workers.
+        stored, report : bool, default=False
+            As for :meth:`expected_seconds`; they change the expected time and
+            what it is said to cover.
+        load : (float, int), optional
+            The machine's load average and its number of cores
+            (:func:`machine_load`); when the other processes leave fewer free
+            cores than ``n_workers``, a line says the time will be longer.
+
+        Returns
+        -------
+        list of str
+        """
         unit = self.meta.get("unit")
         n_valid = None if self.values is None else int(self.values.shape[0])
         space = (f"space: {self.meta.get('space')} ({self.meta.get('space_size'):,} configs"
                  + (f", {n_valid:,} valid" if n_valid is not None else "") + ")")
         if self.meta.get("source"):
-            space += f", replayed from {self.meta['source']}"
+            space += (", " if self.meta.get("live") else ", replayed from ") + self.meta["source"]
         lines = [space]
         if self.meta.get("device"):
             lines.append(f"device: {self.meta['device']}")
@@ -191,12 +239,29 @@ class ComparisonPlan:
         lines.append(f"budget: {self.budget:,} trials per run x {len(seeds)} seeds ({seed_text})"
                      f" x {len(self.items)} searchers ({', '.join(self.labels)}) = "
                      f"{self.budget * self.n_runs:,} trials")
-        est = self.expected_seconds(n_workers)
+        est = self.expected_seconds(n_workers, stored, report)
+        parts = ["the runs", *(["storing them"] if stored else []),
+                 *(["the report"] if report else [])]
+        covers = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+        if getattr(self.measurer, "truth", None) is None:  # not a replay: trials cost time
+            covers += ", not counting the measurer's own time per trial"
         lines.append("expected time: " + (
             "unknown (custom searchers)" if math.isnan(est) else
-            f"about {_duration(est)} on {n_workers} worker{'s' if n_workers > 1 else ''}")
-            + " (the bar below counts trials)")
+            f"about {_duration(est)} on {n_workers} worker{'s' if n_workers > 1 else ''} "
+            f"if the cores are free ({covers})"))
+        if load is not None and load[0] + n_workers > load[1] + 0.5:
+            lines.append(f"  this machine is busy (load average {load[0]:.1f} on {load[1]} "
+                         f"core{'s' if load[1] != 1 else ''}), so expect it to take longer")
         return lines
+
+
+def machine_load() -> tuple[float, int] | None:
+    """Return the machine's 1-minute load average and number of cores (None where unknown)."""
+    try:
+        avg = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on every platform
+        return None
+    return avg, os.cpu_count() or 1
 
 
 def _duration(seconds: float) -> str:

@@ -347,11 +347,15 @@ class ComparisonResult:
         return rows
 
     # -- output (see autotile.search._report) -------------------------------------------
-    def table(self) -> str:
-        """The summary as a plain-text table for the terminal."""
+    def table(self, settings: bool = True) -> str:
+        """The summary as a plain-text table for the terminal (see :func:`format_table`).
+
+        ``settings=False`` leaves out the space, device, objective and budget
+        lines (already printed before the run).
+        """
         from autotile.search._report import format_table
 
-        return format_table(self)
+        return format_table(self, settings)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict: settings, summary rows and the curves (``inf`` as ``None``)."""

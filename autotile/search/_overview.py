@@ -61,14 +61,14 @@ def format_overview(results: dict[str, ComparisonResult], markdown: bool = False
                              for s in searchers)])
         rnd = rows.get("random (expected)")
         trial_rows.append([name, str(res.budget),
-                           *(_fmt_trials(rows[s], "trials_to_opt", res.budget).replace(
-                               " miss)", ")") if s in rows else "-" for s in searchers),
+                           *(_fmt_trials(rows[s], "trials_to_opt", res.budget)
+                             if s in rows else "-" for s in searchers),
                            "-" if rnd is None else _fmt_trials(rnd, "trials_to_opt",
                                                                res.budget)])
     seeds = len(first.seeds)
     out = [f"Mean P(t) over the methodology budget ({seeds} seeds)", ""]
     out += table(["table", "configs", "budget", "optimum", *searchers], score_rows)
-    out += ["", "Median trials to the optimum ((n) = seeds that never reached it)", ""]
+    out += ["", "Median trials to the optimum; \"(k missed)\": k seeds never reached it", ""]
     out += table(["table", "budget", *searchers, "random (expected)"], trial_rows)
     out += ["", P_MEANING + "."]
     return "\n".join(out)

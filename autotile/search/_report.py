@@ -56,7 +56,7 @@ def _fmt_trials(row: dict[str, Any], key: str, budget: int) -> str:
     text = f">{budget}" if math.isinf(t) else (f"{t:.0f}" if float(t).is_integer() else
                                                 f"{t:.1f}")
     if missed:
-        text += f" ({missed} miss)"
+        text += f" ({missed} missed)"
     return text
 
 
@@ -64,11 +64,19 @@ def _fmt_score(x: float | None) -> str:
     return "-" if x is None or math.isnan(x) else f"{x:.3f}"
 
 
-def _group_name(group: tuple[float, ...], long: bool) -> str:
-    names = ["optimum" if long and p == 0 else "opt" if p == 0 else f"{p:g}%" for p in group]
-    if long:
-        return ("trials to " if group[0] == 0 else "within ") + " = ".join(names)
-    return "to " + "=".join(names)
+def _group_head(group: tuple[float, ...]) -> tuple[str, str]:
+    """The two header lines of a trials column.
+
+    ``("trials to", "optimum")``, or with the tolerances whose targets hold the
+    same configs, ``("trials to within", "5% (= 10%)")``.
+    """
+    same = " = ".join(f"{p:g}%" for p in group[1:])
+    if group[0] == 0:
+        return ("trials to", "optimum") if not same else ("trials to optimum",
+                                                           f"(= within {same})")
+    first = f"{group[0]:g}%"
+    return ("trials to", f"within {first}") if not same else ("trials to within",
+                                                               f"{first} (= {same})")
 
 
 def _mbudget(res: ComparisonResult) -> int | None:
@@ -82,16 +90,23 @@ def _two_scores(res: ComparisonResult) -> bool:
     return mb is not None and mb < res.budget
 
 
-def _heads(res: ComparisonResult, long: bool) -> list[str]:
+def _heads2(res: ComparisonResult) -> list[tuple[str, str]]:
+    """Column heads in two lines each (the terminal table)."""
     mb = _mbudget(res)
-    trials = [_group_name(g, long) for g in res.threshold_groups()]
-    if long:
-        scores = ([f"mean P(t), t<={mb} (methodology)"] if _two_scores(res) else []) + [
-            f"mean P(t), t<={res.budget}"]
-        return ["searcher", *trials, "final best (median)", *scores,
-                "seconds per run (median)"]
-    scores = ([f"P t<={mb}"] if _two_scores(res) else []) + [f"P t<={res.budget}"]
-    return ["searcher", *trials, "final best", *scores, "s/run"]
+    trials = [_group_head(g) for g in res.threshold_groups()]
+    scores = ([("mean P(t)", f"t <= {mb}")] if _two_scores(res) else []) + [
+        ("mean P(t)", f"t <= {res.budget}")]
+    return [("", "searcher"), *trials, ("final best", "(median)"), *scores,
+            ("seconds", "per run")]
+
+
+def _heads(res: ComparisonResult) -> list[str]:
+    """Column heads in one line each (Markdown and HTML tables)."""
+    mb = _mbudget(res)
+    trials = [" ".join(_group_head(g)) for g in res.threshold_groups()]
+    scores = ([f"mean P(t), t <= {mb} (methodology)"] if _two_scores(res) else []) + [
+        f"mean P(t), t <= {res.budget}"]
+    return ["searcher", *trials, "final best (median)", *scores, "seconds per run (median)"]
 
 
 def _cells(res: ComparisonResult, r: dict[str, Any]) -> list[str]:
@@ -116,6 +131,12 @@ def _seeds_text(seeds: tuple[int, ...]) -> str:
 
 
 def _header(res: ComparisonResult) -> list[str]:
+    """:func:`_settings_lines` then :func:`_outcome_lines`."""
+    return _settings_lines(res) + _outcome_lines(res)
+
+
+def _settings_lines(res: ComparisonResult) -> list[str]:
+    """Space, device, objective and budget: what the plan printed before the first trial."""
     m = res.meta
     n_valid = None if res.values is None else int(res.values.shape[0])
     size = m.get("space_size")
@@ -123,7 +144,7 @@ def _header(res: ComparisonResult) -> list[str]:
              + ("" if n_valid is None else f", {n_valid} valid of {m['n_sampled']} sampled"
                 if m.get("n_sampled") else f", {n_valid} valid") + ")")
     if m.get("source"):
-        space += f", replayed from {m['source']}"
+        space += (", " if m.get("live") else ", replayed from ") + m["source"]
     lines = [space]
     if m.get("device"):
         lines.append(f"device: {m['device']}")
@@ -136,6 +157,13 @@ def _header(res: ComparisonResult) -> list[str]:
            if m.get("optimum_label") else f", {res.n_within(0)} optimal configs"))
     lines.append(f"budget: {res.budget} trials x {len(res.seeds)} seeds "
                  f"({_seeds_text(res.seeds)}) per searcher")
+    return lines
+
+
+def _outcome_lines(res: ComparisonResult) -> list[str]:
+    """The random-search expectation and the wall time."""
+    m = res.meta
+    lines = []
     if res.values is not None:
         lines.append(
             "random search needs (N+1)/(k+1) = "
@@ -177,36 +205,45 @@ def _notes(res: ComparisonResult) -> list[str]:
 
     mb = _mbudget(res)
     groups = [g for g in res.threshold_groups() if len(g) > 1]
-    out = ["to opt / to p%: median trials over seeds to reach the optimum / to come within p% "
-           "of it ((n miss): seeds that never did); final best: median over seeds."]
+    out = ["Trials to optimum / to within p%: the median over seeds of the trials a run "
+           "took to reach the optimum / a value within p% of it; \"(k missed)\": k seeds "
+           "never did (\">budget\" when that decides the median). Final best: the median "
+           "over seeds of each run's best value."]
     if groups:
-        out.append("Columns joined by '=' hold the same configs (every config within 1% of "
-                   "the optimum is optimal, say), so their trial counts are equal.")
+        out.append("\"(= within 1%)\" and the like: the targets hold the same configs (every "
+                   "config within 1% of the optimum is optimal, say), so the trial counts "
+                   "are equal.")
     out.append(P_MEANING + ".")
-    out.append(f"P t<={mb} averages P(t) over the methodology's budget (beyond it random "
-               f"search is close to the optimum, so one unlucky seed moves P a lot); "
-               f"P t<={res.budget} over the whole budget." if _two_scores(res) else
-               f"P t<={res.budget} averages P(t) over the whole budget"
+    out.append(f"Mean P(t), t <= {mb}: P(t) averaged over the methodology's budget (beyond "
+               f"it random search is close to the optimum, so one unlucky seed moves P a "
+               f"lot); t <= {res.budget}: over the whole budget." if _two_scores(res) else
+               f"Mean P(t), t <= {res.budget}: P(t) averaged over the whole budget"
                + (" (the methodology's budget)." if mb == res.budget else "."))
-    out.append("s/run: median seconds of one run in its worker (runs go in parallel; the "
-               "comparison's wall time is above).")
+    out.append("Seconds per run: the median seconds of one run in its worker (runs go in "
+               "parallel; the comparison's wall time is above).")
     return [w for line in out for w in textwrap.wrap(line, 100)]
 
 
-def format_table(res: ComparisonResult) -> str:
+def format_table(res: ComparisonResult, settings: bool = True) -> str:
     """Return the summary as a plain-text table, the best configs and what the columns mean.
 
     Trial counts are medians over seeds; a seed that never reached the
     target counts as ``+inf`` (shown ``>budget`` when it decides the median)
-    and ``(n miss)`` says how many seeds never did. Tolerances whose targets
-    hold the same configs share a column (``opt=<=1%``). The P columns are
-    the methodology score averaged over the methodology's budget and over
-    the whole budget; the notes under the table say what P means.
+    and ``(k missed)`` says how many seeds never did. Tolerances whose
+    targets hold the same configs share a column (``trials to optimum (=
+    within 1%)``). The ``mean P(t)`` columns are the methodology score
+    averaged over the methodology's budget and over the whole budget; the
+    notes under the table say what P means. Column heads take two lines.
 
     Parameters
     ----------
     res : ComparisonResult
         The comparison.
+    settings : bool, default=True
+        Start with the space, device, objective and budget lines. ``False``
+        leaves them out, for a caller that printed the plan's header
+        (:meth:`~autotile.search._compare_plan.ComparisonPlan.header`) before
+        the run; the random-search expectation and the wall time stay.
 
     Returns
     -------
@@ -214,15 +251,18 @@ def format_table(res: ComparisonResult) -> str:
         Header lines, an aligned table, the best config of each searcher
         and notes, no trailing newline.
     """
-    head = _heads(res, long=False)
+    heads = _heads2(res)
     body = [_cells(res, r) for r in res.summary()]
-    widths = [max(len(head[j]), *(len(b[j]) for b in body)) for j in range(len(head))]
+    widths = [max(len(heads[j][0]), len(heads[j][1]), *(len(b[j]) for b in body))
+              for j in range(len(heads))]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if j == 0 else c.rjust(w)
-                         for j, (c, w) in enumerate(zip(cells, widths)))
+                         for j, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    out = _header(res) + ["", line(head), "  ".join("-" * w for w in widths)]
+    top = (_header(res) if settings else _outcome_lines(res)) + [""]
+    out = top + [line([h[0] for h in heads]), line([h[1] for h in heads]),
+                 "  ".join("-" * w for w in widths)]
     out += [line(b) for b in body]
     out += [""] + _best_lines(res) + [""] + _notes(res)
     return "\n".join(out)
@@ -242,7 +282,7 @@ def format_markdown(res: ComparisonResult) -> str:
         A header row, a separator row and one row per searcher plus the random
         expectation; same cells as :func:`format_table`.
     """
-    head = _heads(res, long=True)
+    head = _heads(res)
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     lines += ["| " + " | ".join(_cells(res, r)) + " |" for r in res.summary()]
     return "\n".join(lines)
@@ -346,7 +386,7 @@ def to_html(res: ComparisonResult, png: bytes | None = None) -> str:
     png = plot_curves(res) if png is None else png
     img = base64.b64encode(png).decode("ascii")
     e = html.escape
-    head = _heads(res, long=True)
+    head = _heads(res)
     rows = res.summary()
     trs = ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in _cells(res, r)) + "</tr>"
            for r in rows]

@@ -12,7 +12,11 @@ columns are the 64x64 table's (:data:`~autotile.measure.SCHEDULE_METRICS`) plus
 ``index`` (the row's ``space.config_at`` index). Chunks are measured with joblib
 and saved in ``<out>.parts/`` as they finish, so a killed run resumes; ``--samples``
 smaller than a finished run keeps its first rows (the sample order is fixed by the
-seed). The minimum over this table is the best *known* value, not a proven optimum.
+seed). Chunks are measured and written by the same code as :func:`autotile.measure.sweep`
+(an ``"ok"`` result whose objective is NaN or +-inf is recorded as failed; each part is
+written to a temporary file and moved into place, so a killed run never leaves a
+truncated part). The minimum over this table is the best *known* value, not a proven
+optimum.
 """
 
 from __future__ import annotations
@@ -29,9 +33,8 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from autotile.measure import SCHEDULE_METRICS, ScheduleMeasurer
+from autotile.measure._ground_truth import _measure_chunk, _save_chunk
 from autotile.space import gemm_space
-
-_STATUS = {"ok": 0, "failed": 1, "infeasible": 2}
 
 
 def sample_indices(n_configs: int, n_samples: int, seed: int) -> np.ndarray:
@@ -40,16 +43,11 @@ def sample_indices(n_configs: int, n_samples: int, seed: int) -> np.ndarray:
 
 
 def _chunk(n: int, indices: list[int]) -> tuple[np.ndarray, np.ndarray, float]:
+    """Measure one chunk in a worker (the space is built there, not pickled)."""
     space = gemm_space(n)
     m = ScheduleMeasurer(space)
-    vals = np.full((len(indices), len(SCHEDULE_METRICS)), np.nan)
-    status = np.zeros(len(indices), np.int8)
     t0 = time.process_time()
-    for r, i in enumerate(indices):
-        res = m.measure(space.config_at(int(i)))
-        status[r] = _STATUS[res.status]
-        if res.ok:
-            vals[r] = [res.metrics[k] for k in SCHEDULE_METRICS]
+    _, vals, status = _measure_chunk(m, space, SCHEDULE_METRICS, (0, indices))
     return vals, status, time.process_time() - t0
 
 
@@ -81,7 +79,7 @@ def main() -> None:
         done = Parallel(n_jobs=a.n_jobs)(
             delayed(_chunk)(a.n, [int(i) for i in chunks[c]]) for c in batch)
         for c, (vals, status, cpu) in zip(batch, done):
-            np.savez(parts / f"{c:05d}.npz", values=vals, status=status, cpu_s=cpu)
+            _save_chunk(parts / f"{c:05d}.npz", vals, status, cpu_s=cpu)
         print(f"{b + len(batch)}/{len(todo)} chunks, {time.perf_counter() - t0:.0f} s",
               flush=True)
     have = []
@@ -91,7 +89,8 @@ def main() -> None:
             break
         have.append(np.load(p))
     n_rows = sum(len(h["status"]) for h in have)
-    vals = np.concatenate([h["values"] for h in have]) if have else np.zeros((0, 9))
+    vals = np.concatenate([h["values"] for h in have]) if have else \
+        np.zeros((0, len(SCHEDULE_METRICS)))
     status = np.concatenate([h["status"] for h in have]).astype(np.int8) if have else \
         np.zeros(0, np.int8)
     cpu = float(sum(float(h["cpu_s"]) for h in have))
@@ -108,8 +107,13 @@ def main() -> None:
         "made_by": "python benchmarks/gemm/sample_truth.py",
     }
     arrays = {f"m_{k}": vals[:, j] for j, k in enumerate(SCHEDULE_METRICS)}
-    np.savez_compressed(out, index=idx[:n_rows].astype(np.int64), status=status,
-                        meta=np.array(json.dumps(meta)), **arrays)
+    tmp = out.with_name(out.stem + ".tmp.npz")  # written whole, then moved into place
+    try:
+        np.savez_compressed(tmp, index=idx[:n_rows].astype(np.int64), status=status,
+                            meta=np.array(json.dumps(meta)), **arrays)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
     ok = status == 0
     best = float(np.nanmin(vals[ok, 0])) if ok.any() else math.nan
     print(f"wrote {out}: {n_rows} schedules, {cpu:.0f} CPU s, {os.path.getsize(out)} bytes, "

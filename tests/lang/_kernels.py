@@ -67,9 +67,12 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     tl.store(c_ptrs, c, mask=c_mask)
 
 
-def kernel_from_source(params, *lines):
-    """``@jit def k(params): lines`` built from text (one kernel per tested type or operator)."""
+def kernel_from_source(params, *lines, **names):
+    """``@jit def k(params): lines`` built from text (one kernel per tested type or operator).
+
+    ``tl`` and ``names`` (e.g. combine functions) are the kernel's globals.
+    """
     src = f"def k({params}):\n" + "".join(f"    {line}\n" for line in lines)
-    ns = {"tl": tl}
+    ns = {"tl": tl, **names}
     exec(src, ns)
     return jit(ns["k"])

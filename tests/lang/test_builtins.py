@@ -86,12 +86,10 @@ def test_gather_matches_take_along_axis(axis):
     ("tl.zeros((4, 4), tl.float32)", r"index must be an integer tensor"),
 ])
 def test_gather_errors(idx, match):
-    src = (f"def k(o_ptr):\n    s = tl.zeros((4, 4), tl.float32)\n"
-           f"    tl.gather(s, {idx}, 0)\n")
-    ns = {"tl": tl}
-    exec(src, ns)
     with pytest.raises(LangError, match=match):
-        jit(ns["k"])[(1,)](np.zeros(1, np.float32))
+        k = kernel_from_source("o_ptr", "s = tl.zeros((4, 4), tl.float32)",
+                               f"tl.gather(s, {idx}, 0)")
+        k[(1,)](np.zeros(1, np.float32))
 
 
 def test_interleave_blocks_and_scalars():

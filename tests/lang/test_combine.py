@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 import autotile.lang as tl
 from autotile.errors import LangError
 from autotile.lang import jit
+from tests.lang._kernels import kernel_from_source
 
 
 @jit
@@ -207,12 +208,11 @@ def test_combine_results_keep_the_input_dtypes():
     ("tl.associative_scan(x, -2, first)", r"invalid axis -2. Expected -1 <= axis < 1"),
 ])
 def test_combine_errors_name_the_rule(body, match):
-    src = f"def k(x_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 4))\n    {body}\n"
-    ns = {"tl": tl, "argmax_combine": argmax_combine, "first": first,
-          "one_of_two": lambda a0, a1, b0, b1: a0}
-    exec(src, ns)
     with pytest.raises(LangError, match=match):
-        jit(ns["k"])[(1,)](np.zeros(4, np.float32))
+        k = kernel_from_source("x_ptr", "x = tl.load(x_ptr + tl.arange(0, 4))", body,
+                               argmax_combine=argmax_combine, first=first,
+                               one_of_two=lambda a0, a1, b0, b1: a0)
+        k[(1,)](np.zeros(4, np.float32))
 
 
 @jit

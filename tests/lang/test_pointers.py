@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 import autotile.lang as tl
 from autotile.errors import LangError
 from autotile.lang import jit
+from tests.lang._kernels import kernel_from_source
 
 
 @jit
@@ -102,10 +103,8 @@ def test_address_outside_every_argument_cannot_be_read():
 @pytest.mark.parametrize("expr", ["x_ptr.to(tl.int32)", "x_ptr.to(tl.float32)",
                                   "tl.full((), 1.0, tl.float32).to(tl.pi32_t)"])
 def test_casts_triton_refuses(expr):
-    ns = {"tl": tl}
-    exec(f"def k(x_ptr):\n    y = {expr}\n", ns)
     with pytest.raises(LangError, match="cannot cast"):
-        jit(ns["k"])[(1,)](np.zeros(1, np.float32))
+        kernel_from_source("x_ptr", f"y = {expr}")[(1,)](np.zeros(1, np.float32))
 
 
 @jit

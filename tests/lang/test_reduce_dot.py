@@ -136,8 +136,8 @@ def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.cons
 
 
 @pytest.mark.parametrize("dt", [np.float16, np.float32])
-@pytest.mark.parametrize("shape", [(16, 32, 16), (4, 8, 2), (64, 16, 32)])
-def test_dot_accumulates_in_fp32(dt, shape):
+@pytest.mark.parametrize("shape", [(16, 32, 16), (4, 8, 16), (1, 2, 16), (64, 16, 32)])
+def test_dot_accumulates_in_fp32(dt, shape):  # (M, N, K): M and N may be below 16, K not
     M, N, K = shape
     rng = np.random.default_rng(5)
     a = rng.standard_normal((M, K)).astype(dt)
@@ -148,6 +148,41 @@ def test_dot_accumulates_in_fp32(dt, shape):
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5)
     dot_kernel[(1,)](a, b, c, M=M, N=N, K=K, USE_ACC=True)
     np.testing.assert_allclose(c, ref + 1.0, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt, shape, k_min", [
+    (np.float32, (16, 16, 8), 16), (np.float16, (4, 8, 2), 16), (np.float64, (32, 32, 8), 16),
+    (np.int8, (16, 16, 16), 32), (np.uint8, (64, 64, 16), 32)])
+def test_dot_refuses_k_below_tritons_minimum(dt, shape, k_min):
+    # Triton's NVIDIA backend (min_dot_size): K >= 16, K >= 32 for 8-bit operands
+    M, N, K = shape
+    a, b = np.ones((M, K), dt), np.ones((K, N), dt)
+    c = np.zeros((M, N), np.int32 if np.dtype(dt).kind in "iu" else np.float32)
+    with pytest.raises(LangError) as err:
+        dot_kernel[(1,)](a, b, c, M=M, N=N, K=K, USE_ACC=False)
+    assert f"Input shapes should have M >= 1, N >= 1 and K >= {k_min}; got a.shape=({M}, {K}) " \
+           f"and b.shape=({K}, {N}) (M={M}, N={N}, K={K})" in str(err.value)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8])
+def test_dot_8bit_at_k_32_accumulates_in_int32(dt):
+    a = np.full((2, 32), 3, dt)
+    b = np.full((32, 4), 5, dt)
+    c = np.zeros((2, 4), np.int32)
+    int_dot_kernel[(1,)](a, b, c, M=2, N=4, K=32)
+    np.testing.assert_array_equal(c, np.full((2, 4), 32 * 15, np.int32))
+
+
+@jit
+def int_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    c = tl.dot(a, b)
+    tl.static_assert(c.dtype == tl.int32)
+    tl.store(c_ptr + m[:, None] * N + n[None, :], c)
 
 
 def test_dot_fp16_products_exact_in_fp32():

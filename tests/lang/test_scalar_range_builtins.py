@@ -6,15 +6,12 @@ import pytest
 import autotile.lang as tl
 from autotile.errors import LangError
 from autotile.lang import jit
+from tests.lang._kernels import kernel_from_source
 
 
 def _kernel(expr):
-    src = (f"def k(x_ptr, o_ptr):\n"
-           f"    x = tl.load(x_ptr + tl.arange(0, 8))\n"
-           f"    tl.store(o_ptr + tl.arange(0, 8), {expr})\n")
-    ns = {"tl": tl}
-    exec(src, ns)
-    return jit(ns["k"])
+    return kernel_from_source("x_ptr, o_ptr", "x = tl.load(x_ptr + tl.arange(0, 8))",
+                              f"tl.store(o_ptr + tl.arange(0, 8), {expr})")
 
 
 @pytest.mark.parametrize("dt,expr,match", [

@@ -17,12 +17,9 @@ INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"
 
 
 def _scalar_kernel(expr):
-    src = (f"def k(x_ptr, o_ptr, y: tl.constexpr):\n"
-           f"    x = tl.load(x_ptr + tl.arange(0, 8))\n"
-           f"    tl.store(o_ptr + tl.arange(0, 8), {expr})\n")
-    ns = {"tl": tl}
-    exec(src, ns)
-    return jit(ns["k"])
+    return kernel_from_source("x_ptr, o_ptr, y: tl.constexpr",
+                              "x = tl.load(x_ptr + tl.arange(0, 8))",
+                              f"tl.store(o_ptr + tl.arange(0, 8), {expr})")
 
 
 @settings(max_examples=30, deadline=None)
@@ -114,14 +111,10 @@ def test_right_shift_is_arithmetic_for_a_signed_left_operand(xdt, ydt, seed):
     ("x.to(tl.float32) // 2.0", r"unexpected type float32"),
 ])
 def test_invalid_dtype_combinations_use_tritons_wording(expr, match):
-    src = (f"def k(x_ptr, y_ptr):\n"
-           f"    x = tl.load(x_ptr + tl.arange(0, 4))\n"
-           f"    y = tl.load(y_ptr + tl.arange(0, 4))\n"
-           f"    z = {expr}\n")
-    ns = {"tl": tl}
-    exec(src, ns)
     with pytest.raises(LangError, match=match):
-        jit(ns["k"])[(1,)](np.ones(4, np.int8), np.ones(4, np.uint8))
+        k = kernel_from_source("x_ptr, y_ptr", "x = tl.load(x_ptr + tl.arange(0, 4))",
+                               "y = tl.load(y_ptr + tl.arange(0, 4))", f"z = {expr}")
+        k[(1,)](np.ones(4, np.int8), np.ones(4, np.uint8))
 
 
 def test_shape_equals_a_list_and_expand_dims_checks_axes():

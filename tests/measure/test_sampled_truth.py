@@ -57,6 +57,40 @@ def test_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
         SampledTruth(np.arange(1), {"m": np.zeros(1)}, np.zeros(1, np.int8), {}).ok_values("x")
 
 
+def test_load_errors_name_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    def write(name, **arrays):  # type: ignore[no-untyped-def]
+        p = tmp_path / name
+        np.savez(p, **{"status": np.zeros(3, np.int8), "meta": np.array("{}"),
+                       "index": np.arange(3), "m_misses": np.zeros(3), **arrays})
+        return p
+
+    short = write("short.npz", m_misses=np.zeros(2))  # a column one row short
+    with pytest.raises(MeasureError) as err:
+        SampledTruth.load(short)
+    assert str(err.value) == (f"{short}: a sampled table needs one value per row in every "
+                              "column (index has shape (3,)), got {'misses': (2,)}")
+    floats = write("floats.npz", index=np.array([0.5, 1.0, 2.0]))
+    with pytest.raises(CorruptFileError) as err2:
+        SampledTruth.load(floats)
+    assert str(err2.value) == (f"{str(floats)!r} is not a readable sampled table (its 'index' "
+                               "column must hold integers, got dtype float64)")
+    src = write("source.npz", source=np.array(["a", "b", "c"]))
+    with pytest.raises(CorruptFileError, match=r"source\.npz.*'source' column must hold "
+                                               r"integers, got dtype <U1"):
+        SampledTruth.load(src)
+    meta = write("meta.npz", meta=np.array("[1, 2]"))
+    with pytest.raises(CorruptFileError, match=r"meta\.npz.*'meta' must be a JSON object, "
+                                               r"got list"):
+        SampledTruth.load(meta)
+    no_index = tmp_path / "no_index.npz"
+    np.savez(no_index, status=np.zeros(1, np.int8), meta=np.array("{}"))
+    with pytest.raises(CorruptFileError, match=r"no_index\.npz' is not a readable sampled "
+                                               r"table \(KeyError"):
+        SampledTruth.load(no_index)
+    with pytest.raises(FileNotFoundError, match="absent\\.npz"):
+        SampledTruth.load(tmp_path / "absent.npz")
+
+
 def test_shipped_n1024_sample() -> None:
     from autotile.measure import gemm_sampled_truth
 

@@ -99,3 +99,27 @@ def test_timeout_and_ctrl_c_leave_the_study_resumable(tmp_path):
     for t in final:
         if held.get(t.number):
             assert t.user_attrs["config"] == held[t.number]  # measured as it was handed back
+
+
+def test_tune_refuses_n_with_a_file_and_defaults_n_to_64(tmp_path, capsys, monkeypatch):
+    # --n was silently ignored with --table / --kernel-tuner (the file fixes the space)
+    monkeypatch.chdir(tmp_path)
+    kt = str(REPO / "tests" / "data" / "pnpoly__RTX_3090.json.gz")
+    assert main(["tune", "--table", "gemm128_truth.npz", "--n", "128", "--budget", "2",
+                 "--storage", "runs.db"]) == 2
+    assert capsys.readouterr().err == (
+        "autotile tune: error: --n sets the size of --space gemm; --table gemm128_truth.npz "
+        "replays the space recorded in its file, so --n cannot be used with it, got --n 128 "
+        "(drop --n)\n")
+    assert main(["tune", "--kernel-tuner", kt, "--n", "64", "--budget", "2",
+                 "--storage", "runs.db"]) == 2
+    assert capsys.readouterr().err == (
+        f"autotile tune: error: --n sets the size of --space gemm; --kernel-tuner {kt} "
+        "replays the space recorded in its file, so --n cannot be used with it, got --n 64 "
+        "(drop --n)\n")
+    assert not (tmp_path / "runs.db").exists()
+    assert main(["tune", "--searcher", "random", "--budget", "2", "--no-progress",
+                 "--storage", "runs.db"]) == 0
+    study = optuna.load_study(study_name="gemm_n64-random-misses-seed0",
+                              storage=open_storage("runs.db"))
+    assert study.user_attrs["autotile:cli"]["n"] == 64 and len(study.trials) == 2

@@ -62,9 +62,21 @@ def test_runs_on_gemm64_in_parallel(tmp_path: Path, capsys: pytest.CaptureFixtur
                        "--no-progress"])
     assert rc == 0
     printed = capsys.readouterr().out
-    assert "gemm64 (246960 configs, 246960 valid)" in printed
-    assert "objective: est_cycles in cycles (minimised)" in printed
+    # the plan's header, once (the table after the run used to print its own copy)
+    assert printed.count("space: gemm64 (246,960 configs, 246,960 valid)") == 1
+    assert printed.count("objective: est_cycles in cycles (minimised)") == 1
+    assert printed.count("budget: ") == 1 and printed.count("device: ") == 1
+    assert ("budget: 15 trials per run x 2 seeds (seeds 0..1) x 2 searchers (random, tpe) = "
+            "60 trials") in printed
+    assert ("on 2 workers if the cores are free (the runs, storing them and the report)"
+            in printed)
+    assert "random search needs (N+1)/(k+1) = " in printed  # what the run adds stays
+    heads = next(ln for ln in printed.splitlines() if ln.startswith("searcher"))
+    assert heads.split()[:3] == ["searcher", "optimum", "within"]
     assert (tmp_path / "report.html").is_file()
+    # the report file keeps every line
+    assert (tmp_path / "summary.txt").read_text().startswith(
+        "space: gemm64 (246960 configs, 246960 valid)")
 
 
 def test_table_replays_a_sweep_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -89,4 +89,27 @@ def test_table_marks_misses(result: ComparisonResult) -> None:
     assert any(line.startswith("first-fails") for line in lines)
     row = next(r for r in result.summary() if r["searcher"] == "random")
     if row["missed_opt"]:
-        assert f"({row['missed_opt']} miss)" in text
+        assert f"({row['missed_opt']} missed)" in text
+
+
+def test_table_heads_read_at_a_glance(result: ComparisonResult) -> None:
+    lines = result.table().splitlines()
+    i = lines.index("") + 1  # the table follows the header lines
+    assert lines[i:i + 3] == [
+        "                          trials to optimum  final best  mean P(t)  seconds",
+        "searcher           (= within 1% = 5% = 10%)    (median)    t <= 12  per run",
+        "-----------------  ------------------------  ----------  ---------  -------"]
+    assert lines[i + 3].startswith(
+        "random                       >12 (4 missed)     3.20145     -0.182  ")
+    assert lines[i + 4].startswith(
+        "first-fails                   11 (2 missed)     1.13474     -0.053  ")
+    # "(k missed)" in the cells, explained once, with no doubled parenthesis
+    text = "\n".join(lines)
+    assert "((" not in text and "miss)" not in text
+    assert ('"(k missed)": k seeds never did (">budget" when that decides the median)'
+            in " ".join(lines))
+    # settings=False leaves out the lines that the plan printed before the run
+    short = result.table(settings=False).splitlines()
+    assert short == [ln for ln in lines if not ln.startswith(("space:", "objective:",
+                                                              "budget:", "device:"))]
+    assert short[0].startswith("random search needs (N+1)/(k+1) = ")

@@ -20,11 +20,18 @@ from autotile.measure.gpu._l2sim import BufferTiling, TileSchedule, schedule_fro
 
 __all__ = ["matmul_tile_schedule", "clear_schedule_cache"]
 
-#: Probe tile edge in elements. The schedule only needs which tile each op
-#: touches, so 1 x 1 x 1 tiles give the same schedule as real ones (the probe
-#: is interpreter-only: Triton's ``tl.dot`` would want 16) at a fraction of the
-#: interpreter's work.
+#: Probe tile edge in elements along M and N. The schedule only needs which
+#: tile each op touches, so 1 x 1 output tiles give the same schedule as real
+#: ones at a fraction of the interpreter's work.
 _PROBE_BLOCK = 1
+#: The probe's K edge: ``tl.dot`` needs ``K >= 16`` (Triton's NVIDIA
+#: ``min_dot_size``; the interpreter refuses less), ``M`` and ``N`` may be 1.
+_DOT_MIN_K = 16
+
+
+def _probe_k(block: int) -> int:
+    """K edge of a probe whose M and N edges are ``block``."""
+    return max(block, _DOT_MIN_K)
 #: Programs per interpreter batch of a probe (``batch_programs``).
 _PROBE_BATCH = 1 << 16
 def _cdiv(a: int, b: int) -> int:
@@ -39,18 +46,19 @@ def _matmul_probe(npm: int, npn: int, group_m: int, persistent: int, n_run: int,
 
     ``persistent == 0``: :func:`matmul_kernel` on its first ``n_run`` programs;
     otherwise :func:`matmul_persistent_kernel` with ``NUM_SMS = persistent``.
-    ``block`` is the tile edge in elements and ``batch`` the launch's
-    ``batch_programs`` (``False`` runs one program at a time; the trace is the
-    same). The persistent kernel loops from its program id, so its programs
-    always run one at a time.
+    ``block`` is the tile edge in elements along M and N (along K it is
+    :func:`_probe_k`, at least 16 as ``tl.dot`` requires) and ``batch`` the
+    launch's ``batch_programs`` (``False`` runs one program at a time; the
+    trace is the same). The persistent kernel loops from its program id, so
+    its programs always run one at a time.
     """
-    b = block
+    b, bk = block, _probe_k(block)
     m, n = npm * b, npn * b
-    a_ = np.zeros((m, b), np.float16)
-    b_ = np.zeros((b, n), np.float16)
+    a_ = np.zeros((m, bk), np.float16)
+    b_ = np.zeros((bk, n), np.float16)
     c_ = np.zeros((m, n), np.float16)
-    args = (a_, b_, c_, m, n, b, b, 1, n, 1, n, 1)
-    meta = dict(BLOCK_M=b, BLOCK_N=b, BLOCK_K=b, GROUP_M=group_m)
+    args = (a_, b_, c_, m, n, bk, bk, 1, n, 1, n, 1)
+    meta = dict(BLOCK_M=b, BLOCK_N=b, BLOCK_K=bk, GROUP_M=group_m)
     with tl.recording(trace="tile") as rec:
         if persistent:
             matmul_persistent_kernel[(min(persistent, npm * npn),)](
@@ -65,11 +73,11 @@ def _matmul_probe(npm: int, npn: int, group_m: int, persistent: int, n_run: int,
 def _probe_schedule(tr: tl.AccessTrace, block: int, npm: int, npn: int, nk: int,
                     a_tile_bytes: int, b_tile_bytes: int, c_tile_bytes: int,
                     k_merge: int) -> TileSchedule:
-    """Full-size schedule from a probe trace with ``block``-element tiles."""
-    b = block
+    """Full-size schedule from a probe trace with ``block``-element M and N tile edges."""
+    b, bk = block, _probe_k(block)
     tilings = [
-        BufferTiling("a_ptr", b, (b, b), (npm, nk), a_tile_bytes, 2, loop_axis=1),
-        BufferTiling("b_ptr", npn * b, (b, b), (nk, npn), b_tile_bytes, 2, loop_axis=0),
+        BufferTiling("a_ptr", bk, (b, bk), (npm, nk), a_tile_bytes, 2, loop_axis=1),
+        BufferTiling("b_ptr", npn * b, (bk, b), (nk, npn), b_tile_bytes, 2, loop_axis=0),
         BufferTiling("c_ptr", npn * b, (b, b), (npm, npn), c_tile_bytes, 2),
     ]
     return schedule_from_trace(tr, tilings, k_merge=k_merge)

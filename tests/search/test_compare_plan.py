@@ -1,0 +1,49 @@
+"""``ComparisonPlan``: the expected time and the header printed before the first trial."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from autotile.measure import GroundTruth, ReplayMeasurer
+from autotile.search._compare_plan import machine_load, plan_comparison
+from autotile.space import Choice, Space
+
+
+@pytest.fixture(scope="module")
+def plan():  # type: ignore[no-untyped-def]
+    space = Space([Choice("a", tuple(range(8))), Choice("b", tuple(range(8)))], name="tiny")
+    m = ReplayMeasurer(space, GroundTruth({"cost": np.arange(64.0) + 1.0},
+                                          np.zeros(64, np.int8), {}), "cost")
+    return plan_comparison(space, m, ["random", "tpe"], budget=500, seeds=5)
+
+
+def test_expected_seconds_counts_runs_storage_and_report(plan) -> None:  # type: ignore[no-untyped-def]
+    # random: 1.5e-3*500 + 6e-7*500^2 = 0.9 s; tpe: 3e-3*500 + 1.8e-5*500^2 = 6.0 s;
+    # + 0.15 s hand-off per run, 5 seeds each, on 2 workers, + 3 s start
+    runs = 5 * (0.9 + 0.15) + 5 * (6.0 + 0.15)
+    assert plan.expected_seconds(2) == pytest.approx(3.0 + runs / 2)
+    assert plan.expected_seconds(2, stored=True, report=True) == pytest.approx(
+        3.0 + runs / 2 + 5e-4 * 500 * 10 + 2.5)
+    assert plan.expected_seconds(100) == pytest.approx(3.0 + 6.15)  # the longest run
+
+
+def test_header_says_what_the_time_covers_and_when_the_machine_is_busy(plan) -> None:  # type: ignore[no-untyped-def]
+    lines = plan.header(2, stored=True, report=True, load=(0.3, 2))
+    assert lines == [
+        "space: tiny (64 configs, 64 valid)",
+        "objective: cost (minimised), optimum 1 (1 optimal config)",
+        "budget: 500 trials per run x 5 seeds (seeds 0..4) x 2 searchers (random, tpe) = "
+        "5,000 trials",
+        "expected time: about 25 s on 2 workers if the cores are free (the runs, storing them "
+        "and the report)"]
+    assert plan.header(2)[-1] == ("expected time: about 20 s on 2 workers if the cores are "
+                                  "free (the runs)")
+    busy = plan.header(2, load=(1.6, 2))
+    assert busy[-1] == ("  this machine is busy (load average 1.6 on 2 cores), so expect it "
+                        "to take longer")
+    assert plan.header(1, load=(0.9, 2))[-1].startswith("expected time:")  # one free core
+    load = machine_load()
+    assert load is None or (load[0] >= 0.0 and load[1] >= 1 and not math.isnan(load[0]))
