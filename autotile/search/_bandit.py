@@ -16,12 +16,8 @@ from autotile.space import Config, Space
 
 __all__ = ["BanditSearcher", "ARMS"]
 
-# the "screen" arm refits its model when the trials have grown by this share (or the
-# plateaus changed): each refit re-ranks the whole pool
-_SCREEN_GROWTH = 0.5
-
 #: The techniques :class:`BanditSearcher` chooses between.
-ARMS = ("model", "evolutionary", "local", "global", "screen", "parzen", "random", "prior")
+ARMS = ("model", "evolutionary", "local", "global", "parzen", "random", "prior")
 
 
 class BanditSearcher(SpaceSearcher):
@@ -133,7 +129,7 @@ class BanditSearcher(SpaceSearcher):
         self,
         space: Space,
         seed: int | None = None,
-        arms: Sequence[str] = ("model", "parzen", "random", "screen"),
+        arms: Sequence[str] = ("model", "parzen", "random"),
         prior: Prior | Sequence[Source] | None = None,
         n_init: int = 4,
         C: float = 0.05,
@@ -144,8 +140,6 @@ class BanditSearcher(SpaceSearcher):
         n_centres: int = 4,
         n_global: int = 256,
         gamma: float = 0.15,
-        n_screen: int = 4096,
-        n_tie: int = 4,
     ) -> None:
         super().__init__(space, seed)
         arms = tuple(arms)
@@ -153,11 +147,9 @@ class BanditSearcher(SpaceSearcher):
         if bad or not arms:
             raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r}")
         for name, v in (("n_init", n_init), ("n_centres", n_centres), ("n_global", n_global),
-                        ("window", window), ("n_screen", n_screen)):
+                        ("window", window)):
             if int(v) != v or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {name}={v!r}")
-        if int(n_tie) != n_tie or n_tie < 0:
-            raise ValueError(f"n_tie must be an int >= 0, got n_tie={n_tie!r}")
         if not C >= 0:
             raise ValueError(f"C must be >= 0, got C={C!r}")
         if not 0.0 < gamma < 1.0:
@@ -179,12 +171,8 @@ class BanditSearcher(SpaceSearcher):
         self.n_centres = int(n_centres)
         self.n_global = int(n_global)
         self.gamma = float(gamma)
-        self.n_screen = int(n_screen)
-        self.n_tie = int(n_tie)
         self._codec = IndexCodec(space)
         self._scorer = ModelScorer(space, cost_model, featurizer, self._codec)
-        # the "screen" arm's model: fitted on values with the plateaus relabelled
-        self._screen_scorer = ModelScorer(space, cost_model, featurizer, self._codec)
         # whole searchers as arms: each keeps its own plan in its own memory
         self._subs: dict[str, SpaceSearcher] = {}
         if "model" in arms:
@@ -278,8 +266,6 @@ class BanditSearcher(SpaceSearcher):
             return int(ranked[k]) if k < ranked.size else None
         if arm == "parzen":
             return self._parzen(history, rng)
-        if arm == "screen":
-            return self._screen(history, memory)
         if not self._model_ready(history, memory):
             return None
         ranked_measured = best_first(history, rng)
@@ -298,49 +284,6 @@ class BanditSearcher(SpaceSearcher):
         if cand.size == 0:
             return None
         return spread_ties(cand, self._scorer.predict(cand), rng)[0]
-
-    def _screen(self, history: History, memory: dict[str, Any]) -> int | None:
-        """The unmeasured config of a fixed random pool that the screen's model ranks best.
-
-        The pool (``n_screen`` configs, drawn once per study) is ranked again
-        after each refit of the screen's model: when the finished trials have
-        grown by half since the last fit, or when the set of plateau values
-        (finite values measured on at least ``n_tie`` configs) has changed.
-        The model is fitted on the values with every plateau value replaced
-        by the worst finite one, so that the configs most like a plateau's
-        rank low instead of first.
-        """
-        vals = history.value_array()
-        fin = vals[np.isfinite(vals)]
-        if fin.size < 2:
-            return None
-        if self.n_tie:
-            u, c = np.unique(fin, return_counts=True)
-            plateaus = u[c >= self.n_tie]
-        else:
-            plateaus = fin[:0]
-        key = tuple(plateaus.tolist())
-        n = history.n_finished
-        n_fit = memory.get("screen_n_fitted")
-        if (n_fit is None or n > n_fit * (1.0 + _SCREEN_GROWTH)
-                or memory.get("screen_key") != key):
-            y = np.where(np.isin(vals, plateaus), float(fin.max()), vals)
-            h = History(indices=history.indices, values=y.tolist(), configs=history.configs)
-            seed = int(self._trial_rng(n, stream=4).integers(2**31 - 1))
-            if not self._screen_scorer.fit(h, seed):
-                return None
-            memory["screen_n_fitted"], memory["screen_key"] = n, key
-            pool = memory.get("screen_pool")
-            if pool is None:
-                rng = self._trial_rng(0, stream=3)
-                pool = np.asarray(self._random_untaken(set(), rng, self.n_screen), dtype=np.int64)
-                memory["screen_pool"] = pool
-            pred = self._screen_scorer.predict(pool)
-            memory["screen_order"] = pool[np.argsort(pred, kind="stable")].tolist()
-        order: list[int] = memory["screen_order"]
-        while order and order[0] in history.taken:
-            order.pop(0)
-        return order[0] if order else None
 
     def _model_ready(self, history: History, memory: dict[str, Any]) -> bool:
         n = history.n_finished
