@@ -493,7 +493,9 @@ class TritonMeasurer(Measurer):
 
     def _measure(self, config: Any) -> MeasureResult:
         text = self.config_text(config)
-        bad = self.space.violations(config)
+        # checked as the equivalent config the space holds (matmul GROUP_M >= the tile
+        # rows); launched as written, which runs the same program order
+        bad = self.space.violations(self.spec.canonical_config(config, self.shape))
         if bad:
             return MeasureResult(text, "infeasible", {}, 0.0, "; ".join(bad))
         cfg = dict(config)
