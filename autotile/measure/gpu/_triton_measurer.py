@@ -557,7 +557,8 @@ class TritonMeasurer(Measurer):
         import multiprocessing as mp
 
         cfgs = [dict(c) for c in configs]
-        todo = [i for i, c in enumerate(cfgs) if self.space.is_valid(c)]
+        todo = [i for i, c in enumerate(cfgs)
+                if self.space.is_valid(self.spec.canonical_config(c, self.shape))]
         out: list[str | None] = [None] * len(cfgs)
         if not todo:
             return out
