@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from autotile.measure import KernelModelMeasurer  # noqa: E402
 from autotile.measure.gpu import DRIFT, H200_MEASURED_L2, LOCKSTEP, L2Model  # noqa: E402
-from autotile.measure.gpu._l2sim import simulate_l2  # noqa: E402
+from autotile.measure.gpu._l2sim import _sim_timed, _stagger_starts, simulate_l2  # noqa: E402
 from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -70,6 +70,9 @@ TOL = 0.15
 #: ``--scan`` grid: stagger values and capacity factors (of the 60 MiB L2).
 SCAN_STAGGER = (0.25, 0.5, 0.75, 1.0)
 SCAN_CAP = (0.3, 0.375, 0.425, 0.5, 0.625, 0.75, 1.0)
+#: ``--mix``: ramps of the SM-order stagger averaged by the experimental "drift_mix"
+#: model (fractions of a program's duration; see :func:`drift_mix_read_bytes`).
+MIX_SIGMAS = (0.0, 0.1, 0.2)
 PRED_FILE = DATA / "ncu_traffic_v2_predictions.csv"
 MEASURED_FILE = DATA / "ncu_traffic_v2_measured.csv"
 
@@ -126,6 +129,52 @@ class Predictor:
         m = res.metrics
         return {"read": float(m["hbm_read_bytes"]), "b": int(m["blocks_per_sm"]),
                 "k_merge": int(m["k_merge"])}
+
+
+def ramp_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
+                    k_merge: int, sigmas: tuple[float, ...] = MIX_SIGMAS) -> list[float]:
+    """Experimental L2 variant "drift_mix": DRIFT plus a ramp over the SMs, averaged.
+
+    DRIFT (two partitions of the 60 MiB L2, the ``k``-th of the ``b`` programs
+    of an SM started ``0.5 k / b`` of a program later) with, in addition, the
+    slot of SM ``i`` (``i = 0 .. 131``) started ``sigma * T * i / 132`` steps
+    later (``T``: steps of a program): programs far apart in program id drift
+    apart, neighbours stay together. A single ``sigma`` turns reuse between
+    SMs on or off at once (an LRU cliff); the read bytes are averaged over
+    ``sigmas`` (a spread of drifts) by :func:`drift_mix_read_bytes`. One
+    constant: the largest ramp (0.2, chosen in sample by ``--mix``).
+
+    Returns
+    -------
+    list of float
+        HBM read bytes per ``sigma`` (probe prefix scaled as :func:`simulate_l2` does).
+    """
+    sched, n_prog = matmul_tile_schedule(*shape, cfg["BLOCK_M"], cfg["BLOCK_N"],
+                                         cfg["BLOCK_K"], cfg["GROUP_M"], k_merge=k_merge,
+                                         max_probe_programs=4096)
+    n_sms = H200_MEASURED_L2.n_sms
+    n_conc = n_sms * b
+    cap = H200_MEASURED_L2.l2_bytes // DRIFT.partitions
+    p_hi, scale = sched.n_programs, 1.0
+    if n_prog > sched.n_programs:  # probe prefix: whole waves, bytes scaled
+        full = (sched.n_programs // n_conc) * n_conc
+        p_hi = full if full > 0 else sched.n_programs
+        scale = n_prog / p_hi
+    s = sched
+    steps = float(s.seg_n_steps[s.prog_seg_ptr[0]:s.prog_seg_ptr[1]].sum())
+    base = _stagger_starts(s, DRIFT.stagger, n_conc, n_sms).astype(np.float64)
+    ramp = (np.arange(n_conc) % n_sms).astype(np.float64) / n_sms
+    out = [float(_sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
+                            s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes, n_conc,
+                            cap, p_hi, base + sig * steps * ramp, np.ones(p_hi))[2]) * scale
+           for sig in sigmas]
+    return out
+
+
+def drift_mix_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
+                         k_merge: int) -> float:
+    """The "drift_mix" read bytes: :func:`ramp_read_bytes` averaged over :data:`MIX_SIGMAS`."""
+    return float(np.mean(ramp_read_bytes(shape, cfg, b, k_merge, MIX_SIGMAS)))
 
 
 def load_launches(pred: Predictor) -> list[dict[str, Any]]:
@@ -228,6 +277,48 @@ def scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
     print(f"leave-one-shape-out, pooled: {int(within(pooled, meas).sum())}/{len(meas)}")
 
 
+#: ``--mix`` scan: ramps simulated; "drift_mix" with largest ramp ``x`` averages those <= x.
+MIX_SCAN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
+
+
+def mix_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
+    """Largest ramp of "drift_mix": in sample, leave-one-shape-out, and fitted on
+    ``h200_ncu.csv`` only (scored on the other three files)."""
+    with ThreadPoolExecutor(n_threads) as ex:
+        per = np.array(list(ex.map(lambda ln: ramp_read_bytes(
+            ln["shape"], ln["cfg"], ln["b"], ln["k_merge"], MIX_SCAN), launches)))
+    meas = np.array([ln["ncu"] for ln in launches])
+    shapes = np.array(["x".join(map(str, ln["shape"])) for ln in launches])
+    sets = np.array([ln["set"] for ln in launches])
+    cands = {x: per[:, :i + 1].mean(axis=1) for i, x in enumerate(MIX_SCAN) if i > 0}
+    for ln, v in zip(launches, cands[max(MIX_SIGMAS)]):
+        ln["drift_mix"] = float(v)
+
+    def best(sel: np.ndarray) -> float:
+        return max(cands, key=lambda x: (int(within(cands[x][sel], meas[sel]).sum()),
+                                         -mean_abs_log(cands[x][sel], meas[sel])))
+
+    print("\n| largest ramp | within 15% (all) | mean abs log |")
+    print("|---:|---:|---:|")
+    for x, p in cands.items():
+        print(f"| {x} | {int(within(p, meas).sum())}/{len(meas)} | "
+              f"{mean_abs_log(p, meas):.3f} |")
+    pooled = np.empty(len(meas))
+    for shp in sorted(set(shapes)):
+        te = shapes == shp
+        x = best(~te)
+        pooled[te] = cands[x][te]
+        print(f"leave out {shp}: fitted {x}, held out {int(within(cands[x][te], meas[te]).sum())}"
+              f"/{int(te.sum())} (DRIFT {int(within(per[te, 0], meas[te]).sum())})")
+    print(f"leave-one-shape-out, pooled: {int(within(pooled, meas).sum())}/{len(meas)} "
+          f"(DRIFT {int(within(per[:, 0], meas).sum())})")
+    fit = sets == "fit"
+    x = best(fit)
+    print(f"fitted on {SETS['fit']} only: {x}; the other files "
+          f"{int(within(cands[x][~fit], meas[~fit]).sum())}/{int((~fit).sum())} "
+          f"(DRIFT {int(within(per[~fit, 0], meas[~fit]).sum())})")
+
+
 def write_predictions(pred: Predictor, force: bool) -> None:
     """Write :data:`PRED_FILE` (config list plus each model's predicted bytes)."""
     if PRED_FILE.exists() and not force:
@@ -244,6 +335,9 @@ def write_predictions(pred: Predictor, force: bool) -> None:
                     raise SystemExit(f"model {name} calls {M}x{N}x{K} {cfg} infeasible")
                 row["blocks_per_sm"] = p["b"]
                 row[f"pred_read_bytes_{name}"] = int(round(p["read"]))
+                if name == "drift":
+                    row["pred_read_bytes_drift_mix"] = int(round(drift_mix_read_bytes(
+                        (M, N, K), cfg, p["b"], p["k_merge"])))
             row["compulsory_read_bytes"] = (M * K + K * N) * 2
             out.append(row)
     with PRED_FILE.open("w", newline="") as f:
@@ -270,7 +364,9 @@ def compare_v2() -> None:
            if key(r) in pred and r.get("dram_read_bytes")]
     meas = np.array([g for _, g in got])
     print(f"\nv2 (out of sample, predictions committed before the run): {len(got)} launches")
-    for name in MODELS:
+    names = [c[len("pred_read_bytes_"):] for c in got[0][0] if c.startswith("pred_read_bytes_")
+             ] if got else []
+    for name in names:
         p = np.array([float(r[f"pred_read_bytes_{name}"]) for r, _ in got])
         g8 = np.array([int(r["GROUP_M"]) >= 8 for r, _ in got])
         print(f"  {name}: within 15% {int(within(p, meas).sum())}/{len(meas)} "
@@ -281,6 +377,8 @@ def compare_v2() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scan", action="store_true", help="(stagger, capacity) grid with LOSO")
+    ap.add_argument("--mix", action="store_true",
+                    help="the experimental drift_mix model: ramp scan with LOSO (minutes)")
     ap.add_argument("--write-predictions", action="store_true")
     ap.add_argument("--force", action="store_true", help="overwrite the v2 predictions")
     args = ap.parse_args()
@@ -290,7 +388,9 @@ def main() -> int:
     launches = load_launches(pred)
     print(f"{len(launches)} model-feasible ncu launches (in sample; DRIFT's stagger was "
           f"fitted on {SETS['fit']})\n")
-    report(launches, list(MODELS))
+    if args.mix:
+        mix_scan(launches)
+    report(launches, list(MODELS) + (["drift_mix"] if args.mix else []))
     if args.scan:
         scan(launches)
     compare_v2()
