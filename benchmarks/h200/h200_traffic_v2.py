@@ -217,7 +217,7 @@ def report(launches: list[dict[str, Any]], models: list[str]) -> None:
         "GROUP_M": lambda ln: group_class(ln["cfg"]["GROUP_M"]),
         "shape": lambda ln: "x".join(map(str, ln["shape"])),
     }
-    print(f"| group | n | {' | '.join(f'{m} within 15%' for m in models)} | "
+    print(f"\n| group | n | {' | '.join(f'{m} within 15%' for m in models)} | "
           f"{' | '.join(f'{m} median ratio' for m in models)} |")
     print("|---|---:|" + "---:|" * (2 * len(models)))
     for gname, fn in groups.items():
