@@ -28,7 +28,8 @@ What it does (on the CPU, no GPU):
 * If ``data/ncu_traffic_v2_measured.csv`` exists, compares it with those
   committed predictions (nothing re-simulated).
 
-Device command (one call, about 2-4 minutes; not yet run)::
+Device command (one call: parallel compiles, then one ncu run; the 30-launch
+validation's ncu run took 38 s; not yet run)::
 
     python benchmarks/h200/bench_h200.py --part ncu --out $OUT \\
         --ncu-configs benchmarks/h200/data/ncu_traffic_v2_predictions.csv \\
