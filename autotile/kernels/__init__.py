@@ -32,6 +32,7 @@ from autotile.kernels._layer_norm import (
 from autotile.kernels._matmul import (
     MATMUL_KNOBS,
     PID_ORDERS,
+    canonical_group_m,
     matmul,
     matmul_kernel,
     matmul_reference,
@@ -135,6 +136,7 @@ __all__ = [
     "tile_of_pid",
     "PID_ORDERS",
     "MATMUL_KNOBS",
+    "canonical_group_m",
     "matmul_access",
     "MatmulAccess",
     "OperandAccess",

@@ -70,6 +70,12 @@ class KernelKnobs:
         Rules over a config and a problem shape.
     shape_names : tuple of str, default=()
         The problem-size names the constraints read, e.g. ``("M", "N", "K")``.
+    canonical : callable, optional
+        ``canonical(config, shape) -> dict``: the config the space holds for
+        one that launches the same program order as it (e.g. the matmul's
+        ``GROUP_M`` above the tile rows, which the kernel clamps). Measurers
+        score and launch that config instead of refusing the one given
+        (:meth:`canonical_config`). None: every config is its own.
 
     Raises
     ------
@@ -88,8 +94,13 @@ class KernelKnobs:
     knobs: Mapping[str, tuple[Any, ...]]
     constraints: tuple[ShapeConstraint, ...] = ()
     shape_names: tuple[str, ...] = ()
+    canonical: Callable[[Mapping[str, Any], Mapping[str, int]], dict[str, Any]] | None = \
+        field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        if self.canonical is not None and not callable(self.canonical):
+            raise TypeError(f"KernelKnobs.canonical must be callable or None, got "
+                            f"{type(self.canonical).__name__}")
         frozen = {str(k): tuple(v) for k, v in dict(self.knobs).items()}
         for name, choices in frozen.items():
             if len(choices) == 0:
@@ -153,6 +164,24 @@ class KernelKnobs:
         if bad:
             return tuple(bad)
         return tuple(c.name for c in self.constraints if not c(config, shape))
+
+    def canonical_config(self, config: Mapping[str, Any], shape: Mapping[str, int]
+                         ) -> dict[str, Any]:
+        """The equivalent config the space holds (``canonical``), as a new dict.
+
+        Parameters
+        ----------
+        config : mapping of str to value
+            One value per knob.
+        shape : mapping of str to int
+            Problem sizes.
+
+        Returns
+        -------
+        dict
+            ``dict(config)`` when the knobs have no ``canonical`` rule.
+        """
+        return dict(config) if self.canonical is None else dict(self.canonical(config, shape))
 
     def is_valid(self, config: Mapping[str, Any], shape: Mapping[str, int]) -> bool:
         """Return True when ``config`` uses listed values and breaks no constraint."""

@@ -49,6 +49,7 @@ __all__ = [
     "tile_of_pid",
     "MATMUL_KNOBS",
     "PID_ORDERS",
+    "canonical_group_m",
 ]
 
 #: Program orders understood by :func:`matmul_kernel` and :func:`tile_of_pid`.
@@ -234,6 +235,49 @@ def _fits_smem(c: Mapping[str, Any], s: Mapping[str, int]) -> bool:
     return bool(tiles * 2 <= SMEM_PER_BLOCK_BYTES)
 
 
+def canonical_group_m(config: Mapping[str, Any], shape: Mapping[str, int]) -> dict[str, Any]:
+    """Map a ``GROUP_M`` at or above the tile rows onto the one the space holds.
+
+    The grouped program order clamps a group to the tile rows left
+    (``group_size_m = min(num_pid_m - first_pid_m, GROUP_M)``), so every
+    ``GROUP_M >= cdiv(M, BLOCK_M)`` launches the tiles in the same
+    column-major order; the space keeps the smallest power of two among
+    them, ``next_power_of_2(cdiv(M, BLOCK_M))`` (constraint
+    ``group_m_le_tile_rows``). Tutorial 03's ``GROUP_M=8`` at ``M=256``,
+    ``BLOCK_M=128`` becomes ``GROUP_M=2``.
+
+    Parameters
+    ----------
+    config : mapping of str to value
+        A matmul config (``BLOCK_M`` and ``GROUP_M`` ints; other knobs kept).
+    shape : mapping of str to int
+        ``M`` (and the other sizes, unused).
+
+    Returns
+    -------
+    dict
+        A copy of ``config``; ``GROUP_M`` changed only when it is at least
+        the tile rows. A config without int ``BLOCK_M``/``GROUP_M`` (or with
+        ``BLOCK_M < 1``) is returned unchanged for the constraints to refuse.
+
+    Examples
+    --------
+    >>> canonical_group_m({"BLOCK_M": 128, "GROUP_M": 8}, {"M": 256})
+    {'BLOCK_M': 128, 'GROUP_M': 2}
+    >>> canonical_group_m({"BLOCK_M": 64, "GROUP_M": 8}, {"M": 384})
+    {'BLOCK_M': 64, 'GROUP_M': 8}
+    """
+    out = dict(config)
+    g, bm = out.get("GROUP_M"), out.get("BLOCK_M")
+    if (not isinstance(g, (int, np.integer)) or not isinstance(bm, (int, np.integer))
+            or isinstance(g, bool) or isinstance(bm, bool) or bm < 1 or "M" not in shape):
+        return out
+    num_pid_m = max(1, cdiv(int(shape["M"]), int(bm)))
+    if g >= num_pid_m:
+        out["GROUP_M"] = next_power_of_2(num_pid_m)
+    return out
+
+
 MATMUL_KNOBS = KernelKnobs(
     kernel=matmul_kernel,
     knobs={
@@ -266,6 +310,7 @@ MATMUL_KNOBS = KernelKnobs(
                    "num_warps * 128 <= BLOCK_M * BLOCK_N (>= 4 outputs per thread)"),
     ),
     shape_names=("M", "N", "K"),
+    canonical=canonical_group_m,
 )
 
 

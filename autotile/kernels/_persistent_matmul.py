@@ -234,6 +234,7 @@ MATMUL_PERSISTENT_KNOBS = KernelKnobs(
         ShapeConstraint("num_sms_positive", lambda c, s: c["NUM_SMS"] >= 1, "NUM_SMS >= 1"),
     ),
     shape_names=("M", "N", "K"),
+    canonical=MATMUL_KNOBS.canonical,
 )
 
 

@@ -346,6 +346,24 @@ class KernelSpec:
         """Random arguments of the small instance (:attr:`small_shape`), for the interpreter."""
         return self.args(self.small_shape(self.check_shape(shape)), dtype, seed=seed)
 
+    def canonical_config(self, config: Mapping[str, Any], shape: Shape) -> dict[str, Any]:
+        """The config the space holds for one that launches the same way.
+
+        ``knobs.canonical`` (:meth:`KernelKnobs.canonical_config`), e.g. a
+        matmul ``GROUP_M`` above the tile rows mapped onto the space's one.
+
+        Parameters
+        ----------
+        config : mapping of str to value
+        shape : mapping of str to int
+
+        Returns
+        -------
+        dict
+            A new dict; equal to ``dict(config)`` for most kernels and configs.
+        """
+        return self.knobs.canonical_config(config, shape)
+
     def split_config(self, config: Mapping[str, Any]) -> tuple[dict[str, Any], int, int]:
         """``(meta, num_warps, num_stages)`` of a config; model-only knobs dropped.
 

@@ -16,7 +16,14 @@ import numpy as np
 
 import autotile.lang as tl
 from autotile.errors import InvalidConfigError
-from autotile.kernels import KERNELS, KernelLaunch, KernelSpec, get_kernel_spec, spec_for_kernel
+from autotile.kernels import (
+    KERNELS,
+    KernelLaunch,
+    KernelSpec,
+    canonical_group_m,
+    get_kernel_spec,
+    spec_for_kernel,
+)
 from autotile.kernels._spaces import PADDING_CONSTRAINTS
 from autotile.kernels._spec import dtype_name, kernel_arg_names
 from autotile.measure import H100_SXM, HardwareProfile, KernelModelMeasurer, MeasureResult
@@ -75,20 +82,11 @@ class _LaunchModelMeasurer(KernelModelMeasurer):
 
 
 def _canonical_group_m(knobs: dict[str, Any], M: int) -> None:
-    """Map a ``GROUP_M >= cdiv(M, BLOCK_M)`` onto the space's representative, in place.
+    """Map a ``GROUP_M >= cdiv(M, BLOCK_M)`` onto the space's one, in place.
 
-    The grouped pid formula clamps the group to the tile rows left
-    (``group_size_m = min(num_pid_m - first_pid_m, GROUP_M)``), so every
-    such ``GROUP_M`` launches the tiles in the same column-major order, as
-    Triton accepts it; the matmul space keeps only the smallest power of two
-    among them (``next_power_of_2(cdiv(M, BLOCK_M))``).
+    :func:`~autotile.kernels.canonical_group_m` on ``knobs``.
     """
-    g, bm = knobs.get("GROUP_M"), knobs.get("BLOCK_M")
-    if not (isinstance(g, int) and isinstance(bm, int)) or isinstance(g, bool) or bm < 1:
-        return
-    num_pid_m = max(1, -(-M // bm))
-    if g >= num_pid_m:
-        knobs["GROUP_M"] = 1 << (num_pid_m - 1).bit_length()
+    knobs.update(canonical_group_m(knobs, {"M": M}))
 
 
 class KernelModelScorer:

@@ -13,6 +13,7 @@ Parts (one device call each)::
         --configs benchmarks/h200/data/h200_sim2real_configs.csv      # time chosen configs
     python benchmarks/h200/bench_h200.py --part ncu --out $OUT \
         --ncu-configs benchmarks/h200/data/h200_ncu_validation_configs.csv  # ncu bytes of a list
+        [--ncu-name ncu_traffic_v2_measured]                          # output CSV basename
     python benchmarks/h200/bench_h200.py --part rounds --out $OUT \
         --rounds-configs benchmarks/h200/data/h200_sim2real_rounds_configs.csv \
         --tune-budget 100                       # GPU-direct tuning, then interleaved rounds
@@ -273,7 +274,8 @@ def run_ncu(plan: list[dict[str, Any]], out: Path, tag: str) -> list[dict[str, A
     for i, k in enumerate(kernels):
         src = launched[i] if i < len(launched) else {"shape": [0, 0, 0], "config": {}}
         rows.append({"tag": tag, "M": src["shape"][0], "N": src["shape"][1],
-                     "K": src["shape"][2], **src["config"], "config": config_key(src["config"]),
+                     "K": src["shape"][2], "dtype": src.get("dtype", "float16"),
+                     **src["config"], "config": config_key(src["config"]),
                      "ncu_id": k["id"], "kernel": k["kernel"][:40],
                      "dram_read_bytes": k.get("dram__bytes_read.sum", ""),
                      "dram_write_bytes": k.get("dram__bytes_write.sum", ""),
@@ -416,29 +418,32 @@ def part_sim2real(out: Path, configs_path: Path) -> None:
     (out / "h200_sim2real_env.json").write_text(json.dumps(info, indent=1, default=str))
 
 
-def part_ncu(out: Path, configs_path: Path, n_jobs: int) -> None:
+def part_ncu(out: Path, configs_path: Path, n_jobs: int,
+             name: str = "h200_ncu_validation") -> None:
     """ncu DRAM bytes of every config in ``configs_path``, one launch each, in file order.
 
     The configs are first compiled in ``n_jobs`` processes into Triton's disk
     cache (so the profiled process only loads binaries), then profiled by
-    :func:`run_ncu`; rows go to ``h200_ncu_validation.csv`` (columns of
-    ``h200_ncu.csv``).
+    :func:`run_ncu`; rows go to ``<name>.csv`` (columns of ``h200_ncu.csv``
+    plus ``dtype``; a ``dtype`` column of the list, default float16, picks
+    each row's operand dtype) and the environment to ``<name>_env.json``.
     """
     from autotile.measure.gpu._triton_measurer import TritonMeasurer
     from benchmarks.h200.h200_ncu import plan_from_csv
 
     plan = plan_from_csv(configs_path)
     info = env_info()
-    (out / "h200_ncu_validation_env.json").write_text(json.dumps(info, indent=1, default=str))
-    for shp in dict.fromkeys(tuple(p["shape"]) for p in plan):
-        m = TritonMeasurer("matmul", dict(zip("MNK", shp)))
+    (out / f"{name}_env.json").write_text(json.dumps(info, indent=1, default=str))
+    for key in dict.fromkeys((*p["shape"], p["dtype"]) for p in plan):
+        shp, dtype = key[:3], key[3]
+        m = TritonMeasurer("matmul", dict(zip("MNK", shp)), dtype=dtype)
         t0 = time.perf_counter()
-        errs = m.precompile([p["config"] for p in plan if tuple(p["shape"]) == shp],
-                            n_jobs=n_jobs)
-        log(f"precompiled {shp} in {time.perf_counter() - t0:.1f} s "
+        errs = m.precompile([p["config"] for p in plan
+                             if (*p["shape"], p["dtype"]) == key], n_jobs=n_jobs)
+        log(f"precompiled {shp} {dtype} in {time.perf_counter() - t0:.1f} s "
             f"({sum(e is not None for e in errs)} errors: {[e for e in errs if e][:3]})")
         del m
-    write_csv(out / "h200_ncu_validation.csv", run_ncu(plan, out, "validation"))
+    write_csv(out / f"{name}.csv", run_ncu(plan, out, "validation"))
 
 
 def smi_state() -> str:
@@ -606,6 +611,8 @@ def main() -> int:
     ap.add_argument("--configs", default="benchmarks/h200/data/h200_sim2real_configs.csv")
     ap.add_argument("--ncu-configs",
                     default="benchmarks/h200/data/h200_ncu_validation_configs.csv")
+    ap.add_argument("--ncu-name", default="h200_ncu_validation",
+                    help="--part ncu: basename of the output CSV and env JSON")
     ap.add_argument("--rounds-configs",
                     default="benchmarks/h200/data/h200_sim2real_rounds_configs.csv")
     ap.add_argument("--rounds", type=int, default=5)
@@ -630,7 +637,7 @@ def main() -> int:
     elif args.part == "main":
         part_main(out, args.jobs, set(filter(None, args.skip.split(","))))
     elif args.part == "ncu":
-        part_ncu(out, Path(args.ncu_configs), args.jobs)
+        part_ncu(out, Path(args.ncu_configs), args.jobs, args.ncu_name)
     elif args.part == "rounds":
         part_rounds(out, Path(args.rounds_configs), args.rounds, args.tune_budget,
                     args.tune_searchers.split(","), args.tune_timeout_s, args.jobs,

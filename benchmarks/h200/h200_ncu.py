@@ -6,9 +6,11 @@ Driver (run under ncu on the device machine)::
         --csv --log-file ncu.csv -k regex:matmul_kernel \
         python benchmarks/h200/h200_ncu.py --plan plan.json --launched launched.json
 
-``plan.json`` is a list of ``{"shape": [M, N, K], "config": {...}}``
-(:func:`plan_from_csv` builds it from a CSV of ``M, N, K`` and the six
-matmul knobs, e.g. ``benchmarks/h200/data/h200_ncu_validation_configs.csv``;
+``plan.json`` is a list of ``{"shape": [M, N, K], "config": {...}}``, with an
+optional ``"dtype"`` (operand dtype, default ``"float16"``)
+(:func:`plan_from_csv` builds it from a CSV of ``M, N, K``, the six
+matmul knobs and an optional ``dtype`` column, e.g.
+``benchmarks/h200/data/h200_ncu_validation_configs.csv``;
 ``--configs CSV`` takes such a CSV instead of ``--plan``). Every
 config is compiled first (no launch), then each is launched exactly once, in
 order; the configs actually launched are written to ``--launched`` so the
@@ -62,13 +64,18 @@ KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
 def plan_from_csv(path: str | Path) -> list[dict[str, Any]]:
     """ncu plan from a CSV with ``M, N, K`` and the six matmul knobs, in file order.
 
+    An optional ``dtype`` column (``float16`` or ``bfloat16``) gives the operand
+    dtype of each row; without it every row is ``float16``. Other columns
+    (e.g. the model's predictions) are ignored.
+
     Returns
     -------
     list of dict
-        ``{"shape": [M, N, K], "config": {knob: int}}`` per row.
+        ``{"shape": [M, N, K], "dtype": str, "config": {knob: int}}`` per row.
     """
     with Path(path).open(newline="") as f:
         return [{"shape": [int(r["M"]), int(r["N"]), int(r["K"])],
+                 "dtype": r.get("dtype") or "float16",
                  "config": {k: int(r[k]) for k in KNOBS}} for r in csv.DictReader(f)]
 
 
@@ -83,13 +90,15 @@ def main() -> int:
 
     plan = (json.loads(Path(args.plan).read_text()) if args.plan
             else plan_from_csv(args.configs))
-    meas: dict[tuple[int, ...], TritonMeasurer] = {}
+    meas: dict[tuple[Any, ...], TritonMeasurer] = {}
     fns = []
     for p in plan:
         shp = tuple(p["shape"])
-        if shp not in meas:
-            meas[shp] = TritonMeasurer("matmul", dict(zip("MNK", shp)), check=False)
-        m = meas[shp]
+        key = (*shp, p.get("dtype", "float16"))
+        if key not in meas:
+            meas[key] = TritonMeasurer("matmul", dict(zip("MNK", shp)), check=False,
+                                       dtype=key[-1])
+        m = meas[key]
         try:
             m.compile(p["config"])
             fns.append((p, m.launcher(p["config"])))

@@ -77,3 +77,29 @@ def test_knobs_validation_and_hash():
     k2 = KernelKnobs(kernel=None, knobs={"A": (1, 2)})
     assert k1 == k2 and hash(k1) == hash(k2)
     assert k1.knobs["A"] == (1, 2)
+
+
+def test_group_m_above_the_tile_rows_is_canonicalised_not_refused():
+    from autotile.kernels import MATMUL_PERSISTENT_KNOBS, canonical_group_m
+
+    tut = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3)
+    small = {"M": 256, "N": 4096, "K": 4096}  # 2 tile rows: GROUP_M 8 runs as 2
+    assert MATMUL_KNOBS.violated(tut, small) == ("group_m_le_tile_rows",)
+    assert canonical_group_m(tut, small) == dict(tut, GROUP_M=2)
+    assert MATMUL_KNOBS.is_valid(MATMUL_KNOBS.canonical_config(tut, small), small)
+    # 3 tile rows: every GROUP_M >= 3 is column-major, the space's one is 4
+    assert canonical_group_m(tut, {"M": 384})["GROUP_M"] == 4
+    assert canonical_group_m(dict(tut, GROUP_M=64), {"M": 300})["GROUP_M"] == 4
+    # below the tile rows nothing changes, and the input is not modified
+    assert canonical_group_m(tut, {"M": 8192}) == tut
+    assert canonical_group_m(dict(tut, GROUP_M=2), {"M": 384})["GROUP_M"] == 2
+    assert tut["GROUP_M"] == 8
+    # malformed configs are left for the constraints to refuse
+    assert canonical_group_m({"BLOCK_M": 0, "GROUP_M": 8}, small) == {"BLOCK_M": 0, "GROUP_M": 8}
+    assert canonical_group_m({"GROUP_M": 8}, small) == {"GROUP_M": 8}
+    persistent = dict(tut, NUM_SMS=132)
+    assert MATMUL_PERSISTENT_KNOBS.canonical_config(persistent, small)["GROUP_M"] == 2
+    # knobs without a rule return a copy
+    assert SOFTMAX_FUSED_KNOBS.canonical_config({"BLOCK_SIZE": 1024}, {}) == {"BLOCK_SIZE": 1024}
+    with pytest.raises(TypeError, match="canonical must be callable"):
+        KernelKnobs(kernel=None, knobs={"B": (1,)}, canonical=3)  # type: ignore[arg-type]

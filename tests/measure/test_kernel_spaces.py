@@ -102,3 +102,20 @@ def test_unknown_shape_keys_are_refused(kernel, shape):
 
     with pytest.raises(MeasureError, match=r"takes the keys .* got unknown"):
         KernelModelMeasurer(kernel, shape)
+
+
+def test_model_measurer_scores_group_m_above_the_tile_rows_as_its_equivalent():
+    # tutorial 03's GROUP_M=8 at M=256 with BLOCK_M=128 (2 tile rows) launches the same
+    # column-major order as GROUP_M=2; it is scored, under its own name, not refused
+    m = KernelModelMeasurer("matmul", {"M": 256, "N": 4096, "K": 4096})
+    cfg = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=4, num_stages=3)
+    r8, r2 = m.measure(cfg), m.measure(dict(cfg, GROUP_M=2))
+    assert r8.ok and r2.ok
+    assert r8.config == str(cfg)
+    assert r8.metrics == r2.metrics
+    r4 = m.measure(dict(cfg, GROUP_M=4))
+    assert r4.metrics == r2.metrics
+    # a GROUP_M below the tile rows is still checked as written
+    big = KernelModelMeasurer("matmul", {"M": 2048, "N": 4096, "K": 4096})
+    assert big.measure(cfg).ok
+    assert big.measure(dict(cfg, GROUP_M=3)).status == "infeasible"

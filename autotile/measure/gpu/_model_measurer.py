@@ -177,7 +177,10 @@ class KernelModelMeasurer(Measurer):
         return self.space
 
     def _measure(self, config: Any) -> MeasureResult:
-        bad = self._feasibility_space().violations(config)
+        # a config the space leaves out only because an equivalent one stands for it
+        # (matmul GROUP_M >= the tile rows) is scored as that one, under its own name
+        cfg = self.spec.canonical_config(config, self.shape)
+        bad = self._feasibility_space().violations(cfg)
         if bad:
             return self._infeasible(config, "; ".join(bad))
-        return self._model(self, config, dict(config))
+        return self._model(self, config, cfg)

@@ -493,7 +493,9 @@ class TritonMeasurer(Measurer):
 
     def _measure(self, config: Any) -> MeasureResult:
         text = self.config_text(config)
-        bad = self.space.violations(config)
+        # checked as the equivalent config the space holds (matmul GROUP_M >= the tile
+        # rows); launched as written, which runs the same program order
+        bad = self.space.violations(self.spec.canonical_config(config, self.shape))
         if bad:
             return MeasureResult(text, "infeasible", {}, 0.0, "; ".join(bad))
         cfg = dict(config)
@@ -555,7 +557,8 @@ class TritonMeasurer(Measurer):
         import multiprocessing as mp
 
         cfgs = [dict(c) for c in configs]
-        todo = [i for i, c in enumerate(cfgs) if self.space.is_valid(c)]
+        todo = [i for i, c in enumerate(cfgs)
+                if self.space.is_valid(self.spec.canonical_config(c, self.shape))]
         out: list[str | None] = [None] * len(cfgs)
         if not todo:
             return out

@@ -1,0 +1,402 @@
+"""ncu DRAM read bytes against the L2 models: in sample, leave-one-shape-out, and the v2 plan.
+
+Issue #13, "Traffic": ncu DRAM read bytes within 15% of the prediction on >= 80%
+of at least 30 launches across >= 3 shapes, half of them with ``GROUP_M >= 8``.
+
+What it does (on the CPU, no GPU):
+
+* **In sample.** Predicts the read bytes of every model-feasible launch of the
+  four ncu files already measured on the H200 (``data/h200_ncu.csv``: 35
+  feasible of 40, ``h200_ncu_validation.csv``: 30, ``h200_power_ncu.csv``: 25,
+  ``h200_power2_ncu.csv``: 21; 111 launches on three shapes, all fp16) with
+  :data:`~autotile.measure.gpu.LOCKSTEP` (the default of ``KernelModelMeasurer``
+  and of ``@autotune``'s zero-shot ranking) and
+  :data:`~autotile.measure.gpu.DRIFT`, both on
+  :data:`~autotile.measure.gpu.H200_MEASURED_L2` (60 MiB), and prints the
+  share within 15% per file, per ``GROUP_M`` class and per shape. DRIFT's one
+  constant (``stagger``) was fitted on ``h200_ncu.csv`` in an earlier session,
+  so only the other three files are out of its sample.
+* **``--scan``.** A grid of ``L2Model(stagger=s)`` on a capacity of
+  ``f x 60 MiB`` (``f = 0.5`` with ``s = 0.5`` is DRIFT); the pair is chosen
+  by the most launches within 15% (ties: the smaller mean ``|log ratio|``),
+  in sample and leave-one-shape-out (fit on two shapes, score the third).
+* **``--write-predictions``.** Writes ``data/ncu_traffic_v2_predictions.csv``:
+  the v2 device list (:data:`V2_PLAN`, 32 configs on 4 shapes no earlier file
+  holds, 17 with ``GROUP_M >= 8``, fp16 and bf16) with each model's predicted
+  read bytes. It refuses to overwrite the file (``--force`` does): the
+  predictions are committed before the device run.
+* If ``data/ncu_traffic_v2_measured.csv`` exists, compares it with those
+  committed predictions (nothing re-simulated).
+
+Device command (one call: parallel compiles, then one ncu run; the 30-launch
+validation's ncu run took 38 s; not yet run)::
+
+    python benchmarks/h200/bench_h200.py --part ncu --out $OUT \\
+        --ncu-configs benchmarks/h200/data/ncu_traffic_v2_predictions.csv \\
+        --ncu-name ncu_traffic_v2_measured
+
+Usage::
+
+    python benchmarks/h200/h200_traffic_v2.py [--scan] [--write-predictions [--force]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure import KernelModelMeasurer  # noqa: E402
+from autotile.measure.gpu import DRIFT, H200_MEASURED_L2, LOCKSTEP, L2Model  # noqa: E402
+from autotile.measure.gpu._l2sim import _sim_timed, _stagger_starts, simulate_l2  # noqa: E402
+from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+#: The ncu files measured so far: tag -> CSV under ``data/`` (all fp16).
+SETS = {"fit": "h200_ncu.csv", "val": "h200_ncu_validation.csv",
+        "pow": "h200_power_ncu.csv", "pow2": "h200_power2_ncu.csv"}
+#: The models compared: name -> L2Model (on H200_MEASURED_L2).
+MODELS: dict[str, L2Model] = {"lockstep": LOCKSTEP, "drift": DRIFT}
+#: Tolerance of the issue's criterion (relative).
+TOL = 0.15
+#: ``--scan`` grid: stagger values and capacity factors (of the 60 MiB L2).
+SCAN_STAGGER = (0.25, 0.5, 0.75, 1.0)
+SCAN_CAP = (0.3, 0.375, 0.425, 0.5, 0.625, 0.75, 1.0)
+#: ``--mix``: ramps of the SM-order stagger averaged by the experimental "drift_mix"
+#: model (fractions of a program's duration; see :func:`drift_mix_read_bytes`).
+MIX_SIGMAS = (0.0, 0.1, 0.2)
+PRED_FILE = DATA / "ncu_traffic_v2_predictions.csv"
+MEASURED_FILE = DATA / "ncu_traffic_v2_measured.csv"
+
+#: The v2 device list: (M, N, K, dtype) -> configs (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M,
+#: num_warps, num_stages). Four shapes no earlier data file holds: small M (320,
+#: bf16), sizes that are not multiples of 128 (6000 x 4880 x 7056, fp16; all
+#: multiples of 16, so Triton still vectorises the loads), deep K (18432, fp16)
+#: and M >> N (bf16). 17 of the 32 have GROUP_M >= 8; 128x128x64 GROUP_M=8 at
+#: M=320 (3 tile rows) runs as written and is scored as its equivalent GROUP_M=4.
+V2_PLAN: dict[tuple[int, int, int, str], tuple[tuple[int, ...], ...]] = {
+    (320, 9216, 6144, "bfloat16"): (
+        (32, 128, 64, 8, 4, 4), (32, 128, 64, 16, 4, 4), (16, 256, 64, 8, 4, 3),
+        (64, 128, 64, 8, 4, 4), (128, 128, 64, 8, 4, 3), (32, 64, 64, 1, 2, 4),
+        (64, 256, 32, 1, 8, 3), (16, 128, 128, 2, 4, 3)),
+    (6000, 4880, 7056, "float16"): (
+        (128, 256, 64, 8, 8, 3), (128, 128, 32, 8, 4, 4), (64, 128, 64, 16, 4, 4),
+        (128, 64, 64, 32, 4, 4), (128, 128, 64, 1, 4, 3), (64, 64, 64, 4, 4, 3),
+        (256, 128, 64, 2, 8, 3), (32, 64, 32, 1, 2, 5)),
+    (2816, 3328, 18432, "float16"): (
+        (128, 128, 64, 8, 4, 3), (64, 256, 32, 8, 4, 4), (128, 64, 64, 16, 4, 4),
+        (256, 64, 64, 8, 4, 3), (128, 256, 64, 1, 8, 3), (64, 64, 128, 2, 4, 3),
+        (64, 128, 32, 4, 4, 4), (32, 128, 64, 1, 4, 3)),
+    (14336, 1536, 5120, "bfloat16"): (
+        (128, 128, 64, 8, 4, 3), (256, 64, 64, 16, 4, 3), (64, 128, 64, 32, 4, 4),
+        (128, 64, 32, 64, 4, 4), (128, 256, 64, 1, 8, 3), (64, 64, 64, 2, 4, 3),
+        (128, 32, 64, 4, 4, 4), (64, 256, 32, 4, 4, 4)),
+}
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    """Rows of a CSV as dicts of strings."""
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class Predictor:
+    """Read-byte predictions of the matmul GPU model, one measurer per (shape, dtype, model)."""
+
+    def __init__(self) -> None:
+        self._meas: dict[tuple[Any, ...], KernelModelMeasurer] = {}
+
+    def __call__(self, shape: tuple[int, int, int], dtype: str, cfg: dict[str, int],
+                 model: L2Model) -> dict[str, float] | None:
+        """``read`` (``hbm_read_bytes``), ``b`` (blocks per SM) and ``k_merge``; None
+        for a config the model calls infeasible."""
+        key = (shape, dtype, model)
+        if key not in self._meas:
+            self._meas[key] = KernelModelMeasurer(
+                "matmul", dict(zip("MNK", shape)), hardware=H200_MEASURED_L2, dtype=dtype,
+                l2_model=None if model == LOCKSTEP else model)
+        res = self._meas[key].measure(cfg)
+        if not res.ok:
+            return None
+        m = res.metrics
+        return {"read": float(m["hbm_read_bytes"]), "b": int(m["blocks_per_sm"]),
+                "k_merge": int(m["k_merge"])}
+
+
+def ramp_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
+                    k_merge: int, sigmas: tuple[float, ...] = MIX_SIGMAS) -> list[float]:
+    """Experimental L2 variant "drift_mix": DRIFT plus a ramp over the SMs, averaged.
+
+    DRIFT (two partitions of the 60 MiB L2, the ``k``-th of the ``b`` programs
+    of an SM started ``0.5 k / b`` of a program later) with, in addition, the
+    slot of SM ``i`` (``i = 0 .. 131``) started ``sigma * T * i / 132`` steps
+    later (``T``: steps of a program): programs far apart in program id drift
+    apart, neighbours stay together. A single ``sigma`` turns reuse between
+    SMs on or off at once (an LRU cliff); the read bytes are averaged over
+    ``sigmas`` (a spread of drifts) by :func:`drift_mix_read_bytes`. One
+    constant: the largest ramp (0.2, chosen in sample by ``--mix``).
+
+    Returns
+    -------
+    list of float
+        HBM read bytes per ``sigma`` (probe prefix scaled as :func:`simulate_l2` does).
+    """
+    sched, n_prog = matmul_tile_schedule(*shape, cfg["BLOCK_M"], cfg["BLOCK_N"],
+                                         cfg["BLOCK_K"], cfg["GROUP_M"], k_merge=k_merge,
+                                         max_probe_programs=4096)
+    n_sms = H200_MEASURED_L2.n_sms
+    n_conc = n_sms * b
+    cap = H200_MEASURED_L2.l2_bytes // DRIFT.partitions
+    p_hi, scale = sched.n_programs, 1.0
+    if n_prog > sched.n_programs:  # probe prefix: whole waves, bytes scaled
+        full = (sched.n_programs // n_conc) * n_conc
+        p_hi = full if full > 0 else sched.n_programs
+        scale = n_prog / p_hi
+    s = sched
+    steps = float(s.seg_n_steps[s.prog_seg_ptr[0]:s.prog_seg_ptr[1]].sum())
+    base = _stagger_starts(s, DRIFT.stagger, n_conc, n_sms).astype(np.float64)
+    ramp = (np.arange(n_conc) % n_sms).astype(np.float64) / n_sms
+    out = [float(_sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
+                            s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes, n_conc,
+                            cap, p_hi, base + sig * steps * ramp, np.ones(p_hi))[2]) * scale
+           for sig in sigmas]
+    return out
+
+
+def drift_mix_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
+                         k_merge: int) -> float:
+    """The "drift_mix" read bytes: :func:`ramp_read_bytes` averaged over :data:`MIX_SIGMAS`."""
+    return float(np.mean(ramp_read_bytes(shape, cfg, b, k_merge, MIX_SIGMAS)))
+
+
+def load_launches(pred: Predictor) -> list[dict[str, Any]]:
+    """Model-feasible launches of :data:`SETS` with ncu bytes and each model's prediction."""
+    out = []
+    for tag, name in SETS.items():
+        for r in rows(DATA / name):
+            shp = (int(r["M"]), int(r["N"]), int(r["K"]))
+            cfg = {k: int(r[k]) for k in KNOBS}
+            p = {m: pred(shp, "float16", cfg, mod) for m, mod in MODELS.items()}
+            if any(v is None for v in p.values()):
+                continue
+            ln = {"set": tag, "shape": shp, "cfg": cfg, "ncu": float(r["dram_read_bytes"]),
+                  "b": p["drift"]["b"], "k_merge": p["drift"]["k_merge"]}  # type: ignore[index]
+            ln.update({m: v["read"] for m, v in p.items()})  # type: ignore[index]
+            out.append(ln)
+    return out
+
+
+def within(pred: np.ndarray, meas: np.ndarray, tol: float = TOL) -> np.ndarray:
+    """``|pred / meas - 1| <= tol`` per launch."""
+    return np.abs(pred / meas - 1.0) <= tol
+
+
+def mean_abs_log(pred: np.ndarray, meas: np.ndarray) -> float:
+    """Mean ``|log(pred / meas)|``."""
+    return float(np.mean(np.abs(np.log(pred / meas))))
+
+
+def group_class(g: int) -> str:
+    """``GROUP_M`` class of the issue: 1-2, 4-8 (here 4), >= 8."""
+    return "GROUP_M 1-2" if g <= 2 else ("GROUP_M 4" if g < 8 else "GROUP_M >= 8")
+
+
+def report(launches: list[dict[str, Any]], models: list[str]) -> None:
+    """Markdown tables: share within 15% per file, GROUP_M class and shape."""
+    meas = np.array([ln["ncu"] for ln in launches])
+    groups: dict[str, Callable[[dict[str, Any]], str]] = {
+        "file": lambda ln: SETS[ln["set"]],
+        "GROUP_M": lambda ln: group_class(ln["cfg"]["GROUP_M"]),
+        "shape": lambda ln: "x".join(map(str, ln["shape"])),
+    }
+    print(f"\n| group | n | {' | '.join(f'{m} within 15%' for m in models)} | "
+          f"{' | '.join(f'{m} median ratio' for m in models)} |")
+    print("|---|---:|" + "---:|" * (2 * len(models)))
+    for gname, fn in groups.items():
+        labels = np.array([fn(ln) for ln in launches])
+        for lab in sorted(set(labels)):
+            sel = labels == lab
+            cells = [f"{int(within(np.array([ln[m] for ln in launches])[sel], meas[sel]).sum())}"
+                     f"/{int(sel.sum())}" for m in models]
+            med = [f"{np.median(np.array([ln[m] for ln in launches])[sel] / meas[sel]):.2f}"
+                   for m in models]
+            print(f"| {gname}: {lab} | {int(sel.sum())} | {' | '.join(cells)} | "
+                  f"{' | '.join(med)} |")
+    cells = [f"{int(within(np.array([ln[m] for ln in launches]), meas).sum())}/{len(meas)}"
+             for m in models]
+    med = [f"{np.median(np.array([ln[m] for ln in launches]) / meas):.2f}" for m in models]
+    print(f"| **all** | {len(meas)} | {' | '.join(cells)} | {' | '.join(med)} |")
+
+
+def scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
+    """Grid of (stagger, capacity factor); in-sample and leave-one-shape-out choice."""
+    l2 = H200_MEASURED_L2.l2_bytes
+    grid = [(s, f) for s in SCAN_STAGGER for f in SCAN_CAP]
+
+    def work(ln: dict[str, Any]) -> list[float]:
+        c = ln["cfg"]
+        sched, n_prog = matmul_tile_schedule(*ln["shape"], c["BLOCK_M"], c["BLOCK_N"],
+                                             c["BLOCK_K"], c["GROUP_M"], k_merge=ln["k_merge"],
+                                             max_probe_programs=4096)
+        return [simulate_l2(sched, l2_bytes=int(l2 * f), n_concurrent=132 * ln["b"],
+                            total_programs=n_prog, model=L2Model(stagger=s), n_sms=132
+                            ).hbm_read_bytes for s, f in grid]
+
+    with ThreadPoolExecutor(n_threads) as ex:  # the numba replays release the GIL
+        pred = np.array(list(ex.map(work, launches)))
+    meas = np.array([ln["ncu"] for ln in launches])
+    shapes = np.array(["x".join(map(str, ln["shape"])) for ln in launches])
+
+    def best(sel: np.ndarray) -> int:
+        return max(range(len(grid)), key=lambda j: (int(within(pred[sel, j], meas[sel]).sum()),
+                                                    -mean_abs_log(pred[sel, j], meas[sel])))
+
+    print("\n| stagger | capacity (x 60 MiB) | within 15% (all) | mean abs log |")
+    print("|---:|---:|---:|---:|")
+    for j, (s, f) in enumerate(grid):
+        print(f"| {s} | {f} | {int(within(pred[:, j], meas).sum())}/{len(meas)} | "
+              f"{mean_abs_log(pred[:, j], meas):.3f} |")
+    everything = np.ones(len(meas), bool)
+    j = best(everything)
+    print(f"\nin sample: best {grid[j]}: {int(within(pred[:, j], meas).sum())}/{len(meas)}")
+    pooled = np.empty(len(meas))
+    for shp in sorted(set(shapes)):
+        te = shapes == shp
+        j = best(~te)
+        pooled[te] = pred[te, j]
+        print(f"leave out {shp}: fitted {grid[j]} on {int((~te).sum())}, held out "
+              f"{int(within(pred[te, j], meas[te]).sum())}/{int(te.sum())}")
+    print(f"leave-one-shape-out, pooled: {int(within(pooled, meas).sum())}/{len(meas)}")
+
+
+#: ``--mix`` scan: ramps simulated; "drift_mix" with largest ramp ``x`` averages those <= x.
+MIX_SCAN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
+
+
+def mix_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
+    """Largest ramp of "drift_mix": in sample, leave-one-shape-out, and fitted on
+    ``h200_ncu.csv`` only (scored on the other three files)."""
+    with ThreadPoolExecutor(n_threads) as ex:
+        per = np.array(list(ex.map(lambda ln: ramp_read_bytes(
+            ln["shape"], ln["cfg"], ln["b"], ln["k_merge"], MIX_SCAN), launches)))
+    meas = np.array([ln["ncu"] for ln in launches])
+    shapes = np.array(["x".join(map(str, ln["shape"])) for ln in launches])
+    sets = np.array([ln["set"] for ln in launches])
+    cands = {x: per[:, :i + 1].mean(axis=1) for i, x in enumerate(MIX_SCAN) if i > 0}
+    for ln, v in zip(launches, cands[max(MIX_SIGMAS)]):
+        ln["drift_mix"] = float(v)
+
+    def best(sel: np.ndarray) -> float:
+        return max(cands, key=lambda x: (int(within(cands[x][sel], meas[sel]).sum()),
+                                         -mean_abs_log(cands[x][sel], meas[sel])))
+
+    print("\n| largest ramp | within 15% (all) | mean abs log |")
+    print("|---:|---:|---:|")
+    for x, p in cands.items():
+        print(f"| {x} | {int(within(p, meas).sum())}/{len(meas)} | "
+              f"{mean_abs_log(p, meas):.3f} |")
+    pooled = np.empty(len(meas))
+    for shp in sorted(set(shapes)):
+        te = shapes == shp
+        x = best(~te)
+        pooled[te] = cands[x][te]
+        print(f"leave out {shp}: fitted {x}, held out {int(within(cands[x][te], meas[te]).sum())}"
+              f"/{int(te.sum())} (DRIFT {int(within(per[te, 0], meas[te]).sum())})")
+    print(f"leave-one-shape-out, pooled: {int(within(pooled, meas).sum())}/{len(meas)} "
+          f"(DRIFT {int(within(per[:, 0], meas).sum())})")
+    fit = sets == "fit"
+    x = best(fit)
+    print(f"fitted on {SETS['fit']} only: {x}; the other files "
+          f"{int(within(cands[x][~fit], meas[~fit]).sum())}/{int((~fit).sum())} "
+          f"(DRIFT {int(within(per[~fit, 0], meas[~fit]).sum())})")
+
+
+def write_predictions(pred: Predictor, force: bool) -> None:
+    """Write :data:`PRED_FILE` (config list plus each model's predicted bytes)."""
+    if PRED_FILE.exists() and not force:
+        raise SystemExit(f"{PRED_FILE} exists (predictions are committed before the device "
+                         "run); --force overwrites it")
+    out = []
+    for (M, N, K, dtype), cfgs in V2_PLAN.items():
+        for c in cfgs:
+            cfg = dict(zip(KNOBS, c))
+            row: dict[str, Any] = {"M": M, "N": N, "K": K, "dtype": dtype, **cfg}
+            for name, mod in MODELS.items():
+                p = pred((M, N, K), dtype, cfg, mod)
+                if p is None:
+                    raise SystemExit(f"model {name} calls {M}x{N}x{K} {cfg} infeasible")
+                row["blocks_per_sm"] = p["b"]
+                row[f"pred_read_bytes_{name}"] = int(round(p["read"]))
+                if name == "drift":
+                    row["pred_read_bytes_drift_mix"] = int(round(drift_mix_read_bytes(
+                        (M, N, K), cfg, p["b"], p["k_merge"])))
+            row["compulsory_read_bytes"] = (M * K + K * N) * 2
+            out.append(row)
+    with PRED_FILE.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(out[0]))
+        w.writeheader()
+        w.writerows(out)
+    n8 = sum(r["GROUP_M"] >= 8 for r in out)
+    print(f"wrote {PRED_FILE} ({len(out)} configs, {len(V2_PLAN)} shapes, {n8} with "
+          f"GROUP_M >= 8)")
+
+
+def compare_v2() -> None:
+    """Committed v2 predictions against the measured v2 file (when it exists)."""
+    if not MEASURED_FILE.exists():
+        print(f"\n{MEASURED_FILE.name}: not measured yet")
+        return
+
+    def key(r: dict[str, str]) -> tuple[Any, ...]:
+        return (int(r["M"]), int(r["N"]), int(r["K"]), r.get("dtype") or "float16",
+                *(int(r[k]) for k in KNOBS))
+
+    pred = {key(r): r for r in rows(PRED_FILE)}
+    got = [(pred[key(r)], float(r["dram_read_bytes"])) for r in rows(MEASURED_FILE)
+           if key(r) in pred and r.get("dram_read_bytes")]
+    meas = np.array([g for _, g in got])
+    print(f"\nv2 (out of sample, predictions committed before the run): {len(got)} launches")
+    names = [c[len("pred_read_bytes_"):] for c in got[0][0] if c.startswith("pred_read_bytes_")
+             ] if got else []
+    for name in names:
+        p = np.array([float(r[f"pred_read_bytes_{name}"]) for r, _ in got])
+        g8 = np.array([int(r["GROUP_M"]) >= 8 for r, _ in got])
+        print(f"  {name}: within 15% {int(within(p, meas).sum())}/{len(meas)} "
+              f"(GROUP_M >= 8: {int(within(p[g8], meas[g8]).sum())}/{int(g8.sum())}), "
+              f"median ratio {np.median(p / meas):.2f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scan", action="store_true", help="(stagger, capacity) grid with LOSO")
+    ap.add_argument("--mix", action="store_true",
+                    help="the experimental drift_mix model: ramp scan with LOSO (minutes)")
+    ap.add_argument("--write-predictions", action="store_true")
+    ap.add_argument("--force", action="store_true", help="overwrite the v2 predictions")
+    args = ap.parse_args()
+    pred = Predictor()
+    if args.write_predictions:
+        write_predictions(pred, args.force)
+    launches = load_launches(pred)
+    print(f"{len(launches)} model-feasible ncu launches (in sample; DRIFT's stagger was "
+          f"fitted on {SETS['fit']})\n")
+    if args.mix:
+        mix_scan(launches)
+    report(launches, list(MODELS) + (["drift_mix"] if args.mix else []))
+    if args.scan:
+        scan(launches)
+    compare_v2()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The v2 ncu traffic plan (issue #13, "Traffic"): the committed config list and predictions.
+
+``benchmarks/h200/data/ncu_traffic_v2_predictions.csv`` was written by
+``benchmarks/h200/h200_traffic_v2.py --write-predictions`` before any device
+run; these tests pin what the issue asks of the list and that the device
+driver reads it.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from autotile.measure import KernelModelMeasurer
+from autotile.measure.gpu import DRIFT, H200_MEASURED_L2
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "benchmarks" / "h200" / "data"
+PRED = DATA / "ncu_traffic_v2_predictions.csv"
+KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "h200" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def plan_rows() -> list[dict[str, str]]:
+    with PRED.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_v2_list_meets_the_issue(plan_rows):
+    shapes = {(int(r["M"]), int(r["N"]), int(r["K"])) for r in plan_rows}
+    assert len(plan_rows) == 32 and len(shapes) == 4
+    assert sum(int(r["GROUP_M"]) >= 8 for r in plan_rows) == 17
+    assert {r["dtype"] for r in plan_rows} == {"float16", "bfloat16"}
+    assert min(m for m, _, _ in shapes) <= 512  # small M
+    assert any(any(v % 128 for v in s) for s in shapes)  # not multiples of 128
+    old = set()
+    for name in ("h200_ncu.csv", "h200_ncu_validation.csv", "h200_power_ncu.csv",
+                 "h200_power2_ncu.csv", "h200_matmul.csv"):
+        with (DATA / name).open(newline="") as f:
+            old |= {(int(r["M"]), int(r["N"]), int(r["K"])) for r in csv.DictReader(f)}
+    assert not shapes & old
+
+
+def test_v2_predictions_are_the_models(plan_rows):
+    # two rows re-predicted: the committed numbers are the model's (DRIFT on 60 MiB)
+    for r in (plan_rows[0], plan_rows[-1]):
+        shape = {"M": int(r["M"]), "N": int(r["N"]), "K": int(r["K"])}
+        m = KernelModelMeasurer("matmul", shape, hardware=H200_MEASURED_L2, dtype=r["dtype"],
+                                l2_model=DRIFT)
+        res = m.measure({k: int(r[k]) for k in KNOBS})
+        assert res.ok
+        assert int(round(res.metrics["hbm_read_bytes"])) == int(r["pred_read_bytes_drift"])
+        assert int(r["pred_read_bytes_drift"]) >= int(r["compulsory_read_bytes"]) * 0.99
+
+
+def test_device_driver_reads_the_list_with_dtypes(plan_rows):
+    ncu = _load("h200_ncu")
+    plan = ncu.plan_from_csv(PRED)
+    assert len(plan) == len(plan_rows)
+    assert plan[0] == {"shape": [int(plan_rows[0]["M"]), int(plan_rows[0]["N"]),
+                                 int(plan_rows[0]["K"])],
+                       "dtype": plan_rows[0]["dtype"],
+                       "config": {k: int(plan_rows[0][k]) for k in KNOBS}}
+    # a list without a dtype column is fp16, as before
+    old = ncu.plan_from_csv(DATA / "h200_ncu_validation_configs.csv")
+    assert {p["dtype"] for p in old} == {"float16"} and len(old) == 30
+
+
+def test_script_plan_is_the_committed_file(plan_rows):
+    tv2 = _load("h200_traffic_v2")
+    listed = [(s, c) for s, cfgs in tv2.V2_PLAN.items() for c in cfgs]
+    got = [((int(r["M"]), int(r["N"]), int(r["K"]), r["dtype"]),
+            tuple(int(r[k]) for k in KNOBS)) for r in plan_rows]
+    assert got == listed
