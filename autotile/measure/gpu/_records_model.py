@@ -43,7 +43,8 @@ __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "launch_featur
            "PROGRAM_OVERHEAD_S", "PROGRAM_LATENCY_S", "L2_REUSE_FRACTION", "L2_SHARE_SPREAD",
            "REG_FLOOR_PER_THREAD", "REGS_PER_LIVE_WORD", "ALU_CYCLES_PER_WARP_OP",
            "SFU_CYCLES_PER_WARP_OP", "SHORT_READ_PENALTY", "SHORT_WRITE_PENALTY",
-           "SOFT_MAX_EXPONENT", "soft_max", "REDUCE_LATENCY_S", "reduce_latency_s"]
+           "SOFT_MAX_EXPONENT", "soft_max", "REDUCE_LATENCY_S", "reduce_latency_s",
+           "LOAD_ISSUE_SLOTS"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -133,6 +134,20 @@ PROGRAM_OVERHEAD_S = 8.1e-8
 #: reduce``); interpolated in ``log2(num_warps)``.
 REDUCE_LATENCY_S = {1: 8.35e-8, 2: 1.434e-7, 4: 1.642e-7, 8: 1.915e-7, 16: 2.331e-7,
                     32: 3.211e-7}
+
+
+#: Issue slots per warp load instruction (the load with its address, predicate,
+#: conversion and loop work, beyond the counted ALU ops), charged at 4 warp
+#: instructions per SM and clock (4 schedulers per SM: NVIDIA H100 whitepaper).
+#: Fitted, not sourced: the value of 4, 8, 16 and 32 that gave the best ranks on
+#: the v5 and v6 timings (``benchmarks/h200/records_fit.py``; online softmax's
+#: pick 1.063 -> 1.000 and layer norm's Spearman 0.812 -> 0.850 on v6), where
+#: configs of many warps and a few elements per thread ran up to 2x slower than
+#: predicted: such a program issues one load instruction per warp for a handful
+#: of elements.
+LOAD_ISSUE_SLOTS = 16.0
+#: Sectors one warp moves with a 16-byte-per-thread load (32 x 16 B = 512 B).
+_SECTORS_PER_WARP_LOAD = 16
 
 
 def reduce_latency_s(num_warps: int) -> float:
@@ -382,6 +397,12 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
                                  * params.peak_efficiency)
     alu_s = rounds * f["alu"] / (CUDA_CORE_LANES_PER_SM * clock)
     sfu_s = rounds * f["sfu"] / (SFU_LANES_PER_SM * clock)
+    # the issue slots of the loads: a warp's 16-byte-per-thread load moves 16 sectors,
+    # so each of the n_steps load ops (taken as large as the largest) issues
+    # ceil(sectors / (16 nw)) load instructions per warp, each with its address,
+    # predicate and conversion work (LOAD_ISSUE_SLOTS); 4 warp schedulers per SM
+    per_warp = float(np.ceil(max(inflight / _SECTOR_BYTES, 1.0) / (_SECTORS_PER_WARP_LOAD * nw)))
+    ld_s = rounds * n_steps * nw * per_warp * LOAD_ISSUE_SLOTS / (4 * clock)
     compute_s = dot_s + max(alu_s, sfu_s)
     lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
     # a loop's loads are software-pipelined over num_stages - 1 iterations ahead when
@@ -409,6 +430,8 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
         else program_s
     overhead_s = rounds * PROGRAM_OVERHEAD_S
     o = 1.0 - params.overlap_decay ** (ns * bps - 1) if bps * ns > 1 else 0.0
+    # the SM's issue slots also run the loads (a throughput bound, not in the chain)
+    compute_s = compute_s + ld_s
     t = soft_max((compute_s, memory_s, latency_s, overhead_s)) \
         + (1.0 - o) * min(compute_s, memory_s)
     spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
