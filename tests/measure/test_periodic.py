@@ -216,16 +216,17 @@ def test_range_check_equals_line_by_line_check(seed: int) -> None:
             k = int(rng.integers(ways + 1))
             tags[s, :k] = s + n_sets * rng.choice(n_ids // n_sets, k, replace=False)
         fa = rng.choice(n_ids, int(rng.integers(1, 33)), replace=False)
-        nxt = np.full(n_ids, -1, np.int32)
-        nxt[fa[:-1]] = fa[1:]
-        ends = np.array([fa[0], fa[-1], len(fa)], np.int64)
+        # the stack in slots 0 .. len(fa) - 1, MRU first
+        sl_line = np.asarray(fa, np.int64)
+        sl_next = np.append(np.arange(1, len(fa)), -1).astype(np.int64)
+        ends = np.array([0, len(fa) - 1, len(fa)], np.int64)
         snap_sa = np.empty(n_sets * ways, np.int64)
         snap_fa = np.empty(32, np.int64)
-        _snapshot(tags, nxt, ends, snap_sa, snap_fa)
+        _snapshot(tags, sl_line, sl_next, ends, snap_sa, snap_fa)
         active = rng.random(n_sets) < 0.5
         x_lo = np.empty(3, np.int64)
         x_hi = np.empty(3, np.int64)
-        assert _live_equal(tags, nxt, ends, snap_sa, snap_fa, np.zeros(3, np.int64), lo, hi,
+        assert _live_equal(tags, sl_line, sl_next, ends, snap_sa, snap_fa, np.zeros(3, np.int64), lo, hi,
                            active, x_lo, x_hi)
         shift = rng.integers(-3, 4, 3) * n_sets
         times = int(rng.integers(1, 20))
