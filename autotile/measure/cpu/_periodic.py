@@ -623,7 +623,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         rem = hz
                     if rel < give_up_in_line and hz >= 2:
                         keep = off[l] + rel % 2
-            elif per > 0 and c + per <= e - 1:
+            elif per > 0 and (c + per <= e - 1 or (dense[l] and c <= e - 2)):
+                # past c = e - 1 - per only a dense comparison happens (a loop of
+                # two periods: q = 0 below, a partial block of up to per - 1)
                 if c == 0:
                     # first sparse comparison of this run: the first iteration at or
                     # after first_sparse (and after the dense ones) with the partial

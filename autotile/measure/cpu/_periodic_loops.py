@@ -172,6 +172,10 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
             continue
         if body < min_body or int(ext[l]) < 3:
             continue
+        # a loop of exactly two periods (common at n = 1024: a row is two set cycles)
+        # is extrapolated over its second period less one iteration, unless the
+        # in-line way below, which simulates at most half of the loop too, applies
+        half = per >= 2 and int(ext[l]) == 2 * per
         for a in range(p):
             s = int(step[l, a])
             if s % modulus == 0:
@@ -185,6 +189,11 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
             block[l] = 0
             win_lo[l] = 0
             win_hi[l] = 0
+            if half:
+                period[l] = per
+                dense[l] = True
+                for r, s in reg_step.items():
+                    shift[l, r] = per * s // line_bytes
             continue
         period[l] = 1
         dense[l] = True
