@@ -227,8 +227,9 @@ def _fa_relabel(slot_of, sl_line, sl_time, ends, shift_l, times, lo, hi, x_lo, x
     """Replace the fully associative stack ``S`` by ``phi^times(S)``, if it stays in its buffers.
 
     ``S = phi(S_old)`` is known (not compared), so the lines of ``S_old`` are
-    ``phi^-1`` of the stack's. They widen ``x_lo`` and ``x_hi`` (as
-    :func:`_live_equal` would), and the relabelling happens only if
+    ``phi^-1`` of the stack's. Where ``phi`` moves some buffer they widen
+    ``x_lo`` and ``x_hi`` (as :func:`_live_equal` would; where it moves none,
+    no line can leave its buffer), and the relabelling happens only if
     :func:`_range_ok` then holds for ``times + 1`` shifts of ``S_old``;
     returns whether it did. The list order is kept; every slot's time becomes
     ``clock``. ``tmp`` (at least ``ends[2]`` long) is scratch space.
