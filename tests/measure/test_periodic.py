@@ -60,7 +60,7 @@ def _walk(nest: AffineNest, cache: CacheConfig) -> tuple[np.ndarray, np.ndarray,
     _, _, sim, tries, jumps = walk_periodic(
         ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
         *w[:9], cache.ways >= len(nest.accesses), GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
-        MAX_BACKOFF)
+        MAX_BACKOFF, w[10], w[11])
     return w[2], tries, jumps, int(sim)
 
 

@@ -386,7 +386,7 @@ def _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits, snap_clock,
 def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: ignore[no-untyped-def]
                   n_ids, period, dense, local, shift, block, win_lo, win_hi, lo, hi,
                   shortcut, give_up, first_sparse, give_up_in_line,
-                  max_backoff):  # pragma: no cover
+                  max_backoff, half_p, half_shift):  # pragma: no cover
     """Set-associative and fully associative hits of an affine nest, extrapolating.
 
     A periodic loop ``l`` (``period[l] > 0``, not ``local[l]``) is compared at
@@ -430,7 +430,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     # dense comparisons, then two slots (before, after) for the sparse ones
     off = np.zeros(n_loops + 1, np.int64)
     for l in range(n_loops):
-        off[l + 1] = off[l] + (period[l] + 3 if period[l] > 0 else 0)
+        off[l + 1] = off[l] + (period[l] + 3 if period[l] > 0 else 0) + \
+            (2 if half_p[l] > 0 else 0)
     n_slots = max(off[n_loops], 1)
     snap_sa = np.empty((n_slots, n_sa), np.int64)
     snap_fa = np.empty((n_slots, fa_cap), np.int64)
@@ -456,6 +457,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     thr = np.zeros(n_loops, np.int64)
     fresh_last = np.zeros(n_loops, np.bool_)  # the loop's last comparison found a fresh stack
     snap_has_fa = np.zeros(n_slots, np.bool_)
+    half_taken = np.zeros(n_loops, np.int64)  # snapshots of S_0 (1) and S_(P-1) (2) this run
     sa_hits = 0
     fa_hits = 0
     simulated = 0
@@ -711,6 +713,47 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 if keep2 >= 0:
                     _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits, snap_clock,
                           keep2, sa_hits, fa_hits, clock, with_fa, snap_has_fa)
+            hp = half_p[l]
+            if hp > 0:
+                # an in-line loop of two periods: S_P is compared with phi(S_0), phi
+                # moving each buffer by P iterations' steps (whole set cycles), and on
+                # a match iterations P+1 .. 2P-1 repeat iterations 1 .. P-1; the state
+                # after them is phi(S_(P-1)) (q = 0 and a partial block, as above)
+                cn = cnt[l]  # past any jump above: the state is S_cn
+                h0 = off[l] + period[l] + 3
+                if cn == 0:
+                    _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits,
+                          snap_clock, h0, sa_hits, fa_hits, clock, True, snap_has_fa)
+                    half_taken[l] = 1
+                elif cn == hp - 1 and half_taken[l] == 1:
+                    _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits,
+                          snap_clock, h0 + 1, sa_hits, fa_hits, clock, True, snap_has_fa)
+                    half_taken[l] = 3
+                elif cn == hp and half_taken[l] == 3:
+                    half_taken[l] = 0
+                    for s in range(n_sets):
+                        active[s] = last_touch[s] > snap_clock[h0]
+                    n_tries[l] += 1
+                    if _live_equal(tags, sl_line, sl_next, ends, snap_sa[h0], snap_fa[h0],
+                                   half_shift[l], lo, hi, active, x_lo, x_hi) and \
+                            _shifted_ok(snap_sa[h0 + 1], snap_fa[h0 + 1], half_shift[l], 1,
+                                        lo, hi, active, ways):
+                        sa_hits += snap_hits[h0 + 1, 0] - snap_hits[h0, 0]
+                        fa_hits += snap_hits[h0 + 1, 1] - snap_hits[h0, 1]
+                        clock += 1
+                        _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
+                                 snap_sa[h0 + 1], snap_fa[h0 + 1], half_shift[l], 1, lo, hi,
+                                 active)
+                        for s in range(n_sets):
+                            if active[s]:
+                                last_touch[s] = clock
+                        r_ = e - 1 - cn
+                        for a in range(p):
+                            last[a] = -1
+                            addr[a] += step[l, a] * r_
+                        cnt[l] += r_
+                        window[l] = cnt[l] + 1
+                        n_jumps[l] += 1
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
@@ -753,11 +796,11 @@ def periodic_hits(ext: _I64, step: _I64, addr0: _I64, base: _I64, total_bytes: i
         ``(sa_hits, fa_hits, n_simulated)``: hits of the set-associative and
         the fully associative cache, and the accesses actually replayed.
     """
-    (period, dense, local, shift, block, win_lo, win_hi, lo, hi,
-     _) = loop_periods(ext, step, base, total_bytes, line_bytes, n_sets)
+    (period, dense, local, shift, block, win_lo, win_hi, lo, hi, _, half_p,
+     half_shift) = loop_periods(ext, step, base, total_bytes, line_bytes, n_sets)
     n_ids = total_bytes // line_bytes + 1
     sa, fa, sim, _, _ = walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, n_sets * ways,
                                 n_ids, period, dense, local, shift, block, win_lo, win_hi,
                                 lo, hi, shortcut, GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
-                                MAX_BACKOFF)
+                                MAX_BACKOFF, half_p, half_shift)
     return int(sa), int(fa), int(sim)
