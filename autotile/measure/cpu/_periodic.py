@@ -431,7 +431,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     off = np.zeros(n_loops + 1, np.int64)
     for l in range(n_loops):
         off[l + 1] = off[l] + (period[l] + 3 if period[l] > 0 else 0) + \
-            (2 if half_p[l] > 0 else 0)
+            (3 if half_p[l] > 0 else 0)
     n_slots = max(off[n_loops], 1)
     snap_sa = np.empty((n_slots, n_sa), np.int64)
     snap_fa = np.empty((n_slots, fa_cap), np.int64)
@@ -457,7 +457,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     thr = np.zeros(n_loops, np.int64)
     fresh_last = np.zeros(n_loops, np.bool_)  # the loop's last comparison found a fresh stack
     snap_has_fa = np.zeros(n_slots, np.bool_)
-    half_taken = np.zeros(n_loops, np.int64)  # snapshots of S_0 (1) and S_(P-1) (2) this run
+    # snapshots of S_0 (1), S_(P-1) (2) and S_j2 (4) taken this run (see below)
+    half_taken = np.zeros(n_loops, np.int64)
+    half_j2 = np.zeros(n_loops, np.int64)
     sa_hits = 0
     fa_hits = 0
     simulated = 0
@@ -718,28 +720,41 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 # an in-line loop of two periods: S_P is compared with phi(S_0), phi
                 # moving each buffer by P iterations' steps (whole set cycles), and on
                 # a match iterations P+1 .. 2P-1 repeat iterations 1 .. P-1; the state
-                # after them is phi(S_(P-1)) (q = 0 and a partial block, as above)
+                # after them is phi(S_(P-1)) (q = 0 and a partial block, as above). If
+                # S_0 still holds lines from before the run, S_(P+j2) is compared with
+                # phi(S_j2) instead, j2 the next iteration the walk stops at (after an
+                # in-line jump, the end of the first line window)
                 cn = cnt[l]  # past any jump above: the state is S_cn
                 h0 = off[l] + period[l] + 3
+                hold = -1
                 if cn == 0:
                     _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits,
                           snap_clock, h0, sa_hits, fa_hits, clock, True, snap_has_fa)
                     half_taken[l] = 1
-                elif cn == hp - 1 and half_taken[l] == 1:
+                elif half_taken[l] == 1 and cn <= hp - 2:
+                    _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits,
+                          snap_clock, h0 + 2, sa_hits, fa_hits, clock, True, snap_has_fa)
+                    half_taken[l] = 5
+                    half_j2[l] = cn
+                elif cn == hp - 1 and half_taken[l] & 1:
                     _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits,
                           snap_clock, h0 + 1, sa_hits, fa_hits, clock, True, snap_has_fa)
-                    half_taken[l] = 3
-                elif cn == hp and half_taken[l] == 3:
-                    half_taken[l] = 0
+                    half_taken[l] |= 2
+                elif cn == hp and half_taken[l] & 3 == 3:
+                    hold = h0
+                elif half_taken[l] & 6 == 6 and cn == hp + half_j2[l]:
+                    hold = h0 + 2
+                if hold >= 0:
                     for s in range(n_sets):
-                        active[s] = last_touch[s] > snap_clock[h0]
+                        active[s] = last_touch[s] > snap_clock[hold]
                     n_tries[l] += 1
-                    if _live_equal(tags, sl_line, sl_next, ends, snap_sa[h0], snap_fa[h0],
+                    if _live_equal(tags, sl_line, sl_next, ends, snap_sa[hold], snap_fa[hold],
                                    half_shift[l], lo, hi, active, x_lo, x_hi) and \
                             _shifted_ok(snap_sa[h0 + 1], snap_fa[h0 + 1], half_shift[l], 1,
                                         lo, hi, active, ways):
-                        sa_hits += snap_hits[h0 + 1, 0] - snap_hits[h0, 0]
-                        fa_hits += snap_hits[h0 + 1, 1] - snap_hits[h0, 1]
+                        half_taken[l] = 0
+                        sa_hits += snap_hits[h0 + 1, 0] - snap_hits[hold, 0]
+                        fa_hits += snap_hits[h0 + 1, 1] - snap_hits[hold, 1]
                         clock += 1
                         _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
                                  snap_sa[h0 + 1], snap_fa[h0 + 1], half_shift[l], 1, lo, hi,
