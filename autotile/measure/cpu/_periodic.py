@@ -57,6 +57,42 @@ extrapolated past it. The walker compares states after the first few
 iterations of each such window (an *in-line* loop, see
 :func:`~autotile.measure.cpu._periodic_loops.loop_periods`).
 
+A fully associative stack that need not be compared
+---------------------------------------------------
+For a loop of period 1 (or an in-line loop inside one line window) every
+iteration's trace is ``phi`` of the one before, from the run's (or the
+window's) first iteration ``w0`` on. A full LRU stack holds the ``C`` most
+recently used distinct lines of the trace so far, in order of last use. If
+every line of the stack after iteration ``c`` was last touched after
+iteration ``w0`` ended (a *fresh* stack), the stack is that list for the
+trace of iterations ``w0+1 .. c`` alone; ``phi`` is one-to-one on trace lines
+and the trace of ``w0 .. c-1`` is ``phi^-1`` of it, so the stack after
+iteration ``c - 1`` was ``phi^-1`` of this one: ``S_c = phi(S_(c-1))`` holds
+for the fully associative cache without a snapshot or a comparison. The
+walker keeps, per slot of the stack, a clock value never later than the
+line's last access (a restored stack gets -1, an extrapolated fresh one the
+clock of the jump, since its lines were all touched during the skipped
+iterations), so the test is one comparison: the least recently used slot's
+value against the clock at the end of iteration ``w0``. The sets of the
+set-associative cache are still compared with a snapshot, and on a match the
+stack is relabelled in place (``phi^q`` of each line) instead of rebuilt.
+
+Loops of exactly two periods
+----------------------------
+At ``n = 1024`` a row of 4 KB is two set cycles (2 KB), so many loops that
+move along a row have ``ext == 2 * P``. The argument above holds with ``q = 0``
+whole blocks and a partial block of ``r = P - 1`` iterations: if
+``S_P = phi(S_0)``, iterations ``P+1 .. 2P-1`` repeat iterations
+``1 .. P-1`` and the state after them is ``phi(S_(P-1))``. A periodic loop of
+two periods is compared at iteration ``P`` (and, as any dense loop, up to
+iteration ``e - 2``). An in-line loop of two periods keeps its line windows
+and is also compared at iteration ``P`` with its iteration 0, with ``phi``
+moving each buffer by its steps over ``P`` iterations (whole set cycles),
+and if that fails once more at iteration ``P + j2`` with iteration ``j2``, the
+first iteration after 0 at which the walk stops (the end of the first line
+window when that window was extrapolated). Both use snapshots of the states
+at those iterations and of ``S_(P-1)``.
+
 What is compared, and when, only decides how much is extrapolated, never
 the counts: a loop whose runs never match is watched in fewer and fewer runs
 (``MAX_BACKOFF``), and an unwatched innermost loop's iterations that repeat the
