@@ -228,8 +228,8 @@ def test_range_check_equals_line_by_line_check(seed: int) -> None:
         active = rng.random(n_sets) < 0.5
         x_lo = np.empty(3, np.int64)
         x_hi = np.empty(3, np.int64)
-        assert _live_equal(tags, sl_line, sl_next, ends, snap_sa, snap_fa, np.zeros(3, np.int64), lo, hi,
-                           active, x_lo, x_hi)
+        assert _live_equal(tags, sl_line, sl_next, ends, snap_sa, snap_fa, np.zeros(3, np.int64),
+                           lo, hi, active, x_lo, x_hi)
         shift = rng.integers(-3, 4, 3) * n_sets
         times = int(rng.integers(1, 20))
         assert _range_ok(x_lo, x_hi, shift, times, lo, hi) == \

@@ -442,6 +442,13 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     on in its next run; if that run matched only at a sparse comparison, the
     next run makes none; if no comparison matched, the next makes them all.
     Like the back-off, this only decides where to compare.
+
+    A loop of period 1 whose fully associative stack is fresh (see the module
+    docstring) compares only its set-associative sets with the snapshot, and
+    snapshots that such a loop takes next skip the stack. ``half_p`` and
+    ``half_shift`` (from :func:`~autotile.measure.cpu._periodic_loops.loop_periods`)
+    give each in-line loop of two periods its second comparison, at iteration
+    ``P`` (or ``P + j2``); those count in ``n_tries`` and ``n_jumps`` too.
     """
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
