@@ -364,3 +364,26 @@ def test_relabelling_a_known_stack_equals_restoring_its_snapshot(seed: int) -> N
                            lo - 1, 7, np.empty(cap, np.int64))
     assert sl_line.tolist() == cur.tolist()
     assert np.flatnonzero(slot_of >= 0).tolist() == sorted(cur.tolist())
+
+
+def test_in_line_loops_of_two_periods_are_extrapolated_exactly() -> None:
+    # with 4 sets a row of sets is 256 bytes, so at n = 128 a j loop of 128 iterations
+    # moving 4 bytes is in-line and of exactly two periods: it gets the comparison at
+    # iteration P (or P + j2) on top of its line windows
+    space = gemm_space(128)
+    m = ScheduleMeasurer(space)
+    cache = CacheConfig(size_bytes=1024, line_bytes=64, ways=4)
+    n_half = 0
+    for cfg in space.sample(np.random.default_rng(0), 300):
+        nest = m.nest(cfg).simplified()
+        ext, step, _, base = _affine_steps(nest)
+        half_p = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes,
+                              cache.n_sets)[10]
+        if not (half_p > 0).any():
+            continue
+        n_half += 1
+        assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
+            _counts(simulate_nest(nest, cache, extrapolate=False)), cfg
+        if n_half == 10:
+            break
+    assert n_half == 10
