@@ -26,8 +26,10 @@ from autotile.measure.cpu._periodic import (
     GIVE_UP,
     GIVE_UP_IN_LINE,
     MAX_BACKOFF,
+    _fa_relabel,
     _live_equal,
     _range_ok,
+    _restore,
     _shifted_ok,
     _snapshot,
     periodic_hits,
@@ -58,7 +60,7 @@ def _walk(nest: AffineNest, cache: CacheConfig) -> tuple[np.ndarray, np.ndarray,
     _, _, sim, tries, jumps = walk_periodic(
         ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
         *w[:9], cache.ways >= len(nest.accesses), GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
-        MAX_BACKOFF)
+        MAX_BACKOFF, w[10], w[11])
     return w[2], tries, jumps, int(sim)
 
 
@@ -216,17 +218,18 @@ def test_range_check_equals_line_by_line_check(seed: int) -> None:
             k = int(rng.integers(ways + 1))
             tags[s, :k] = s + n_sets * rng.choice(n_ids // n_sets, k, replace=False)
         fa = rng.choice(n_ids, int(rng.integers(1, 33)), replace=False)
-        nxt = np.full(n_ids, -1, np.int32)
-        nxt[fa[:-1]] = fa[1:]
-        ends = np.array([fa[0], fa[-1], len(fa)], np.int64)
+        # the stack in slots 0 .. len(fa) - 1, MRU first
+        sl_line = np.asarray(fa, np.int64)
+        sl_next = np.append(np.arange(1, len(fa)), -1).astype(np.int64)
+        ends = np.array([0, len(fa) - 1, len(fa)], np.int64)
         snap_sa = np.empty(n_sets * ways, np.int64)
         snap_fa = np.empty(32, np.int64)
-        _snapshot(tags, nxt, ends, snap_sa, snap_fa)
+        _snapshot(tags, sl_line, sl_next, ends, snap_sa, snap_fa)
         active = rng.random(n_sets) < 0.5
         x_lo = np.empty(3, np.int64)
         x_hi = np.empty(3, np.int64)
-        assert _live_equal(tags, nxt, ends, snap_sa, snap_fa, np.zeros(3, np.int64), lo, hi,
-                           active, x_lo, x_hi)
+        assert _live_equal(tags, sl_line, sl_next, ends, snap_sa, snap_fa, np.zeros(3, np.int64),
+                           lo, hi, active, x_lo, x_hi)
         shift = rng.integers(-3, 4, 3) * n_sets
         times = int(rng.integers(1, 20))
         assert _range_ok(x_lo, x_hi, shift, times, lo, hi) == \
@@ -273,3 +276,114 @@ def test_random_affine_nests_with_negative_steps(seed: int) -> None:
         nest = AffineNest(tuple(ext), coef, tuple(accs), base)
         assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
             _counts(simulate_nest(nest, cache, extrapolate=False)), (nest, cache)
+
+
+@pytest.mark.parametrize(("n", "seed"), [(64, 0), (128, 0), (128, 1)])
+def test_loops_of_two_periods_are_extrapolated_exactly(n: int, seed: int) -> None:
+    # a loop of exactly two periods (ext == 2P, P >= 2; at n = 1024 an outer loop that
+    # moves along a row, which is two set cycles) is compared at iteration P and its
+    # last P - 1 iterations are extrapolated: a partial block, no whole one (q = 0)
+    space = gemm_space(n)
+    m = ScheduleMeasurer(space)
+    cache = CacheConfig()
+    n_half = n_half_jumps = 0
+    for cfg in space.sample(np.random.default_rng(seed), 300):
+        nest = m.nest(cfg).simplified()
+        ext, step, _, base = _affine_steps(nest)
+        period = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes,
+                              cache.n_sets)[0]
+        half = (period >= 2) & (ext == 2 * period)
+        if not half.any():
+            continue
+        n_half += 1
+        _, _, jumps, _ = _walk(nest, cache)
+        n_half_jumps += int(jumps[half].sum())
+        assert _counts(simulate_nest(nest, extrapolate=True)) == \
+            _counts(simulate_nest(nest, extrapolate=False)), cfg
+        if n_half == 12:
+            break
+    assert n_half == 12
+    assert n_half_jumps > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_relabelling_a_known_stack_equals_restoring_its_snapshot(seed: int) -> None:
+    # a stack known to be phi(S_old) (a fresh one: no snapshot of S_old is taken) is
+    # moved to phi^(q+1)(S_old) by relabelling its slots in place; the result must be
+    # the state that restoring S_old's snapshot q + 1 times shifted gives
+    rng = np.random.default_rng(seed)
+    n_sets, ways, n_ids, cap = 4, 2, 900, 8
+    lo = np.array([0, 300, 600], np.int64)
+    hi = np.array([300, 600, 900], np.int64)
+    tags = np.full((n_sets, ways), -1, np.int64)
+    active = np.zeros(n_sets, np.bool_)
+    for _ in range(200):
+        shift = rng.integers(-2, 3, 3) * n_sets
+        q = int(rng.integers(0, 4))
+        # S_old: cap distinct lines far enough from the buffers' ends for any shift used
+        old = np.concatenate([r * 300 + 40 + rng.choice(220, 3, replace=False)
+                              for r in range(3)])[:cap]
+        rng.shuffle(old)
+        cur = old + shift[old // 300]
+        slot_of = np.full(n_ids, -1, np.int32)
+        slot_of[cur] = np.arange(cap)
+        sl_line = cur.astype(np.int64)
+        sl_time = np.zeros(cap, np.int64)
+        ends = np.array([0, cap - 1, cap], np.int64)
+        x_lo = hi.copy()  # empty ranges, as _sa_equal leaves them without lines
+        x_hi = lo - 1
+        assert _fa_relabel(slot_of, sl_line, sl_time, ends, shift, q, lo, hi, x_lo, x_hi, 7,
+                           np.empty(cap, np.int64))
+        # the same through a snapshot of S_old
+        want_slot_of = np.full(n_ids, -1, np.int32)
+        w_line = np.full(cap, -1, np.int64)
+        w_prev = np.full(cap, -1, np.int64)
+        w_next = np.full(cap, -1, np.int64)
+        w_time = np.zeros(cap, np.int64)
+        w_ends = np.array([-1, -1, 0], np.int64)
+        _restore(tags, want_slot_of, w_line, w_prev, w_next, w_time, w_ends,
+                 np.full(n_sets * ways, -1, np.int64), old.astype(np.int64), shift, q + 1, lo,
+                 hi, active)
+        assert sl_line.tolist() == w_line.tolist()  # same lines, same LRU order
+        assert np.array_equal(slot_of, want_slot_of)
+        assert sl_time.tolist() == [7] * cap
+        assert w_time.tolist() == [-1] * cap  # a restored stack's times are unknown
+        if shift.any():  # S_old's lines widen the ranges that _range_ok checks
+            assert x_lo.tolist() == [int(old[old // 300 == r].min()) for r in range(3)]
+            assert x_hi.tolist() == [int(old[old // 300 == r].max()) for r in range(3)]
+        else:  # phi is the identity: nothing can leave its buffer
+            assert x_lo.tolist() == hi.tolist()
+    # a relabelling that would leave a buffer is refused and changes nothing
+    cur = np.array([10, 20, 310, 320, 610, 620, 630, 290], np.int64)
+    slot_of = np.full(n_ids, -1, np.int32)
+    slot_of[cur] = np.arange(cap)
+    sl_line = cur.copy()
+    shift = np.array([4, 0, 0], np.int64)
+    assert not _fa_relabel(slot_of, sl_line, np.zeros(cap, np.int64),
+                           np.array([0, cap - 1, cap], np.int64), shift, 3, lo, hi, hi.copy(),
+                           lo - 1, 7, np.empty(cap, np.int64))
+    assert sl_line.tolist() == cur.tolist()
+    assert np.flatnonzero(slot_of >= 0).tolist() == sorted(cur.tolist())
+
+
+def test_in_line_loops_of_two_periods_are_extrapolated_exactly() -> None:
+    # with 4 sets a row of sets is 256 bytes, so at n = 128 a j loop of 128 iterations
+    # moving 4 bytes is in-line and of exactly two periods: it gets the comparison at
+    # iteration P (or P + j2) on top of its line windows
+    space = gemm_space(128)
+    m = ScheduleMeasurer(space)
+    cache = CacheConfig(size_bytes=1024, line_bytes=64, ways=4)
+    n_half = 0
+    for cfg in space.sample(np.random.default_rng(0), 300):
+        nest = m.nest(cfg).simplified()
+        ext, step, _, base = _affine_steps(nest)
+        half_p = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes,
+                              cache.n_sets)[10]
+        if not (half_p > 0).any():
+            continue
+        n_half += 1
+        assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
+            _counts(simulate_nest(nest, cache, extrapolate=False)), cfg
+        if n_half == 10:
+            break
+    assert n_half == 10

@@ -57,6 +57,42 @@ extrapolated past it. The walker compares states after the first few
 iterations of each such window (an *in-line* loop, see
 :func:`~autotile.measure.cpu._periodic_loops.loop_periods`).
 
+A fully associative stack that need not be compared
+---------------------------------------------------
+For a loop of period 1 (or an in-line loop inside one line window) every
+iteration's trace is ``phi`` of the one before, from the run's (or the
+window's) first iteration ``w0`` on. A full LRU stack holds the ``C`` most
+recently used distinct lines of the trace so far, in order of last use. If
+every line of the stack after iteration ``c`` was last touched after
+iteration ``w0`` ended (a *fresh* stack), the stack is that list for the
+trace of iterations ``w0+1 .. c`` alone; ``phi`` is one-to-one on trace lines
+and the trace of ``w0 .. c-1`` is ``phi^-1`` of it, so the stack after
+iteration ``c - 1`` was ``phi^-1`` of this one: ``S_c = phi(S_(c-1))`` holds
+for the fully associative cache without a snapshot or a comparison. The
+walker keeps, per slot of the stack, a clock value never later than the
+line's last access (a restored stack gets -1, an extrapolated fresh one the
+clock of the jump, since its lines were all touched during the skipped
+iterations), so the test is one comparison: the least recently used slot's
+value against the clock at the end of iteration ``w0``. The sets of the
+set-associative cache are still compared with a snapshot, and on a match the
+stack is relabelled in place (``phi^q`` of each line) instead of rebuilt.
+
+Loops of exactly two periods
+----------------------------
+At ``n = 1024`` a row of 4 KB is two set cycles (2 KB), so many loops that
+move along a row have ``ext == 2 * P``. The argument above holds with ``q = 0``
+whole blocks and a partial block of ``r = P - 1`` iterations: if
+``S_P = phi(S_0)``, iterations ``P+1 .. 2P-1`` repeat iterations
+``1 .. P-1`` and the state after them is ``phi(S_(P-1))``. A periodic loop of
+two periods is compared at iteration ``P`` (and, as any dense loop, up to
+iteration ``e - 2``). An in-line loop of two periods keeps its line windows
+and is also compared at iteration ``P`` with its iteration 0, with ``phi``
+moving each buffer by its steps over ``P`` iterations (whole set cycles),
+and if that fails once more at iteration ``P + j2`` with iteration ``j2``, the
+first iteration after 0 at which the walk stops (the end of the first line
+window when that window was extrapolated). Both use snapshots of the states
+at those iterations and of ``S_(P-1)``.
+
 What is compared, and when, only decides how much is extrapolated, never
 the counts: a loop whose runs never match is watched in fewer and fewer runs
 (``MAX_BACKOFF``), and an unwatched innermost loop's iterations that repeat the
@@ -129,8 +165,12 @@ def _sa_touch_mru(tags, s, line):  # type: ignore[no-untyped-def]  # pragma: no 
 
 
 @numba.njit(cache=True, nogil=True)
-def _snapshot(tags, nxt, ends, out_sa, out_fa):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Write both caches' states in canonical form (MRU first, -1 padded)."""
+def _snapshot(tags, sl_line, sl_next, ends, out_sa, out_fa):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Write both caches' states in canonical form (MRU first, -1 padded).
+
+    The fully associative stack is a list of slots (``ends[0]`` the MRU slot,
+    ``sl_next`` the next slot towards the LRU end, ``sl_line`` each slot's line).
+    """
     n_sets, ways = tags.shape
     for s in range(n_sets):
         for w in range(ways):
@@ -138,24 +178,20 @@ def _snapshot(tags, nxt, ends, out_sa, out_fa):  # type: ignore[no-untyped-def] 
     x = ends[0]
     k = 0
     while x >= 0:
-        out_fa[k] = x
+        out_fa[k] = sl_line[x]
         k += 1
-        x = nxt[x]
+        x = sl_next[x]
     for j in range(k, out_fa.shape[0]):
         out_fa[j] = -1
     return k
 
 
 @numba.njit(cache=True, nogil=True)
-def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active, x_lo, x_hi):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Whether the caches now hold ``phi(old)``, every line kept inside its buffer.
+def _sa_equal(tags, old_sa, shift_l, lo, hi, active, x_lo, x_hi):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """The set-associative half of :func:`_live_equal`.
 
-    Only the sets in ``active`` (those the loop touched since ``old``) are
-    compared, way by way (MRU first), and the comparison stops at the first
-    difference. When they are equal, ``x_lo[r]`` and ``x_hi[r]`` hold the
-    smallest and largest line of buffer ``r`` among the lines compared (those
-    of ``old`` in the active sets and in the fully associative stack: the lines
-    that :func:`_shifted_ok` checks), ``x_lo[r] > x_hi[r]`` if there are none.
+    Compares the sets in ``active`` with ``phi(old_sa)``, resets ``x_lo`` and
+    ``x_hi`` and widens them by the lines of ``old_sa`` compared.
     """
     n_sets, ways = tags.shape
     for r in range(lo.shape[0]):
@@ -177,6 +213,23 @@ def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active, x_lo, 
                 return False
             x_lo[r] = min(x_lo[r], x)
             x_hi[r] = max(x_hi[r], x)
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _live_equal(tags, sl_line, sl_next, ends, old_sa, old_fa, shift_l, lo, hi, active, x_lo,  # type: ignore[no-untyped-def]
+                x_hi):  # pragma: no cover
+    """Whether the caches now hold ``phi(old)``, every line kept inside its buffer.
+
+    Only the sets in ``active`` (those the loop touched since ``old``) are
+    compared, way by way (MRU first), and the comparison stops at the first
+    difference. When they are equal, ``x_lo[r]`` and ``x_hi[r]`` hold the
+    smallest and largest line of buffer ``r`` among the lines compared (those
+    of ``old`` in the active sets and in the fully associative stack: the lines
+    that :func:`_shifted_ok` checks), ``x_lo[r] > x_hi[r]`` if there are none.
+    """
+    if not _sa_equal(tags, old_sa, shift_l, lo, hi, active, x_lo, x_hi):
+        return False
     y = ends[0]
     for i in range(old_fa.shape[0]):
         x = old_fa[i]
@@ -186,12 +239,94 @@ def _live_equal(tags, nxt, ends, old_sa, old_fa, shift_l, lo, hi, active, x_lo, 
             return False
         r = _region(x, lo, hi)
         z = x + shift_l[r]
-        if z != y or not (lo[r] <= z < hi[r]):
+        if z != sl_line[y] or not (lo[r] <= z < hi[r]):
             return False
         x_lo[r] = min(x_lo[r], x)
         x_hi[r] = max(x_hi[r], x)
-        y = nxt[y]
+        y = sl_next[y]
     return y < 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _fa_fresh(sl_time, ends, fa_cap, since):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Whether the fully associative stack is full of lines touched after clock ``since``.
+
+    ``sl_time`` holds, per slot, a clock value at or before the slot line's last
+    access, so the least recently used slot's value bounds them all.
+    """
+    return ends[2] == fa_cap and sl_time[ends[1]] > since
+
+
+@numba.njit(cache=True, nogil=True)
+def _fa_relabel(slot_of, sl_line, sl_time, ends, shift_l, times, lo, hi, x_lo, x_hi,  # type: ignore[no-untyped-def]
+                clock, tmp):  # pragma: no cover
+    """Replace the fully associative stack ``S`` by ``phi^times(S)``, if it stays in its buffers.
+
+    ``S = phi(S_old)`` is known (not compared), so the lines of ``S_old`` are
+    ``phi^-1`` of the stack's. Where ``phi`` moves some buffer they widen
+    ``x_lo`` and ``x_hi`` (as :func:`_live_equal` would; where it moves none,
+    no line can leave its buffer), and the relabelling happens only if
+    :func:`_range_ok` then holds for ``times + 1`` shifts of ``S_old``;
+    returns whether it did. The list order is kept; every slot's time becomes
+    ``clock``. ``tmp`` (at least ``ends[2]`` long) is scratch space.
+    """
+    k = ends[2]
+    n_reg = lo.shape[0]
+    moving = False
+    for r in range(n_reg):
+        if shift_l[r] != 0:
+            moving = True
+    if moving:
+        n_mv = 0
+        for i in range(k):
+            y = sl_line[i]
+            # the buffer of a line (as _region: a line shared by two buffers is the
+            # lower one's): the number of buffers that end at or below it
+            r = 0
+            for j in range(n_reg - 1):
+                r += y >= hi[j]
+            d = shift_l[r]
+            x = y - d
+            x_lo[r] = min(x_lo[r], x)
+            x_hi[r] = max(x_hi[r], x)
+            if d != 0:
+                tmp[n_mv] = i
+                n_mv += 1
+        if not _range_ok(x_lo, x_hi, shift_l, times + 1, lo, hi):
+            return False
+        for m in range(n_mv):
+            slot_of[sl_line[tmp[m]]] = -1
+        for m in range(n_mv):
+            i = tmp[m]
+            y = sl_line[i]
+            r = 0
+            for j in range(n_reg - 1):
+                r += y >= hi[j]
+            z = y + shift_l[r] * times
+            sl_line[i] = z
+            slot_of[z] = i
+    elif not _range_ok(x_lo, x_hi, shift_l, times + 1, lo, hi):
+        # phi is the identity: the stack's lines stay where they are (the check is
+        # that of the set-associative lines compared)
+        return False
+    for i in range(k):
+        sl_time[i] = clock
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _restore_sa(tags, sa, shift_l, times, lo, hi, active):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Set the sets in ``active`` to ``phi^times`` of a snapshot's."""
+    n_sets, ways = tags.shape
+    for s in range(n_sets):
+        if not active[s]:
+            continue
+        for w in range(ways):
+            x = sa[s * ways + w]
+            if x < 0:
+                tags[s, w] = -1
+            else:
+                tags[s, w] = x + shift_l[_region(x, lo, hi)] * times
 
 
 @numba.njit(cache=True, nogil=True)
@@ -232,56 +367,52 @@ def _shifted_ok(sa, fa, shift_l, times, lo, hi, active, ways):  # type: ignore[n
 
 
 @numba.njit(cache=True, nogil=True)
-def _restore(tags, prev, nxt, resident, ends, sa, fa, shift_l, times, lo, hi,  # type: ignore[no-untyped-def]
-             active, now_fa):  # pragma: no cover
+def _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends, sa, fa, shift_l, times,  # type: ignore[no-untyped-def]
+             lo, hi, active):  # pragma: no cover
     """Set both caches to ``phi^times`` of a snapshot.
 
     Sets not in ``active`` keep their lines, with their LRU order. The fully
-    associative stack must now hold ``phi(now_fa)`` (as :func:`_live_equal`
-    has just shown): its lines are found from ``now_fa``, whose loads do not
-    depend on each other, instead of by following the list.
+    associative stack is rebuilt in slots ``0 .. k-1`` (MRU first); the lines
+    it held lose their slots first. The slots' times become -1: when these
+    lines were last accessed is not known here, and a time must never be
+    later than the access (see :func:`_fa_fresh`).
     """
-    n_sets, ways = tags.shape
-    for s in range(n_sets):
-        if not active[s]:
-            continue
-        for w in range(ways):
-            x = sa[s * ways + w]
-            if x < 0:
-                tags[s, w] = -1
-            else:
-                tags[s, w] = x + shift_l[_region(x, lo, hi)] * times
-    for i in range(now_fa.shape[0]):
-        x = now_fa[i]
-        if x < 0:
-            break
-        resident[x + shift_l[_region(x, lo, hi)]] = False
+    _restore_sa(tags, sa, shift_l, times, lo, hi, active)
+    for i in range(ends[2]):
+        slot_of[sl_line[i]] = -1
     k = 0
-    last = -1
     for i in range(fa.shape[0]):
         x = fa[i]
         if x < 0:
             break
         y = x + shift_l[_region(x, lo, hi)] * times
-        resident[y] = True
-        prev[y] = last
-        nxt[y] = -1
-        if last >= 0:
-            nxt[last] = y
-        else:
-            ends[0] = y
-        last = y
+        slot_of[y] = i
+        sl_line[i] = y
+        sl_prev[i] = i - 1
+        sl_next[i] = i + 1
+        sl_time[i] = -1
         k += 1
     if k == 0:
         ends[0] = -1
-    ends[1] = last
+        ends[1] = -1
+    else:
+        sl_next[k - 1] = -1
+        ends[0] = 0
+        ends[1] = k - 1
     ends[2] = k
 
 
 @numba.njit(cache=True, nogil=True)
-def _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,  # type: ignore[no-untyped-def]
-          sa_hits, fa_hits, clock):  # pragma: no cover
-    _snapshot(tags, nxt, ends, snap_sa[slot], snap_fa[slot])
+def _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,  # type: ignore[no-untyped-def]
+          sa_hits, fa_hits, clock, with_fa, snap_has_fa):  # pragma: no cover
+    if with_fa:
+        _snapshot(tags, sl_line, sl_next, ends, snap_sa[slot], snap_fa[slot])
+    else:
+        n_sets, ways = tags.shape
+        for s in range(n_sets):
+            for w in range(ways):
+                snap_sa[slot, s * ways + w] = tags[s, w]
+    snap_has_fa[slot] = with_fa
     snap_hits[slot, 0] = sa_hits
     snap_hits[slot, 1] = fa_hits
     snap_clock[slot] = clock
@@ -291,7 +422,7 @@ def _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock, slot,  # typ
 def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: ignore[no-untyped-def]
                   n_ids, period, dense, local, shift, block, win_lo, win_hi, lo, hi,
                   shortcut, give_up, first_sparse, give_up_in_line,
-                  max_backoff):  # pragma: no cover
+                  max_backoff, half_p, half_shift):  # pragma: no cover
     """Set-associative and fully associative hits of an affine nest, extrapolating.
 
     A periodic loop ``l`` (``period[l] > 0``, not ``local[l]``) is compared at
@@ -311,15 +442,28 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     on in its next run; if that run matched only at a sparse comparison, the
     next run makes none; if no comparison matched, the next makes them all.
     Like the back-off, this only decides where to compare.
+
+    A loop of period 1 whose fully associative stack is fresh (see the module
+    docstring) compares only its set-associative sets with the snapshot, and
+    snapshots that such a loop takes next skip the stack. ``half_p`` and
+    ``half_shift`` (from :func:`~autotile.measure.cpu._periodic_loops.loop_periods`)
+    give each in-line loop of two periods its second comparison, at iteration
+    ``P`` (or ``P + j2``); those count in ``n_tries`` and ``n_jumps`` too.
     """
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
-    # int32 links (periodic_hits checks n_ids < 2**31): half the memory of int64 and
-    # 5-8% less CPU on n = 1024 schedules, whose link arrays (196,609 lines) miss L2
-    prev = np.full(n_ids, -1, np.int32)
-    nxt = np.full(n_ids, -1, np.int32)
-    resident = np.zeros(n_ids, np.bool_)
-    ends = np.array([-1, -1, 0], np.int64)
+    # the fully associative stack: a doubly linked list of fa_cap slots (small enough to
+    # stay in L1), and the slot of each resident line (-1: not resident). Occupied slots
+    # are always 0 .. ends[2] - 1. Linking the lines themselves (arrays of n_ids) made
+    # every step of a snapshot, comparison or restore a cache miss at n = 1024
+    slot_of = np.full(n_ids, -1, np.int32)
+    sl_line = np.full(max(fa_cap, 1), -1, np.int64)
+    sl_prev = np.full(max(fa_cap, 1), -1, np.int64)
+    sl_next = np.full(max(fa_cap, 1), -1, np.int64)
+    ends = np.array([-1, -1, 0], np.int64)  # MRU slot, LRU slot, lines held
+    # per slot, a clock value at or before its line's last access (see _fa_fresh)
+    sl_time = np.full(max(fa_cap, 1), -1, np.int64)
+    relabel_tmp = np.empty(max(fa_cap, 1), np.int64)
     last_touch = np.zeros(n_sets, np.int64)
     active = np.zeros(n_sets, np.bool_)
     n_sa = n_sets * ways
@@ -329,7 +473,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     # dense comparisons, then two slots (before, after) for the sparse ones
     off = np.zeros(n_loops + 1, np.int64)
     for l in range(n_loops):
-        off[l + 1] = off[l] + (period[l] + 3 if period[l] > 0 else 0)
+        off[l + 1] = off[l] + (period[l] + 3 if period[l] > 0 else 0) + \
+            (3 if half_p[l] > 0 else 0)
     n_slots = max(off[n_loops], 1)
     snap_sa = np.empty((n_slots, n_sa), np.int64)
     snap_fa = np.empty((n_slots, fa_cap), np.int64)
@@ -350,6 +495,14 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     backoff = np.zeros(n_loops, np.int64)
     skip = np.zeros(n_loops, np.int64)
     n_jumps = np.zeros(n_loops, np.int64)
+    # for a loop of period 1: the clock at the end of the first iteration from which
+    # every later one is phi of the one before (the run's first, or the line window's)
+    thr = np.zeros(n_loops, np.int64)
+    fresh_last = np.zeros(n_loops, np.bool_)  # the loop's last comparison found a fresh stack
+    snap_has_fa = np.zeros(n_slots, np.bool_)
+    # snapshots of S_0 (1), S_(P-1) (2) and S_j2 (4) taken this run (see below)
+    half_taken = np.zeros(n_loops, np.int64)
+    half_j2 = np.zeros(n_loops, np.int64)
     sa_hits = 0
     fa_hits = 0
     simulated = 0
@@ -359,6 +512,10 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     last = np.full(p, -1, np.int64)
     addr = addr0.copy()
     pow2_sets = (n_sets & (n_sets - 1)) == 0
+    pow2_line = (line_bytes & (line_bytes - 1)) == 0
+    line_shift = 0
+    while (1 << line_shift) < line_bytes:
+        line_shift += 1
     done = n_loops == 0
     run_shortcut = not done and period[n_loops - 1] == 0
     if run_shortcut:
@@ -369,7 +526,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
         # ---- one iteration of the body
         same = shortcut
         for a in range(p):
-            ln = addr[a] // line_bytes
+            # addresses are non-negative, so a power-of-two line size is a shift (an
+            # integer division is 20-40 cycles of latency, per access)
+            ln = (addr[a] >> line_shift) if pow2_line else addr[a] // line_bytes
             lines[a] = ln
             if ln != last[a]:
                 same = False
@@ -408,40 +567,45 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 last_touch[s] = c0
                 if _sa_touch_mru(tags, s, ln):
                     sa_hits += 1
-                # fully associative LRU: the body of _cachesim.fa_touch, inlined by hand;
-                # calling fa_touch (numba inline="always") made this walk 5x slower
-                # (1.0 -> 5.0 s of CPU on one n = 1024 schedule, simulation-bound)
+                # fully associative LRU, inlined by hand (a call made this walk 5x slower
+                # when the list was of lines: 1.0 -> 5.0 s of CPU on one n = 1024 schedule)
                 head = ends[0]
-                if resident[ln]:
+                sl = slot_of[ln]
+                if sl >= 0:
                     fa_hits += 1
-                    if ln == head:
+                    if sl == head:
+                        sl_time[sl] = c0
                         continue
-                    pp = prev[ln]
-                    qq = nxt[ln]
-                    nxt[pp] = qq
+                    pp = sl_prev[sl]
+                    qq = sl_next[sl]
+                    sl_next[pp] = qq
                     if qq >= 0:
-                        prev[qq] = pp
+                        sl_prev[qq] = pp
                     else:
                         ends[1] = pp
                 else:
                     if ends[2] == fa_cap:
-                        v = ends[1]
-                        ends[1] = prev[v]
+                        # evict the LRU line and reuse its slot
+                        sl = ends[1]
+                        ends[1] = sl_prev[sl]
                         if ends[1] >= 0:
-                            nxt[ends[1]] = -1
+                            sl_next[ends[1]] = -1
                         else:
                             head = -1
-                        resident[v] = False
-                        ends[2] -= 1
-                    resident[ln] = True
-                    ends[2] += 1
-                prev[ln] = -1
-                nxt[ln] = head
+                        slot_of[sl_line[sl]] = -1
+                    else:
+                        sl = ends[2]
+                        ends[2] += 1
+                    slot_of[ln] = sl
+                    sl_line[sl] = ln
+                sl_time[sl] = c0
+                sl_prev[sl] = -1
+                sl_next[sl] = head
                 if head >= 0:
-                    prev[head] = ln
-                ends[0] = ln
+                    sl_prev[head] = sl
+                ends[0] = sl
                 if ends[1] < 0:
-                    ends[1] = ln
+                    ends[1] = sl
         if done:
             break
         # ---- advance the mixed-radix counter; watch the loops whose iteration ends
@@ -477,6 +641,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 if skip[l] > 0:
                     skip[l] -= 1
                 window[l] = 0
+            if per == 1 and c == (window[l] if local[l] else 0):
+                thr[l] = clock
             if per > 0 and not watched[l]:
                 pass
             elif per > 0 and local[l]:
@@ -505,7 +671,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         rem = hz
                     if rel < give_up_in_line and hz >= 2:
                         keep = off[l] + rel % 2
-            elif per > 0 and c + per <= e - 1:
+            elif per > 0 and (c + per <= e - 1 or (dense[l] and c <= e - 2)):
+                # past c = e - 1 - per only a dense comparison happens (a loop of
+                # two periods: q = 0 below, a partial block of up to per - 1)
                 if c == 0:
                     # first sparse comparison of this run: the first iteration at or
                     # after first_sparse (and after the dense ones) with the partial
@@ -537,20 +705,34 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 for s in range(n_sets):
                     active[s] = last_touch[s] > snap_clock[old]
                 q = rem // per
-                n_tries[l] += 1
-                if _live_equal(tags, nxt, ends, snap_sa[old], snap_fa[old], shift[l],
-                               lo, hi, active, x_lo, x_hi) and \
-                        (_range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi) if part == old else
-                         _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
-                                     active, ways)):
-                    jumped = True
+                # a fresh stack is phi of the one before without comparing (see the
+                # module docstring); else it is compared with the snapshot, if taken
+                fresh = per == 1 and part == old and _fa_fresh(sl_time, ends, fa_cap, thr[l])
+                if fresh:
+                    n_tries[l] += 1
+                    if _sa_equal(tags, snap_sa[old], shift[l], lo, hi, active, x_lo, x_hi) \
+                            and _fa_relabel(slot_of, sl_line, sl_time, ends, shift[l], q, lo, hi,
+                                            x_lo, x_hi, clock + 1, relabel_tmp):
+                        jumped = True
+                        _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
+                elif snap_has_fa[old] and snap_has_fa[part]:
+                    n_tries[l] += 1
+                    if _live_equal(tags, sl_line, sl_next, ends, snap_sa[old], snap_fa[old],
+                                   shift[l], lo, hi, active, x_lo, x_hi) and \
+                            (_range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi) if part == old else
+                             _shifted_ok(snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi,
+                                         active, ways)):
+                        jumped = True
+                        _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
+                                 snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi, active)
+                fresh_last[l] = fresh
+                if jumped:
+                    # the hits of blocks c-per+1 .. c repeat q times, then a partial block
                     sa_hits += q * (sa_hits - snap_hits[old, 0]) \
                         + snap_hits[part, 0] - snap_hits[old, 0]
                     fa_hits += q * (fa_hits - snap_hits[old, 1]) \
                         + snap_hits[part, 1] - snap_hits[old, 1]
                     clock += 1  # the restored sets count as touched now
-                    _restore(tags, prev, nxt, resident, ends, snap_sa[part],
-                             snap_fa[part], shift[l], q + 1, lo, hi, active, snap_fa[old])
                     for s in range(n_sets):
                         if active[s]:
                             last_touch[s] = clock
@@ -567,12 +749,69 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         dense_at[l] = c
                         dense_hit[l] = True
             if not jumped:
+                # a loop whose last comparison found a fresh stack is not expected to
+                # need the stack's snapshot
+                with_fa = not (per == 1 and fresh_last[l])
                 if keep >= 0:
-                    _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
-                          keep, sa_hits, fa_hits, clock)
+                    _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          keep, sa_hits, fa_hits, clock, with_fa, snap_has_fa)
                 if keep2 >= 0:
-                    _take(tags, nxt, ends, snap_sa, snap_fa, snap_hits, snap_clock,
-                          keep2, sa_hits, fa_hits, clock)
+                    _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits, snap_clock,
+                          keep2, sa_hits, fa_hits, clock, with_fa, snap_has_fa)
+            hp = half_p[l]
+            if hp > 0:
+                # an in-line loop of two periods: S_P is compared with phi(S_0), phi
+                # moving each buffer by P iterations' steps (whole set cycles), and on
+                # a match iterations P+1 .. 2P-1 repeat iterations 1 .. P-1; the state
+                # after them is phi(S_(P-1)) (q = 0 and a partial block, as above). If
+                # S_0 still holds lines from before the run, S_(P+j2) is compared with
+                # phi(S_j2) instead, j2 the next iteration the walk stops at (after an
+                # in-line jump, the end of the first line window)
+                cn = cnt[l]  # past any jump above: the state is S_cn
+                h0 = off[l] + period[l] + 3
+                hold = -1
+                if cn == 0:
+                    _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits,
+                          snap_clock, h0, sa_hits, fa_hits, clock, True, snap_has_fa)
+                    half_taken[l] = 1
+                elif half_taken[l] == 1 and cn <= hp - 2:
+                    _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits,
+                          snap_clock, h0 + 2, sa_hits, fa_hits, clock, True, snap_has_fa)
+                    half_taken[l] = 5
+                    half_j2[l] = cn
+                elif cn == hp - 1 and half_taken[l] & 1:
+                    _take(tags, sl_line, sl_next, ends, snap_sa, snap_fa, snap_hits,
+                          snap_clock, h0 + 1, sa_hits, fa_hits, clock, True, snap_has_fa)
+                    half_taken[l] |= 2
+                elif cn == hp and half_taken[l] & 3 == 3:
+                    hold = h0
+                elif half_taken[l] & 6 == 6 and cn == hp + half_j2[l]:
+                    hold = h0 + 2
+                if hold >= 0:
+                    for s in range(n_sets):
+                        active[s] = last_touch[s] > snap_clock[hold]
+                    n_tries[l] += 1
+                    if _live_equal(tags, sl_line, sl_next, ends, snap_sa[hold], snap_fa[hold],
+                                   half_shift[l], lo, hi, active, x_lo, x_hi) and \
+                            _shifted_ok(snap_sa[h0 + 1], snap_fa[h0 + 1], half_shift[l], 1,
+                                        lo, hi, active, ways):
+                        half_taken[l] = 0
+                        sa_hits += snap_hits[h0 + 1, 0] - snap_hits[hold, 0]
+                        fa_hits += snap_hits[h0 + 1, 1] - snap_hits[hold, 1]
+                        clock += 1
+                        _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
+                                 snap_sa[h0 + 1], snap_fa[h0 + 1], half_shift[l], 1, lo, hi,
+                                 active)
+                        for s in range(n_sets):
+                            if active[s]:
+                                last_touch[s] = clock
+                        r_ = e - 1 - cn
+                        for a in range(p):
+                            last[a] = -1
+                            addr[a] += step[l, a] * r_
+                        cnt[l] += r_
+                        window[l] = cnt[l] + 1
+                        n_jumps[l] += 1
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
@@ -615,14 +854,11 @@ def periodic_hits(ext: _I64, step: _I64, addr0: _I64, base: _I64, total_bytes: i
         ``(sa_hits, fa_hits, n_simulated)``: hits of the set-associative and
         the fully associative cache, and the accesses actually replayed.
     """
-    (period, dense, local, shift, block, win_lo, win_hi, lo, hi,
-     _) = loop_periods(ext, step, base, total_bytes, line_bytes, n_sets)
+    (period, dense, local, shift, block, win_lo, win_hi, lo, hi, _, half_p,
+     half_shift) = loop_periods(ext, step, base, total_bytes, line_bytes, n_sets)
     n_ids = total_bytes // line_bytes + 1
-    if n_ids >= 2**31:
-        raise ValueError(f"the walker's line links are int32: buffers must span fewer than "
-                         f"2**31 lines, got {n_ids}")
     sa, fa, sim, _, _ = walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, n_sets * ways,
                                 n_ids, period, dense, local, shift, block, win_lo, win_hi,
                                 lo, hi, shortcut, GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
-                                MAX_BACKOFF)
+                                MAX_BACKOFF, half_p, half_shift)
     return int(sa), int(fa), int(sim)

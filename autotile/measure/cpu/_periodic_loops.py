@@ -72,7 +72,7 @@ def _in_line_window(s: int, inner_step: _I64, inner_ext: _I64, line_bytes: int
 def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes: int,
                  n_sets: int, min_body: int = MIN_BODY_ACCESSES, min_in_line: int = MIN_IN_LINE
                  ) -> tuple[_I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_], _I64, _I64,
-                            _I64, _I64, _I64, _I64, _I64]:
+                            _I64, _I64, _I64, _I64, _I64, _I64, _I64]:
     """Which loops to watch, how, and the line shift of each buffer.
 
     A loop is watched in one of two ways:
@@ -130,6 +130,12 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
         buffer's base).
     region_of : ndarray of shape (n_accesses,), int64
         Buffer of each access.
+    half_period : ndarray of shape (n_loops,), int64
+        For an in-line loop of exactly two periods (``ext == 2 * P`` with ``P``
+        as for a periodic loop, ``P >= 2``), ``P``; else 0. Such a loop is also
+        compared at iteration ``P`` with its first iteration.
+    half_shift : ndarray of shape (n_loops, n_regions), int64
+        Lines buffer ``r`` moves per ``half_period[l]`` iterations of loop ``l``.
     """
     n_loops, p = step.shape
     bases = sorted({int(b) for b in base})
@@ -145,6 +151,8 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
     block = np.zeros((n_loops, p), np.int64)
     win_lo = np.zeros((n_loops, p), np.int64)
     win_hi = np.zeros((n_loops, p), np.int64)
+    half_p = np.zeros(n_loops, np.int64)
+    half_shift = np.zeros((n_loops, n_reg), np.int64)
     modulus = line_bytes * n_sets
     for l in range(n_loops):
         reg_step: dict[int, int] = {}
@@ -172,6 +180,10 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
             continue
         if body < min_body or int(ext[l]) < 3:
             continue
+        # a loop of exactly two periods (common at n = 1024: a row is two set cycles)
+        # is extrapolated over its second period less one iteration, unless the
+        # in-line way below, which simulates at most half of the loop too, applies
+        half = per >= 2 and int(ext[l]) == 2 * per
         for a in range(p):
             s = int(step[l, a])
             if s % modulus == 0:
@@ -185,6 +197,11 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
             block[l] = 0
             win_lo[l] = 0
             win_hi[l] = 0
+            if half:
+                period[l] = per
+                dense[l] = True
+                for r, s in reg_step.items():
+                    shift[l, r] = per * s // line_bytes
             continue
         period[l] = 1
         dense[l] = True
@@ -192,8 +209,14 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
         for r, s in reg_step.items():
             if s % modulus == 0:
                 shift[l, r] = s // line_bytes
+        if half:
+            # two periods: the in-line loop is also compared at iteration P with
+            # its first iteration, as a loop of two periods (see walk_periodic)
+            half_p[l] = per
+            for r, s in reg_step.items():
+                half_shift[l, r] = per * s // line_bytes
     return (period, dense, local, shift, block, win_lo, win_hi, region_lo, region_hi,
-            region_of)
+            region_of, half_p, half_shift)
 
 
 @numba.njit(cache=True, nogil=True)
