@@ -357,7 +357,8 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     return None, {
         "n_prog": float(n_prog), "num_warps": float(nw), "num_stages": float(ns),
         "dot": float(dot.mean()), "alu": float(alu.mean()), "sfu": float(sfu.mean()),
-        "reductions": float(red.mean()), "has_dot": float(dot.any()), "smem": float(smem), "regs_need": float(regs_need),
+        "reductions": float(red.mean()), "has_dot": float(dot.any()), "smem": float(smem),
+        "regs_need": float(regs_need),
         "regs_cap": float(regs_cap), "occupancy": float(occ.occupancy), "bps": float(bps),
         "read_b": read_b, "write_b": write_b, "hit_rate": hit_rate, "inflight": inflight,
         "run_r": run_r, "run_w": run_w, "n_steps": n_steps}
