@@ -148,8 +148,9 @@ def matmul_space(M: int, N: int, K: int, dtype: str = "float16") -> Space:
     ``@autotune``'s scorer map a larger ``GROUP_M`` onto it
     (:func:`~autotile.kernels.canonical_group_m`) instead of refusing it. The
     rules that drop a block larger than the padded problem are
-    :data:`PADDING_CONSTRAINTS`: the kernel masks such a block, so ``@autotune`` still scores and launches a config list that
-    holds one (e.g. ``BLOCK_M=64`` at ``M=1``).
+    :data:`PADDING_CONSTRAINTS`: the kernel masks such a block, so
+    ``@autotune`` still scores and launches a config list that holds one
+    (e.g. ``BLOCK_M=64`` at ``M=1``).
 
     Parameters
     ----------
