@@ -208,10 +208,11 @@ def time_on_gpu(args: argparse.Namespace) -> None:
 def report(args: argparse.Namespace) -> None:
     from scipy.stats import spearmanr
 
-    for path, what in ((args.predictions, "--part predict"), (args.measured, "--part time")):
+    for path, what in ((args.predictions, "--part predict"),
+                       (args.measured, "--part time (on the GPU)")):
         if not Path(path).is_file():
-            raise SystemExit(f"no file {path!r}: run {what} for --set {args.set} first "
-                             f"(--part time on the GPU), or pass its path")
+            raise SystemExit(f"no file {path!r}: run {what} for --set {args.set} first, "
+                             f"or pass its path")
     preds = {(p["kernel"], p["config"]): p for p in csv.DictReader(open(args.predictions))}
     meas = list(csv.DictReader(open(args.measured)))
     print(f"{'kernel':16s} {'configs':>7s} {'timed':>5s} {'Spearman':>8s} "
