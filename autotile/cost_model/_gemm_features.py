@@ -230,9 +230,9 @@ class GemmLoopFeatures:
             lines = table[where]
             if (lines < 0).any():
                 # fill each missing table entry once (not once per config and level)
-                c, lv = np.nonzero(lines < 0)
+                rc, rl = np.nonzero(lines < 0)
                 flat = np.unique(np.ravel_multi_index(
-                    tuple(k[c] for k in key_f) + (mask[c, lv],), table.shape))
+                    tuple(k[rc] for k in key_f) + (mask[rc, rl],), table.shape))
                 for key in np.stack(np.unravel_index(flat, table.shape), axis=1).tolist():
                     factors = tuple(int(self.divs[k]) for k in key[:-1])
                     table[tuple(key)] = self._line_count(extras, bi, factors, key[-1])
