@@ -26,10 +26,6 @@ _MODEL_NAMES = ("xgb", "xgb-rank", "xgb-reg", "rf")
 # fit time.
 _SEARCH_ROUNDS = 100
 _MAX_ROW_TABLE = 1 << 24  # configs up to which feature rows are found through an array
-# spaces up to this many configs are featurized whole once a tenth has been asked for
-# (246,960 GEMM schedules x 88 features: 174 MB), in chunks of _WHOLE_SPACE_CHUNK
-_WHOLE_SPACE_ROWS = 1 << 18
-_WHOLE_SPACE_CHUNK = 1 << 15
 
 
 def make_cost_model(spec: Any, seed: int) -> Any:
@@ -126,11 +122,7 @@ class FeatureRows:
     The rows are cached in one growing array; a lookup table (an array up to
     ``2**24`` configs, a dict beyond) maps a space index to its row, so
     lookups are vectorised and a config revisited by a search is featurized
-    once. Searches ask for a few new rows at a time, and a call costs far
-    more than a row: once a tenth of a space of at most
-    :data:`_WHOLE_SPACE_ROWS` configs has been asked for (one model-guided
-    run of 500 trials on the 246,960-schedule space), the rest is featurized
-    in one go (in chunks).
+    once.
 
     Parameters
     ----------
@@ -166,23 +158,7 @@ class FeatureRows:
     def _features(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         rows = self._rows(idx)
         if (rows < 0).any():
-            size = len(self.codec.space)
-            if (self._row is not None and size <= _WHOLE_SPACE_ROWS
-                    and self._n_rows >= size // 10 and self.codec.fast
-                    and hasattr(self.featurizer, "transform_digits")):
-                for start in range(0, size, _WHOLE_SPACE_CHUNK):
-                    chunk = np.arange(start, min(start + _WHOLE_SPACE_CHUNK, size))
-                    self._add(chunk[self._row[chunk] < 0])
-            else:
-                self._add(np.unique(idx[rows < 0]))
-            rows = self._rows(idx)
-        if idx.size == 0:
-            return np.zeros((0, self._X.shape[1]))
-        return self._X[rows]
-
-    def _add(self, missing: npt.NDArray[np.int64]) -> None:
-        """Featurize the configs at ``missing`` (distinct, not featurized yet)."""
-        if missing.size:
+            missing = np.unique(idx[rows < 0])
             if self.codec.fast and hasattr(self.featurizer, "transform_digits"):
                 X = np.asarray(self.featurizer.transform_digits(self.codec.digits(missing)),
                                np.float64)
@@ -191,9 +167,7 @@ class FeatureRows:
                                np.float64)
             n = self._n_rows
             if self._X.shape[0] < n + missing.size:
-                cap = max(len(self.codec.space), n + missing.size)
-                grown = np.empty((min(max(2 * self._X.shape[0], n + missing.size, 1024), cap),
-                                  X.shape[1]))
+                grown = np.empty((max(2 * self._X.shape[0], n + missing.size, 1024), X.shape[1]))
                 if n:
                     grown[:n] = self._X[:n]
                 self._X = grown
@@ -204,6 +178,10 @@ class FeatureRows:
             else:
                 self._pos.update(zip(missing.tolist(), new.tolist()))
             self._n_rows = n + missing.size
+            rows = self._rows(idx)
+        if idx.size == 0:
+            return np.zeros((0, self._X.shape[1]))
+        return self._X[rows]
 
 
 #: id(space) -> (space, FeatureRows of its default featurizer ``featurizer_for(space)``),
