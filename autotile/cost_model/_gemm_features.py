@@ -226,14 +226,17 @@ class GemmLoopFeatures:
                 for part in (0, 1):
                     under = pos[:, 2 * a + part][:, None] >= level
                     mask |= under.astype(np.int64) << (2 * a_pos + part)
-            lines = table[tuple(k[:, None] for k in key_f) + (mask,)]
-            missing = np.argwhere(lines < 0)
-            for c, lv in missing:
-                t_idx = tuple(int(k[c]) for k in key_f) + (int(mask[c, lv]),)
-                if table[t_idx] < 0:
-                    factors = tuple(int(self.divs[k]) for k in t_idx[:-1])
-                    table[t_idx] = self._line_count(extras, bi, factors, t_idx[-1])
-                lines[c, lv] = table[t_idx]
+            where = tuple(k[:, None] for k in key_f) + (mask,)
+            lines = table[where]
+            if (lines < 0).any():
+                # fill each missing table entry once (not once per config and level)
+                rc, rl = np.nonzero(lines < 0)
+                flat = np.unique(np.ravel_multi_index(
+                    tuple(k[rc] for k in key_f) + (mask[rc, rl],), table.shape))
+                for key in np.stack(np.unravel_index(flat, table.shape), axis=1).tolist():
+                    factors = tuple(int(self.divs[k]) for k in key[:-1])
+                    table[tuple(key)] = self._line_count(extras, bi, factors, key[-1])
+                lines = table[where]
             for lv in range(6):
                 base = lv * per_level + col0
                 out[:, base] = np.log2(1 + np.abs(stride[:, lv]))

@@ -49,6 +49,11 @@ import optuna
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import fail_stale_trials
 from optuna.storages._heartbeat import is_heartbeat_enabled
+
+try:  # Study.tell without its deep copy of the result (see _finish)
+    from optuna.study._tell import _tell_with_warning as _optuna_tell
+except ImportError:  # pragma: no cover - a future Optuna without it
+    _optuna_tell = None  # type: ignore[assignment]
 from optuna.trial import FrozenTrial, Trial, TrialState
 
 from autotile.errors import MeasureError
@@ -508,6 +513,20 @@ def _run_batch(study: Study, pending: list[_Pending], n_jobs: int, bar: Any,
             _tell(study, p.trial, res, bar, hb, cached_from=first[text])
 
 
+def _finish(ostudy: optuna.Study, trial: Trial, value: float | None,
+            state: TrialState | None) -> None:
+    """``ostudy.tell(trial, value, state)`` without the deep copy of the trial it returns.
+
+    Optuna's ``Study.tell`` is its ``_tell_with_warning`` followed by a deep copy of
+    the finished trial, which the optimize loop never reads (a sixth of a replayed
+    trial's cost); Optuna versions without that function get ``Study.tell``.
+    """
+    if _optuna_tell is None:
+        ostudy.tell(trial, value, state=state)
+    else:
+        _optuna_tell(study=ostudy, trial=trial, value_or_values=value, state=state)
+
+
 def _tell(study: Study, trial: Trial, res: MeasureResult, bar: Any, hb: _Heartbeat,
           cached_from: int | None = None) -> bool:
     """Record ``res`` on ``trial`` and finish it; False if another worker had failed it.
@@ -551,9 +570,9 @@ def _tell(study: Study, trial: Trial, res: MeasureResult, bar: Any, hb: _Heartbe
         for k, v in attrs.items():
             trial.set_user_attr(k, v)
         if attrs["status"] == "ok":
-            study.optuna_study.tell(trial, value)
+            _finish(study.optuna_study, trial, value, None)
         else:
-            study.optuna_study.tell(trial, state=TrialState.FAIL)
+            _finish(study.optuna_study, trial, None, TrialState.FAIL)
     except (UpdateFinishedTrialError, ValueError) as exc:
         if isinstance(exc, ValueError) and "Cannot tell" not in str(exc):
             raise

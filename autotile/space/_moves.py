@@ -47,6 +47,7 @@ class SpaceMoves:
         def _decode(self, p: int) -> Config: ...
         def _check_knobs(self, mapping: Any) -> tuple[list[Any] | None, list[str]]: ...
         def _satisfied(self, values: Sequence[Any]) -> list[str]: ...
+        def _own(self, items: tuple[tuple[str, Any], ...]) -> Config: ...
 
     def sample(
         self, rng: np.random.Generator | int | None = None, n: int = 1, unique: bool = True
@@ -122,7 +123,7 @@ class SpaceMoves:
             for v in knob.neighbours(values[k]):
                 cand = values[:k] + [v] + values[k + 1 :]
                 if not self._satisfied(cand):
-                    out.append(Config._trusted(tuple(zip(self._names, cand))))
+                    out.append(self._own(tuple(zip(self._names, cand))))
         return out
 
     def mutate(self, config: Mapping[str, Any], rng: np.random.Generator | int | None) -> Config:
@@ -155,11 +156,11 @@ class SpaceMoves:
                 cand = list(values)
                 cand[k] = self._knobs[k].mutate(values[k], gen)
                 if not self._satisfied(cand):
-                    return Config._trusted(tuple(zip(self._names, cand)))
+                    return self._own(tuple(zip(self._names, cand)))
         nbrs = self.neighbours(config)
         if nbrs:
             return nbrs[int(gen.integers(len(nbrs)))]
-        me = Config._trusted(tuple(zip(self._names, values)))
+        me = self._own(tuple(zip(self._names, values)))
         if self.size <= 1:
             return self.config_at(0) if self.size else me
         while True:
@@ -203,6 +204,6 @@ class SpaceMoves:
                 else:
                     child.append(x if gen.random() < 0.5 else y)
             if not self._satisfied(child):
-                return Config._trusted(tuple(zip(self._names, child)))
+                return self._own(tuple(zip(self._names, child)))
         parent = va if gen.random() < 0.5 else vb
-        return Config._trusted(tuple(zip(self._names, parent)))
+        return self._own(tuple(zip(self._names, parent)))

@@ -32,6 +32,12 @@ _MAX_ENUMERATION = 1 << 27
 _MAX_POSITION_TABLE = 1 << 16  # knobs up to this many values get a value -> position dict
 
 
+class _Token:
+    """Identity of a space, held by the configs it made (:meth:`Space._own`)."""
+
+    __slots__ = ()
+
+
 class Space(SpaceMoves, SpaceEncoding):
     """A search space: knobs, constraints and the valid configs they allow.
 
@@ -186,7 +192,7 @@ class Space(SpaceMoves, SpaceEncoding):
         for k, knob in enumerate(self._knobs):
             d, p = divmod(p, self._strides[k])
             items.append((knob.name, knob.value_at(d)))
-        return Config._trusted(tuple(items))
+        return self._own(tuple(items))
 
     def _product_index(self, values: Sequence[Any]) -> int:
         """Product index of canonical (already checked) knob values."""
@@ -272,8 +278,25 @@ class Space(SpaceMoves, SpaceEncoding):
                 yield self._decode(p)
 
     # -- validation -------------------------------------------------------------------
+    def _own(self, items: tuple[tuple[str, Any], ...]) -> Config:
+        """A config of canonical member values in knob order, marked as checked by this space.
+
+        :meth:`_check_knobs` takes the values of a marked config as they are (the
+        searchers pass the configs a space made back to it many times per trial).
+        The mark is not pickled or copied: a config from elsewhere is checked.
+        """
+        token = self.__dict__.get("_token")
+        if token is None:  # spaces unpickled from before lack it
+            token = self._token = _Token()
+        cfg = Config._trusted(items)
+        object.__setattr__(cfg, "_checked_by", token)
+        return cfg
+
     def _check_knobs(self, mapping: Any) -> tuple[list[Any] | None, list[str]]:
         """Check names and knob membership; return canonical values and problems."""
+        token = getattr(mapping, "_checked_by", None)
+        if token is not None and token is self.__dict__.get("_token"):
+            return [v for _, v in mapping._items], []
         if not isinstance(mapping, Mapping):
             return None, [
                 f"config must be a mapping from knob name to value, got "
@@ -382,7 +405,7 @@ class Space(SpaceMoves, SpaceEncoding):
         if problems:
             raise InvalidConfigError("; ".join(problems))
         assert values is not None
-        return Config._trusted(tuple(zip(self._names, values)))
+        return self._own(tuple(zip(self._names, values)))
 
     def parse(self, text: str) -> Config:
         """Parse ``str(config)`` back into a validated config.

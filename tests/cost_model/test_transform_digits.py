@@ -19,3 +19,16 @@ def test_transform_digits_equals_transform_on_gemm_spaces():
             b = feat.transform_digits(codec.digits(idx))
             assert a.shape == b.shape == (300, feat.n_features_out_)
             assert np.array_equal(a, b)
+
+
+def test_gemm_rows_do_not_depend_on_batching():
+    # the line-count tables fill lazily, once per missing entry of a batch
+    space = gemm_space(32)
+    codec = IndexCodec(space)
+    idx = np.random.default_rng(1).integers(len(space), size=400)
+    whole = featurizer_for(space).transform_digits(codec.digits(idx))
+    feat = featurizer_for(space)
+    parts = np.vstack([feat.transform_digits(codec.digits(idx[i:i + 7]))
+                       for i in range(0, idx.size, 7)])
+    assert np.array_equal(whole, parts)
+    assert np.array_equal(whole, feat.transform(codec.configs(idx)))

@@ -360,3 +360,24 @@ def test_permutation_table_lookup_agrees_with_the_lehmer_code():
     big = Permutation("order", tuple("abcdefghi"))              # 9 items: no table
     assert not big._small and small._small
     assert big.index(tuple("abcdefgih")) == 1
+
+
+def test_configs_a_space_made_skip_the_recheck_and_others_do_not():
+    import copy
+    import pickle
+
+    space = gemm_space(16)
+    cfg = space.config_at(123)
+    child = space.mutate(cfg, 0)
+    assert space.index_of(child) == space.index_of(dict(child))
+    assert space._check_knobs(cfg) == (list(cfg.values()), [])
+    # the mark is the space's own: equal configs from elsewhere are checked in full
+    for other in (pickle.loads(pickle.dumps(cfg)), copy.deepcopy(cfg), Config(dict(cfg))):
+        assert other == cfg and getattr(other, "_checked_by", None) is None
+        assert space.index_of(other) == 123
+    bigger = gemm_space(32)
+    foreign = bigger.config_at(len(bigger) - 1)       # i_factor 32 is not a divisor of 16
+    with pytest.raises(InvalidConfigError, match="i_factor"):
+        space.index_of(foreign)
+    with pytest.raises(InvalidConfigError, match="i_factor"):
+        space.mutate(foreign, 0)
