@@ -87,10 +87,12 @@ def open_storage(storage: str | BaseStorage) -> BaseStorage:
             raise
         raise better from exc
     except sa_exc.OperationalError as exc:
+        from autotile.search._storage import unopenable_sqlite, unreachable_storage
+
+        if not resolved.startswith("sqlite:"):
+            raise unreachable_storage(resolved, exc) from None
         if "unable to open database file" not in str(exc):
             raise
-        from autotile.search._storage import unopenable_sqlite
-
         raise unopenable_sqlite(repr(resolved)) from None
 
 

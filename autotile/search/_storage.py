@@ -46,7 +46,7 @@ from optuna.storages._heartbeat import BaseHeartbeat
 from optuna.trial import FrozenTrial, TrialState
 
 from autotile.errors import CorruptFileError
-from autotile.search._study_args import resolve_storage, storage_driver_error
+from autotile.search._study_args import _hide_password, resolve_storage, storage_driver_error
 
 __all__ = ["open_storage", "HeartbeatJournalStorage", "ProcessFileLock", "RetryStaleTrial",
            "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD", "storage_path",
@@ -463,6 +463,9 @@ def open_storage(
     ImportError
         If a database URL's driver is not installed (the message names the
         ``pip install`` command).
+    ValueError
+        If a database server cannot be reached or refuses the login: "cannot
+        connect to storage <URL, password hidden>: <the driver's reason>".
 
     Examples
     --------
@@ -513,6 +516,13 @@ def unopenable_sqlite(where: str) -> ValueError:
                       f"process")
 
 
+def unreachable_storage(url: str, exc: BaseException) -> ValueError:
+    """The error for a database URL whose server cannot be reached (password hidden)."""
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return ValueError(f"cannot connect to storage {_hide_password(url)}: "
+                      f"{reason[0] if reason else type(exc).__name__}")
+
+
 def _rdb_storage(url: str, kwargs: dict[str, Any], sqlite_path: str | None) -> RDBStorage:
     """Build the RDBStorage, retrying when another worker is creating the same tables."""
     from sqlalchemy import exc as sa_exc
@@ -542,6 +552,8 @@ def _rdb_storage(url: str, kwargs: dict[str, Any], sqlite_path: str | None) -> R
                     f"move it away to start a new study file") from None
             if sqlite_path is not None and "unable to open database file" in text:
                 raise unopenable_sqlite(repr(sqlite_path)) from None
+            if sqlite_path is None and not transient and isinstance(exc, sa_exc.OperationalError):
+                raise unreachable_storage(url, exc) from None
             if not transient or time.monotonic() > deadline:
                 raise
             time.sleep(delay)

@@ -1,0 +1,49 @@
+"""A database server that cannot be reached: one clear error, the password hidden, no traceback."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from autotile.search import open_storage
+from autotile.search._cli import compare_main
+from autotile.search._cli_tune import tune_main
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+# port 1 on the loopback: nothing listens there, so the connection is refused at once
+URL = "postgresql+psycopg2://u:secret@127.0.0.1:1/db"
+MASKED = "postgresql+psycopg2://u:***@127.0.0.1:1/db"
+
+needs_psycopg2 = pytest.mark.skipif(importlib.util.find_spec("psycopg2") is None,
+                                    reason="psycopg2 (the test extra) is not installed")
+
+
+@needs_psycopg2
+def test_open_storage_names_the_masked_url_and_the_reason() -> None:
+    with pytest.raises(ValueError) as info:
+        open_storage(URL)
+    msg = str(info.value)
+    assert msg.startswith(f"cannot connect to storage {MASKED}: "), msg
+    assert "Connection refused" in msg or "connection" in msg.lower(), msg
+    assert "secret" not in msg and "\n" not in msg, msg
+
+
+@needs_psycopg2
+def test_tune_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tune_main(["--budget", "5", "--storage", URL]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"autotile tune: error: cannot connect to storage {MASKED}: "), err
+    assert err.count("\n") == 1 and "secret" not in err, err
+
+
+@needs_psycopg2
+def test_compare_exits_2_with_one_line(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--kernel-tuner", str(DATA / "kt_tiny.json"), "--no-progress",
+            "--out", str(tmp_path / "out"), "--storage", URL]
+    assert compare_main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(f"autotile compare: error: cannot connect to storage {MASKED}: "), err
+    assert err.count("\n") == 1 and "secret" not in err, err
