@@ -265,11 +265,13 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         return 2
     from autotile.search._compare import _workers
     from autotile.search._compare_plan import machine_load
+    from autotile.search._study_args import _hide_password
 
     storage = folder.storage
     print(f"run folder: {folder.path}" + (" (resuming an interrupted run)"
                                           if folder.resumed else ""))
-    print(f"storage: {storage}  (inspect with: optuna-dashboard {storage})")
+    print(f"storage: {_hide_password(storage)}  (inspect with: optuna-dashboard "
+          f"{_hide_password(storage, '<password>')})")
     results = {}
     try:
         for src, plan in zip(sources, plans):
@@ -299,7 +301,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         n = _count_stored(storage)
         print(f"\n{_PROG}: interrupted; {n} finished run{'s are' if n != 1 else ' is'} kept in "
-              f"{storage}. Run the same command again to resume.", file=sys.stderr)
+              f"{_hide_password(storage)}. Run the same command again to resume.",
+              file=sys.stderr)
         return 130
     except OSError as exc:
         print(f"{_PROG}: error: could not write the report to {str(folder.path)!r}: {exc}",

@@ -204,6 +204,7 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
     """Build the study and run this worker; print what to do next."""
     from autotile.search import create_study, open_storage
     from autotile.search._optimize import quiet_optuna
+    from autotile.search._study_args import _hide_password
 
     space, measurer = build(spec)
     storage = open_storage(storage_arg, heartbeat_interval=args.heartbeat_interval,
@@ -217,9 +218,9 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
             ost.set_user_attr(CLI_ATTR, spec)
         if not ost.metric_names:
             ost.set_metric_names([study.objective])
-    join = (f"autotile worker --storage {_quote(storage_arg)} "
+    join = (f"autotile worker --storage {_quote(_hide_password(storage_arg, '<password>'))} "
             f"--study-name {_quote(study.study_name)}")
-    print(f"study {study.study_name!r} in {storage_arg} ({len(space)} configs, budget "
+    print(f"study {study.study_name!r} in {_hide_password(storage_arg)} ({len(space)} configs, budget "
           f"{spec['budget']}, searcher {spec['searcher']}, objective {study.objective})")
     print(f"  join from any machine that reaches the storage:  {join}")
     t0 = time.perf_counter()
@@ -239,7 +240,7 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
         print(f"  resume with:  {join}")
     inspect = (f"python -c \"import optuna; from autotile.search import open_storage; "
                f"s = optuna.load_study(study_name={study.study_name!r}, "
-               f"storage=open_storage({storage_arg!r})); print(len(s.trials), s.best_value)\"")
+               f"storage=open_storage({_hide_password(storage_arg, '<password>')!r})); print(len(s.trials), s.best_value)\"")
     print(f"  inspect:  {inspect}")
     return 0
 
@@ -300,6 +301,7 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     import optuna
 
     from autotile.search import open_storage
+    from autotile.search._study_args import _hide_password
 
     prog = "autotile worker"
     try:
@@ -310,11 +312,11 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
         name = args.study_name
         if name is None:
             if len(names) != 1:
-                raise _UsageError(f"pass --study-name: {args.storage} holds "
+                raise _UsageError(f"pass --study-name: {_hide_password(args.storage)} holds "
                                   f"{len(names)} studies {names[:10]}")
             name = names[0]
         if name not in names:
-            raise _UsageError(f"no study {name!r} in {args.storage}; it holds {names[:10]}")
+            raise _UsageError(f"no study {name!r} in {_hide_password(args.storage)}; it holds {names[:10]}")
         spec = optuna.load_study(study_name=name, storage=storage).user_attrs.get(CLI_ATTR)
         if not isinstance(spec, dict):
             raise _UsageError(f"study {name!r} was not started by `autotile tune`, so this "

@@ -211,13 +211,16 @@ _DRIVER_PACKAGES = {
 }
 
 
-def _hide_password(url: str) -> str:
-    """``url`` with its password (``scheme://user:PASSWORD@host``) replaced by ``***``."""
+def _hide_password(url: str, mask: str = "***") -> str:
+    """``url`` with its password (``scheme://user:PASSWORD@host``) replaced by ``mask``.
+
+    ``mask="<password>"`` for a command line the user will copy and complete.
+    """
     scheme, sep, rest = url.partition("://")
     creds, at, host = rest.rpartition("@")
     if not sep or not at or ":" not in creds:
         return url
-    return f"{scheme}://{creds.partition(':')[0]}:***@{host}"
+    return f"{scheme}://{creds.partition(':')[0]}:{mask}@{host}"
 
 
 def storage_driver_error(storage: Any, exc: BaseException) -> ImportError | None:

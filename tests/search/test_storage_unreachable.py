@@ -47,3 +47,23 @@ def test_compare_exits_2_with_one_line(tmp_path: Path,
     out, err = capsys.readouterr()
     assert err.startswith(f"autotile compare: error: cannot connect to storage {MASKED}: "), err
     assert err.count("\n") == 1 and "secret" not in err, err
+
+
+def test_compare_header_hides_the_password(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # the header is printed before any study is opened: stop right after it (Ctrl-C)
+    from autotile.search import _compare
+
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_compare, "run_comparison", interrupt)
+    monkeypatch.setattr("autotile.search._cli._count_stored", lambda storage: 0)
+    argv = ["--kernel-tuner", str(DATA / "kt_tiny.json"), "--no-progress",
+            "--out", str(tmp_path / "out"), "--storage", URL]
+    assert compare_main(argv) == 130
+    out, err = capsys.readouterr()
+    assert (f"storage: {MASKED}  (inspect with: optuna-dashboard "
+            f"postgresql+psycopg2://u:<password>@127.0.0.1:1/db)") in out, out
+    assert f"kept in {MASKED}." in err, err
+    assert "secret" not in out + err, out + err
