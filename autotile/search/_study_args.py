@@ -121,7 +121,10 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
     A path (``"runs.db"``, ``"~/runs.db"``: ``~`` is expanded) becomes
     ``"sqlite:///<path>"``; a URL must name an SQLAlchemy dialect of
     :data:`_DIALECTS` (``"postgres://"``, ``"file://"`` or ``"http://"`` are
-    refused with the URL to write instead, the password hidden).
+    refused with the URL to write instead, the password hidden). A plain
+    ``postgresql://`` becomes ``postgresql+psycopg2://`` when psycopg2 (the
+    ``autotile[postgres]`` extra) is installed and psycopg 3 (SQLAlchemy
+    2.1's default driver) is not.
     """
     if storage is None:
         return DEFAULT_STORAGE
@@ -155,7 +158,7 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
                 f"storage={storage!r}" + (f" (directory {parent!r} does not exist)" if path
                                          else " (no path): write 'journal:///abs/path.log'"))
         return f"journal://{path}"
-    url: str = _check_scheme(storage)
+    url: str = _postgres_driver(_check_scheme(storage))
     if url.startswith("sqlite:///~"):
         url = "sqlite:///" + os.path.expanduser(url[len("sqlite:///"):])
     if url.startswith("sqlite:///"):
@@ -209,6 +212,23 @@ _DRIVER_PACKAGES = {
     "mysql": "mysql-connector-python", "mariadb": "mariadb", "aiomysql": "aiomysql",
     "pyodbc": "pyodbc", "pymssql": "pymssql", "oracledb": "oracledb", "cx_Oracle": "cx_Oracle",
 }
+
+
+def _postgres_driver(url: str) -> str:
+    """``postgresql://...`` as ``postgresql+psycopg2://...`` when only psycopg2 is installed.
+
+    SQLAlchemy 2.1 maps a plain ``postgresql://`` to psycopg (version 3), but
+    ``pip install "autotile[postgres]"`` installs psycopg2; a URL naming its
+    driver (``postgresql+DRIVER://``) is kept as written.
+    """
+    if not url.startswith("postgresql://"):
+        return url
+    import importlib.util
+
+    if (importlib.util.find_spec("psycopg") is None
+            and importlib.util.find_spec("psycopg2") is not None):
+        return "postgresql+psycopg2://" + url[len("postgresql://"):]
+    return url
 
 
 def _hide_password(url: str, mask: str = "***") -> str:

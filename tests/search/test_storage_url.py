@@ -40,11 +40,34 @@ def test_bad_scheme_is_refused_with_the_accepted_forms(url: str, shown: str,
         assert hint in msg
 
 
-@pytest.mark.parametrize("url", ["sqlite:///a.db", "postgresql://u@h/db",
+@pytest.mark.parametrize("url", ["sqlite:///a.db", "postgresql+psycopg://u@h/db",
                                  "postgresql+psycopg2://u@h/db", "mysql+pymysql://u@h/db",
                                  "MySQL://u@h/db", "mariadb://u@h/db"])
 def test_known_dialects_pass(url: str) -> None:
     assert resolve_storage(url) == url
+
+
+@pytest.mark.parametrize("installed, expected", [
+    ({"psycopg2"}, "postgresql+psycopg2://u:pw@h/db"),   # autotile[postgres] alone
+    ({"psycopg", "psycopg2"}, "postgresql://u:pw@h/db"),  # SQLAlchemy's default is there
+    ({"psycopg"}, "postgresql://u:pw@h/db"),
+    (set(), "postgresql://u:pw@h/db"),  # the driver error then names what to install
+])
+def test_plain_postgresql_uses_psycopg2_when_psycopg_is_missing(
+        installed: set[str], expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object) -> object:
+        if name in ("psycopg", "psycopg2"):
+            return object() if name in installed else None
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    assert resolve_storage("postgresql://u:pw@h/db") == expected
+    # a URL that names its driver is kept as written
+    assert resolve_storage("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
 
 
 def test_home_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
