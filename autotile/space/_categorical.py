@@ -23,13 +23,22 @@ def _same_type_member(value: Any, candidates: tuple[Any, ...]) -> bool:
     return False
 
 
+def _has_nan(value: Any) -> bool:
+    """Whether ``value`` is a float NaN or a tuple holding one (at any depth)."""
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, tuple):
+        return any(_has_nan(v) for v in value)
+    return False
+
+
 @dataclass(frozen=True)
 class Choice(Knob):
     """A categorical knob over a fixed tuple of values.
 
     Values must be distinct, hashable and JSON-able (``int``, ``float``,
-    ``str``, ``bool``, ``None`` or tuples of those); lists are turned into
-    tuples. Their text forms (see :func:`~autotile.space.format_value`) must
+    ``str``, ``bool``, ``None`` or tuples of those; not NaN); lists are turned
+    into tuples. Their text forms (see :func:`~autotile.space.format_value`) must
     be distinct too, so that ``str(config)`` can be parsed back. Encoded
     one-hot. Being unordered, every other value is a neighbour.
 
@@ -67,6 +76,11 @@ class Choice(Knob):
                 raise InvalidConfigError(
                     f"Choice values must be hashable and JSON-able, got {self.name}={v!r}"
                 ) from None
+            if _has_nan(v):
+                raise InvalidConfigError(
+                    f"Choice values must not be NaN (NaN != NaN, so no config could ever "
+                    f"match it), got {self.name}={v!r} in values={vals!r}"
+                )
         texts = [format_value(v) for v in vals]
         if len(set(texts)) != len(vals) or len(set(vals)) != len(vals):
             raise InvalidConfigError(

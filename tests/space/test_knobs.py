@@ -108,6 +108,11 @@ def test_mutate_gives_other_value():
         (lambda: Choice("c", (1, 1)), "must be distinct"),
         (lambda: Choice("c", (1, True)), "must be distinct"),
         (lambda: Choice("c", ({"a": 1},)), "hashable and JSON-able"),
+        (lambda: Choice("a", [float("nan"), 1.0, 2.0]),
+         "Choice values must not be NaN (NaN != NaN, so no config could ever match it), "
+         "got a=nan in values=(nan, 1.0, 2.0)"),
+        (lambda: Choice("t", [(1, np.nan), (1, 2)]), "must not be NaN"),
+        (lambda: Choice("a", [np.float64("nan"), 1.0]), "must not be NaN"),
         (lambda: Permutation("o", ("a", "a")), "items must be distinct"),
         (lambda: Permutation("o", "abc"), "items must be a tuple of str"),
         (lambda: Divisors("bad name", 4), "knob name must not contain"),
