@@ -137,8 +137,8 @@ def create_study(
         other heartbeat settings. Several workers (processes or machines)
         may run the same study on one storage at once.
     study_name : str, optional
-        Default ``"<space name>-<searcher>-<objective>-seed<seed>"``, so
-        running the same call again resumes the same study.
+        Non-empty. Default ``"<space name>-<searcher>-<objective>-seed<seed>"``,
+        so running the same call again resumes the same study.
     seed : int, optional
         Seed of the searcher, ``0 <= seed < 2**32`` (NumPy's seed range).
     load_if_exists : bool, default=True
@@ -161,7 +161,8 @@ def create_study(
     ------
     TypeError
         If ``space`` is not a ``Space``, ``measurer`` is not a ``Measurer``
-        (e.g. a plain function) or ``storage`` has an unsupported type.
+        (e.g. a plain function), ``storage`` has an unsupported type or
+        ``study_name`` is neither None nor a str.
     ValueError
         If ``objective`` is not one of ``measurer.metrics`` (or there is no
         objective at all) or is higher-is-better by its name
@@ -173,7 +174,8 @@ def create_study(
         is neither a URL nor an SQLite file path, or a loaded study was
         created for another objective, space, searcher or seed, or with a
         measurer of another class or other :meth:`Measurer.settings
-        <autotile.measure.Measurer.settings>` (the message lists what differs).
+        <autotile.measure.Measurer.settings>` (the message lists what differs),
+        or ``study_name`` is an empty or blank str.
     ImportError
         If ``storage`` is a database URL whose SQLAlchemy driver is not
         installed (e.g. ``"postgresql://..."`` without ``psycopg``): the
@@ -189,6 +191,12 @@ def create_study(
     """
     check_measurer(space, measurer)
     check_seed(seed)
+    if study_name is not None and not isinstance(study_name, str):
+        raise TypeError(f"study_name must be a non-empty str or None, got "
+                        f"{type(study_name).__name__} {study_name!r}")
+    if study_name is not None and not study_name.strip():
+        raise ValueError(f"study_name must be a non-empty str or None, got "
+                         f"study_name={study_name!r}")
     ident = measurer.identity()
     fingerprint = digest_of(ident)
     storage_arg = open_storage(storage)

@@ -67,6 +67,20 @@ def test_optimize_n_trials_must_be_positive(small_space, n_trials):
         st.optimize(n_trials, progress=False)
 
 
+@pytest.mark.parametrize("name, error, message", [
+    (5, TypeError, "study_name must be a non-empty str or None, got int 5"),
+    (b"gemm", TypeError, "study_name must be a non-empty str or None, got bytes b'gemm'"),
+    ("", ValueError, "study_name must be a non-empty str or None, got study_name=''"),
+    ("  ", ValueError, "got study_name='  '"),
+])
+def test_study_name_must_be_a_non_empty_str(small_space, tmp_path, name, error, message):
+    for storage in (":memory:", str(tmp_path / "runs.db")):
+        with pytest.raises(error) as info:
+            _tune(small_space, study_name=name, storage=storage)
+        assert message in str(info.value)
+    assert not (tmp_path / "runs.db").exists()  # refused before the storage is opened
+
+
 @pytest.mark.parametrize("timeout", [0, -1, "1"])
 def test_timeout_must_be_positive(small_space, timeout):
     with pytest.raises(ValueError, match="timeout must be a number of seconds > 0"):
