@@ -17,6 +17,7 @@ __all__ = [
     "as_float_view",
     "default_tolerance",
     "compare_outputs",
+    "reference_outputs",
     "call_small_args",
     "n_elems",
     "poison",
@@ -100,6 +101,43 @@ def default_tolerance(a: npt.NDArray[Any]) -> tuple[float, float]:
     if np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.complexfloating):
         return 1e-10, 1e-12
     return 0.0, 0.0
+
+
+def reference_outputs(result: Any) -> dict[str, Any]:
+    """Check what ``reference(args)`` returned and return it as a dict.
+
+    Parameters
+    ----------
+    result : Any
+        The return value of the user's ``reference`` callable.
+
+    Returns
+    -------
+    dict of str to array
+        The expected outputs by argument name.
+
+    Raises
+    ------
+    TypeError
+        If ``result`` is not a mapping of argument names (str) to arrays,
+        e.g. ``42`` or the bare expected array.
+    """
+    if not isinstance(result, Mapping):
+        raise TypeError(
+            f"reference must return a dict {{argument name: expected array}}, e.g. "
+            f"{{'c_ptr': a @ b}}, got {type(result).__name__} {_short(result)}")
+    bad = [k for k in result if not isinstance(k, str)]
+    if bad:
+        raise TypeError(
+            f"reference must return a dict {{argument name: expected array}} keyed by "
+            f"argument names (str), got the key {bad[0]!r} ({type(bad[0]).__name__})")
+    return dict(result)
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters (an array's repr can be long)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def compare_outputs(got: Mapping[str, npt.NDArray[Any]],

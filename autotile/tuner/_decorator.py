@@ -142,7 +142,9 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             :class:`~autotile.errors.InvalidConfigError`.
         reference : callable, optional
             ``reference(args_by_name) -> {arg name: expected array}`` on the
-            check instance; default: the first candidate that runs.
+            check instance; default: the first candidate that runs. Any other
+            return value (a number, the bare array) makes the launch raise a
+            ``TypeError`` saying so.
         check : bool, default=True
             Whether to run the correctness check at all.
         check_max_elems : int, default=65536

@@ -12,7 +12,13 @@ import numpy.typing as npt
 
 from autotile.errors import OutOfBoundsError
 from autotile.measure import Measurer, MeasureResult
-from autotile.tuner._check import compare_outputs, poison, snapshot, write_only_buffers
+from autotile.tuner._check import (
+    compare_outputs,
+    poison,
+    reference_outputs,
+    snapshot,
+    write_only_buffers,
+)
 from autotile.tuner._config import LaunchConfig
 from autotile.tuner._record import TuningRecord
 
@@ -321,7 +327,7 @@ class Evaluator:
         except Exception as exc:  # noqa: BLE001
             return None, f"interpreter raised in pre_hook: {_err(exc)}"
         if self.reference is not None and self.expected is None:
-            self.expected = dict(self.reference({**full, **snapshot(full)}))
+            self.expected = reference_outputs(self.reference({**full, **snapshot(full)}))
         saved = {n: full[n].copy() for n in self.write_only or ()}
         for n in saved:
             poison(full[n])

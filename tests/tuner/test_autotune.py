@@ -67,6 +67,22 @@ def test_reference_catches_a_wrong_first_config():
     assert k.best_config == cfgs[1]
 
 
+@pytest.mark.parametrize("reference, message", [
+    (lambda *a: 42, "reference must return a dict {argument name: expected array}, e.g. "
+                    "{'c_ptr': a @ b}, got int 42"),
+    (lambda a: 2 * a["x_ptr"], "got ndarray array([-14., -12.,"),
+    (lambda a: {0: 2 * a["x_ptr"]}, "keyed by argument names (str), got the key 0 (int)"),
+])
+def test_reference_that_returns_no_dict_is_a_clear_type_error(reference, message):
+    k = _double([Config({"BLOCK": 16, "TAIL": "mask"}), Config({"BLOCK": 32, "TAIL": "mask"})],
+                reference=reference)
+    x, out = _x(), np.zeros(N, np.float32)
+    with pytest.raises(TypeError) as info:
+        k[grid_1d](x, out, N)
+    assert message in str(info.value)
+    np.testing.assert_array_equal(out, 0)  # nothing launched
+
+
 def test_out_of_bounds_config_fails_with_reason_and_tuning_goes_on():
     cfgs = [Config({"BLOCK": 16, "TAIL": "mask"}), Config({"BLOCK": 64, "TAIL": "none"})]
     k = _double(cfgs)
