@@ -218,10 +218,12 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
             ost.set_user_attr(CLI_ATTR, spec)
         if not ost.metric_names:
             ost.set_metric_names([study.objective])
-    join = (f"autotile worker --storage {_quote(_hide_password(storage_arg, '<password>'))} "
+    shown = _hide_password(storage_arg, "<password>")  # a command to copy: no password
+    join = (f"autotile worker --storage {_quote(shown)} "
             f"--study-name {_quote(study.study_name)}")
-    print(f"study {study.study_name!r} in {_hide_password(storage_arg)} ({len(space)} configs, budget "
-          f"{spec['budget']}, searcher {spec['searcher']}, objective {study.objective})")
+    print(f"study {study.study_name!r} in {_hide_password(storage_arg)} ({len(space)} "
+          f"configs, budget {spec['budget']}, searcher {spec['searcher']}, "
+          f"objective {study.objective})")
     print(f"  join from any machine that reaches the storage:  {join}")
     t0 = time.perf_counter()
     try:
@@ -240,7 +242,8 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
         print(f"  resume with:  {join}")
     inspect = (f"python -c \"import optuna; from autotile.search import open_storage; "
                f"s = optuna.load_study(study_name={study.study_name!r}, "
-               f"storage=open_storage({_hide_password(storage_arg, '<password>')!r})); print(len(s.trials), s.best_value)\"")
+               f"storage=open_storage({shown!r})); "
+               f"print(len(s.trials), s.best_value)\"")
     print(f"  inspect:  {inspect}")
     return 0
 
@@ -316,7 +319,8 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
                                   f"{len(names)} studies {names[:10]}")
             name = names[0]
         if name not in names:
-            raise _UsageError(f"no study {name!r} in {_hide_password(args.storage)}; it holds {names[:10]}")
+            raise _UsageError(f"no study {name!r} in {_hide_password(args.storage)}; "
+                              f"it holds {names[:10]}")
         spec = optuna.load_study(study_name=name, storage=storage).user_attrs.get(CLI_ATTR)
         if not isinstance(spec, dict):
             raise _UsageError(f"study {name!r} was not started by `autotile tune`, so this "

@@ -67,3 +67,12 @@ def test_compare_header_hides_the_password(tmp_path: Path, monkeypatch: pytest.M
             f"postgresql+psycopg2://u:<password>@127.0.0.1:1/db)") in out, out
     assert f"kept in {MASKED}." in err, err
     assert "secret" not in out + err, out + err
+
+
+def test_hide_password_for_messages_and_for_commands() -> None:
+    from autotile.search._study_args import _hide_password
+
+    assert _hide_password(URL) == MASKED
+    assert _hide_password(URL, "<password>") == "postgresql+psycopg2://u:<password>@127.0.0.1:1/db"
+    assert _hide_password("postgresql://u@h/db") == "postgresql://u@h/db"  # no password
+    assert _hide_password("sqlite:///runs.db") == "sqlite:///runs.db"
