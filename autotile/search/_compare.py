@@ -457,8 +457,10 @@ def compare(
         an int, ``optimum`` is not finite or is better than the table's
         best value, ``direction`` is not ``"minimize"`` or ``"maximize"``,
         ``budget``/``optimum`` are missing and cannot be taken from a
-        table, or ``storage`` holds a run of the same name made with other
-        settings.
+        table, ``storage`` holds a run of the same name made with other
+        settings, or the histories of ``budget`` trials x every run (about
+        ``runs x budget x 24`` bytes) would take more than half of the
+        machine's memory.
 
     References
     ----------
