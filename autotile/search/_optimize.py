@@ -179,6 +179,8 @@ def optimize(study: Study, n_trials: int, n_jobs: int, progress: bool,
             f"(its constraints reject all {study.space.product_size} combinations of "
             f"knobs {list(study.space.names)})")
     batch = n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    if batch > n_trials:  # no batch can hold more than the budget: start no idle workers
+        batch = n_jobs = n_trials
     t0 = time.perf_counter()
     st = study.optuna_study
     study._run_outcomes = []

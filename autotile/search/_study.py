@@ -193,7 +193,9 @@ class Study:
             depend on ``n_jobs`` timing: a batch is asked in order before it
             is measured, so seeded runs repeat exactly for a fixed
             ``n_jobs`` (different ``n_jobs`` give different batches, hence
-            different histories for model-based searchers).
+            different histories for model-based searchers). Capped at
+            ``n_trials`` (a batch never holds more trials than the budget, so
+            no idle worker processes are started).
         progress : bool, default=True
             Show a tqdm bar: trials, best so far, elapsed time.
         timeout : float, optional
