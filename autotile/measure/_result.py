@@ -203,7 +203,8 @@ class Measurer(abc.ABC):
         ----------
         configs : iterable of Config
         n_jobs : int, default=1
-            joblib's ``n_jobs`` (``-1``: all cores).
+            joblib's ``n_jobs`` (``-1``: all cores); a positive value is
+            capped at ``len(configs)`` (no idle worker processes are started).
 
         Returns
         -------
@@ -211,6 +212,8 @@ class Measurer(abc.ABC):
             In the order of ``configs``.
         """
         configs = list(configs)
+        if n_jobs > len(configs):
+            n_jobs = len(configs)
         if n_jobs == 1 or len(configs) <= 1:
             return [self.measure(c) for c in configs]
         from joblib import Parallel, delayed

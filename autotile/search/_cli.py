@@ -246,14 +246,18 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         names = [s.strip() for s in args.searchers.split(",") if s.strip()]
         _check_args(args, names)
         sources = _sources(args)
-        plans = [plan_comparison(src.space, src.measurer, names,
-                                 args.budget or src.budget, args.seeds, src.objective,
-                                 direction=args.direction, meta=src.meta)
-                 if src.sample is None else
-                 plan_sampled(src.space, src.measurer, src.sample, names,
-                              args.budget or src.budget or DEFAULT_LIVE_BUDGET, args.seeds,
-                              src.objective, direction=args.direction, meta=src.meta)
-                 for src in sources]
+        try:
+            plans = [plan_comparison(src.space, src.measurer, names,
+                                     args.budget or src.budget, args.seeds, src.objective,
+                                     direction=args.direction, meta=src.meta)
+                     if src.sample is None else
+                     plan_sampled(src.space, src.measurer, src.sample, names,
+                                  args.budget or src.budget or DEFAULT_LIVE_BUDGET,
+                                  args.seeds, src.objective, direction=args.direction,
+                                  meta=src.meta)
+                     for src in sources]
+        except ValueError as exc:  # e.g. a budget whose histories cannot fit in memory
+            raise _UsageError(str(exc)) from None
         try:
             folder = open_run_folder(args.out, DEFAULT_OUT, _settings(args, names),
                                      args.storage, ["autotile", "compare", *raw],

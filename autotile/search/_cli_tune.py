@@ -236,9 +236,12 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
         return 130
     n_done = len([t for t in study.trials if t.status not in ("running", "waiting",
                                                               "abandoned")])
-    print(f"{n_done} of {spec['budget']} trials finished ({time.perf_counter() - t0:.1f} s); "
-          f"best {study.objective} = {study.best_value:.6g}: {study.best_config}")
-    if n_done < spec["budget"]:
+    why = {"timeout": ", stopped at --timeout",
+           "exhausted": ", stopped: every config of the space is measured"}.get(
+        str(study.stop_reason), "")
+    print(f"{n_done} of {spec['budget']} trials finished ({time.perf_counter() - t0:.1f} s"
+          f"{why}); best {study.objective} = {study.best_value:.6g}: {study.best_config}")
+    if n_done < spec["budget"] and study.stop_reason != "exhausted":
         print(f"  resume with:  {join}")
     inspect = (f"python -c \"import optuna; from autotile.search import open_storage; "
                f"s = optuna.load_study(study_name={study.study_name!r}, "

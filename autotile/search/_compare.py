@@ -175,6 +175,7 @@ def _execute(plan: ComparisonPlan, tasks: list[tuple[str, str | SearcherFn, int]
     import multiprocessing as mp
 
     args = (plan.space, plan.measurer)
+    n_jobs = _workers(n_jobs, len(tasks))  # at most one worker per run
     if scheduler is not None:  # Dask: each run is a task; the bar moves as runs end
         from autotile.measure._parallel import parallel_map
 
@@ -248,7 +249,8 @@ def run_comparison(
     plan : ComparisonPlan
         From :func:`plan_comparison`.
     n_jobs : int, default=1
-        joblib workers over runs (``-1``: all cores).
+        joblib workers over runs (``-1``: all cores); capped at the number
+        of runs.
     progress : bool, default=True
         Show a bar over trials, with each searcher's best value so far.
     storage : str, path-like or optuna.storages.BaseStorage, optional
@@ -407,7 +409,7 @@ def compare(
         when minimising, above it when maximising).
     n_jobs : int, default=1
         joblib workers over (searcher, seed) pairs, a non-zero int (``-1``:
-        all cores).
+        all cores); capped at the number of pairs (no idle workers).
     progress : bool, default=True
         Print the plan and show a bar over trials (stderr).
     direction : {"minimize", "maximize"}, optional
@@ -457,8 +459,10 @@ def compare(
         an int, ``optimum`` is not finite or is better than the table's
         best value, ``direction`` is not ``"minimize"`` or ``"maximize"``,
         ``budget``/``optimum`` are missing and cannot be taken from a
-        table, or ``storage`` holds a run of the same name made with other
-        settings.
+        table, ``storage`` holds a run of the same name made with other
+        settings, or the histories of ``budget`` trials x every run (about
+        ``runs x budget x 24`` bytes) would take more than half of the
+        machine's memory.
 
     References
     ----------

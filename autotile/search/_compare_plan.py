@@ -301,6 +301,40 @@ def _items(searchers: Any) -> list[tuple[str, str | SearcherFn]]:
     return items
 
 
+#: float64 arrays of ``budget`` values held per run: the comparison's history row, the
+#: run's own history and the copy a study's ``history()`` builds.
+_HISTORY_ARRAYS = 3
+
+
+def check_history_memory(budget: int, n_runs: int, memory: int | None = None) -> None:
+    """Refuse a comparison whose per-run histories cannot fit in memory.
+
+    The histories take about ``n_runs * budget * 8 * 3`` bytes (float64,
+    :data:`_HISTORY_ARRAYS` arrays per run); above half of ``memory`` (default:
+    the machine's physical memory or ``ulimit -v``, whichever is lower) the
+    run would be killed or fail in numpy, hours in, so it is refused here.
+
+    Raises
+    ------
+    ValueError
+        Naming ``budget``, the estimated bytes and the memory.
+    """
+    if memory is None:
+        from autotile.measure.cpu._schedule_measurer import memory_bytes
+
+        memory = memory_bytes()
+    if memory is None:
+        return
+    need = n_runs * budget * 8 * _HISTORY_ARRAYS
+    if need > memory // 2:
+        raise ValueError(
+            f"budget={budget:,} is too large: the histories of {n_runs} runs (searchers x "
+            f"seeds) x {budget:,} trials need about {need / 2**30:,.1f} GiB "
+            f"({n_runs} x {budget:,} x 8 bytes x {_HISTORY_ARRAYS} arrays), more than half "
+            f"of this machine's {memory / 2**30:,.1f} GiB of memory; choose a budget of at "
+            f"most {max(1, memory // 2 // (n_runs * 8 * _HISTORY_ARRAYS)):,}")
+
+
 def plan_comparison(
     space: Any,
     measurer: Any,
@@ -374,6 +408,7 @@ def plan_comparison(
             raise ValueError("pass budget=: the measurer has no ground-truth table")
         budget = check_count("budget",
                              methodology_budget(sign * values, n_configs=n_configs))
+    check_history_memory(budget, len(seed_list) * len(items))
     info = {"space": getattr(space, "name", None) or "space", "space_size": len(space),
             "n_configs": n_configs, "measurer": type(measurer).__name__}
     info.update(meta or {})

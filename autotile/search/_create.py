@@ -332,7 +332,7 @@ def tune(
         See :func:`create_study` (default: ``autotile_studies.db``; a
         plain ``"file.db"`` path is an SQLite file).
     n_jobs : int, default=1
-        Parallel measurements.
+        Parallel measurements; capped at ``budget`` (see :meth:`Study.optimize`).
     progress : bool, default=True
         Show the progress bar.
     objective, study_name, searcher_kwargs, load_if_exists

@@ -179,6 +179,8 @@ def optimize(study: Study, n_trials: int, n_jobs: int, progress: bool,
             f"(its constraints reject all {study.space.product_size} combinations of "
             f"knobs {list(study.space.names)})")
     batch = n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    if batch > n_trials:  # no batch can hold more than the budget: start no idle workers
+        batch = n_jobs = n_trials
     t0 = time.perf_counter()
     st = study.optuna_study
     study._run_outcomes = []
@@ -195,7 +197,8 @@ def optimize(study: Study, n_trials: int, n_jobs: int, progress: bool,
                 if timeout is not None and time.perf_counter() - t0 >= timeout:
                     timed_out = True
                     break
-                pending, more = _claim(study, n_trials, batch, bar, hb, waiting)
+                deadline = None if timeout is None else t0 + timeout
+                pending, more = _claim(study, n_trials, batch, bar, hb, waiting, deadline)
                 if pending:
                     _run_batch(study, pending, n_jobs, bar, hb)
                     poll = 0.05
@@ -211,8 +214,38 @@ def optimize(study: Study, n_trials: int, n_jobs: int, progress: bool,
             bar.close()
         if waiting:  # timed out while waiting for another worker's result
             _hand_back(study, hb)
+        if timeout is not None and time.perf_counter() - t0 >= timeout \
+                and _n_finished(study) < n_trials:
+            timed_out = True
     _report_run(study, n_trials, timed_out)
+    study._stop_reason = _stop_reason(study, n_trials, timed_out)
     return study
+
+
+def _stop_reason(study: Study, n_trials: int, timed_out: bool) -> str:
+    """Why the run ended: ``"budget"``, ``"exhausted"``, ``"timeout"`` or ``"stopped"``.
+
+    See :attr:`Study.stop_reason`.
+
+    Warns when a searcher that may repeat configs (an Optuna sampler) stopped
+    before the budget because every config of the space was measured.
+    """
+    done = _n_finished(study)
+    if done >= n_trials:
+        return "budget"
+    if timed_out:
+        return "timeout"
+    st = study.optuna_study
+    if not _exhausted(study, st._storage.get_all_trials(st._study_id, deepcopy=False)):
+        return "stopped"
+    if not (isinstance(study.searcher, SpaceSearcher) and study.searcher.unique):
+        warnings.warn(
+            f"study {study.study_name!r}: stopped after {done} of n_trials={n_trials} trials: "
+            f"every one of the {len(study.space)} configs of space "
+            f"{study.space.name or 'space'!r} is measured, so further trials of "
+            f"{study.searcher} could only reuse stored measurements", RuntimeWarning,
+            stacklevel=4)
+    return "exhausted"
 
 
 def _hand_back(study: Study, hb: _Heartbeat) -> None:
@@ -276,6 +309,8 @@ class _Scan:
     def __init__(self) -> None:
         self.settled = 0
         self.retried = RetriedScan()
+        #: whether each config text of the cache is a valid config (see _all_measured)
+        self.valid: dict[str, bool] = {}
 
 
 def _sync_cache(study: Study, trials: list[FrozenTrial]) -> tuple[set[int], int]:
@@ -339,15 +374,43 @@ def _fail_stale(study: Study, trials: list[FrozenTrial]) -> bool:
 
 
 def _exhausted(study: Study, trials: list[FrozenTrial]) -> bool:
+    """Whether every config of the space is in the study, so no trial can bring news.
+
+    For a searcher without repeats (``SpaceSearcher.unique``) a config in any
+    trial (running ones included) counts; for any other searcher (Optuna's
+    samplers), only the configs already measured (the study's cache), so the
+    study stops once further trials could only reuse stored measurements.
+    """
     sampler = study.searcher
     if not (isinstance(sampler, SpaceSearcher) and sampler.unique):
-        return False
+        return _all_measured(study)
     seen = set()
     for t in trials:
         text = trial_config_text(t)
         if text is not None:
             seen.add(text)
     return len(seen) >= len(study.space)
+
+
+def _all_measured(study: Study) -> bool:
+    """Whether the study's cache holds a measurement of every config of the space.
+
+    The cache may also hold proposals that violate the constraints (told
+    infeasible), so its texts are checked once each (``_Scan.valid``).
+    """
+    cache, scan = study._cache, study._scan
+    n = len(study.space)
+    if cache is None or scan is None or len(cache) < n:
+        return False
+    valid = scan.valid
+    for text in cache:
+        if text not in valid:
+            try:
+                study.space.parse(text)
+                valid[text] = True
+            except Exception:  # noqa: BLE001 - not a config of the space
+                valid[text] = False
+    return sum(valid[text] for text in cache) >= n
 
 
 def _pop(study: Study, trial_id: int, hb: _Heartbeat) -> bool:
@@ -375,11 +438,15 @@ def _pop(study: Study, trial_id: int, hb: _Heartbeat) -> bool:
 
 
 def _claim(study: Study, n_trials: int, want: int, bar: Any, hb: _Heartbeat,
-           waiting: list[_Waiting]) -> tuple[list[_Pending], bool]:
+           waiting: list[_Waiting], deadline: float | None = None
+           ) -> tuple[list[_Pending], bool]:
     """Under the study lock, take up to ``want`` trials to measure.
 
     Returns the trials to measure now, and whether this worker has more to do
     (trials of other workers still running, or trials waiting for a result).
+    Past ``deadline`` (a ``time.perf_counter()`` value) no new trial is taken:
+    a searcher repeating measured configs (told at once, from the cache) can
+    otherwise keep this loop busy for the whole budget.
     """
     st = study.optuna_study
     storage = st._storage
@@ -427,6 +494,8 @@ def _claim(study: Study, n_trials: int, want: int, bar: Any, hb: _Heartbeat,
         n_alloc = n_settled + len(counted)
         full = n_alloc >= n_trials or (n_trials >= len(study.space) and _exhausted(study, trials))
         while len(pending) < want:
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
             tid = None
             while queue and tid is None:
                 cand = queue.pop(0)

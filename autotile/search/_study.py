@@ -101,6 +101,7 @@ class Study:
         self._in_flight: set[int] = set()
         self._best = math.inf
         self._run_outcomes: list[tuple[str, str | None]] = []
+        self._stop_reason: str | None = None
         self._lock_obj: StudyLock | None = None
 
     @property
@@ -129,6 +130,18 @@ class Study:
             f"Study({self.study_name!r}, searcher={self.searcher}, objective={self.objective!r}, "
             f"n_trials={len(self)}, best_value={self.best_value})"
         )
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the last :meth:`optimize` call of this handle returned; None before one.
+
+        ``"budget"``: the study holds ``n_trials`` finished trials;
+        ``"exhausted"``: every config of the (finite) space is in the study
+        (measured, for searchers that may repeat configs), so further trials
+        could only reuse stored measurements; ``"timeout"``: ``timeout``
+        passed first; ``"stopped"``: the searcher proposed nothing more.
+        """
+        return self._stop_reason
 
     # -- running ----------------------------------------------------------------------
     def optimize(
@@ -159,7 +172,11 @@ class Study:
         workers' running trials, or for their heartbeat to stop), or at
         ``timeout``. On ``KeyboardInterrupt`` this worker's unfinished trials
         go back to WAITING. Searchers without repeats stop early once every
-        config of the space is in the study.
+        config of the space is in the study; searchers that may repeat
+        configs (Optuna's samplers) once every config of the space is
+        measured, with a ``RuntimeWarning`` (:attr:`stop_reason` says which
+        of these ended the call). ``timeout`` also ends a run whose searcher
+        keeps proposing configs already measured.
 
         When every trial this call finished failed or was infeasible (so
         nothing was measured), a ``RuntimeWarning`` quotes the first few
@@ -176,7 +193,9 @@ class Study:
             depend on ``n_jobs`` timing: a batch is asked in order before it
             is measured, so seeded runs repeat exactly for a fixed
             ``n_jobs`` (different ``n_jobs`` give different batches, hence
-            different histories for model-based searchers).
+            different histories for model-based searchers). Capped at
+            ``n_trials`` (a batch never holds more trials than the budget, so
+            no idle worker processes are started).
         progress : bool, default=True
             Show a tqdm bar: trials, best so far, elapsed time.
         timeout : float, optional

@@ -123,3 +123,16 @@ def test_tune_refuses_n_with_a_file_and_defaults_n_to_64(tmp_path, capsys, monke
     study = optuna.load_study(study_name="gemm_n64-random-misses-seed0",
                               storage=open_storage("runs.db"))
     assert study.user_attrs["autotile:cli"]["n"] == 64 and len(study.trials) == 2
+
+
+def test_tune_with_a_budget_past_the_space_says_it_stopped_when_exhausted(tmp_path, capsys,
+                                                                           monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    kt = str(REPO / "tests" / "data" / "kt_tiny.json")
+    assert main(["tune", "--kernel-tuner", kt, "--budget", "100000", "--searcher", "grid",
+                 "--no-progress", "--storage", "runs.db"]) == 0
+    out = capsys.readouterr().out
+    assert "(14 configs, budget 100000" in out
+    assert "14 of 100000 trials finished (" in out
+    assert "stopped: every config of the space is measured" in out
+    assert "resume with" not in out

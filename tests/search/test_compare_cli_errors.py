@@ -28,6 +28,8 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], message: str) -> None:
     ([*KT, "--searchers", "grid,tpe,grid,tpe"], "got 'grid' 2 times"),
     ([*KT, "--budget", "0"], "--budget must be >= 1, got 0"),
     ([*KT, "--seeds", "-1"], "--seeds must be >= 1, got -1"),
+    ([*KT, "--budget", "999999999999", "--seeds", "1", "--searchers", "random"],
+     "budget=999,999,999,999 is too large: the histories of 1 runs"),
 ])
 def test_bad_flags_exit_2_with_one_line(argv: list[str], message: str,
                                         capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,3 +47,30 @@ def test_header_says_what_the_time_covers_and_when_the_machine_is_busy(plan) -> 
     assert plan.header(1, load=(0.9, 2))[-1].startswith("expected time:")  # one free core
     load = machine_load()
     assert load is None or (load[0] >= 0.0 and load[1] >= 1 and not math.isnan(load[0]))
+
+
+def test_history_memory_refuses_a_budget_past_half_the_memory() -> None:
+    from autotile.search._compare_plan import check_history_memory
+
+    # 10 runs x 10**9 trials x 8 bytes x 3 arrays = 240e9 bytes > 64 GiB / 2
+    with pytest.raises(ValueError, match=r"budget=1,000,000,000 is too large: the histories "
+                                         r"of 10 runs .* need about 223\.5 GiB .* choose a "
+                                         r"budget of at most 143,165,576"):
+        check_history_memory(10**9, 10, memory=64 * 2**30)
+    check_history_memory(143_165_576, 10, memory=64 * 2**30)  # fits: no error
+    with pytest.raises(ValueError):
+        check_history_memory(143_165_577, 10, memory=64 * 2**30)
+
+
+def test_compare_with_a_huge_budget_is_refused_before_any_run() -> None:
+    from autotile.measure.cpu._schedule_measurer import memory_bytes
+    from autotile.search import compare
+    from tests.search.conftest import ToyMeasurer
+
+    space = Space([Choice("a", [3, 1, 2])], name="tiny")
+    budget = 10**15
+    assert memory_bytes() is not None
+    with pytest.raises(ValueError, match=r"budget=1,000,000,000,000,000 is too large: the "
+                                         r"histories of 2 runs"):
+        compare(space, ToyMeasurer(space), ["random"], budget=budget, seeds=2, optimum=0.0,
+                progress=False)
