@@ -35,11 +35,14 @@ _KNOWN_SEARCHERS = ("grid", "random", "model", "evolutionary", "bandit", "tpe", 
 P_MEANING = ("P(t): 1 = found the optimum, 0 = as good as random search, < 0 = worse than "
              "random (methodology score of Willemsen et al. 2024)")
 
-# Seconds a run of B trials takes on a replayed table, a*B + c*B^2, measured on a 2-core
-# x86_64 box under load (Python 3.11; benchmarks/gemm/bench_compare.py prints the real
-# figures). Searcher cost dominates a replay; a live measurer adds its own time per trial.
-_RUN_COST = {"grid": (2e-3, 1e-6), "random": (1.5e-3, 6e-7), "tpe": (3e-3, 1.8e-5),
-             "evolutionary": (3e-3, 1e-6), "model": (3.5e-3, 1e-6), "bandit": (5e-3, 1e-6),
+# Seconds a run of B trials takes on a replayed table, a*B + c*B^2: CPU seconds of 5 runs of
+# 500 trials on the gemm64 table, one process, a 2-core x86_64 box with the other core
+# nearly free (load 1.1; benchmarks/gemm/bench_compare_cost.py, 2026-12-02: grid 0.28 s,
+# random 0.30, model 3.6, evolutionary 2.5, tpe 3.1 per run; bandit from
+# bench_searcher_cpu.py, 3.9 ms per trial). Searcher cost dominates a replay; a live
+# measurer adds its own time per trial.
+_RUN_COST = {"grid": (5e-4, 1e-7), "random": (5.5e-4, 1e-7), "tpe": (2e-3, 8.4e-6),
+             "evolutionary": (4.5e-3, 1e-6), "model": (6.7e-3, 1e-6), "bandit": (3.9e-3, 1e-6),
              "nsga2": (4e-3, 1e-6), "qmc": (4e-3, 1e-6), "cmaes": (6e-3, 1e-6),
              "gp": (0.3, 1e-4)}
 _START_S = 3.0  # worker processes, imports
@@ -47,7 +50,8 @@ _START_S = 3.0  # worker processes, imports
 # as the difference between compare()'s CPU time and its runs' on the box above).
 _RUN_OVERHEAD_S = 0.15
 # Per trial kept in a storage (the CLI always keeps them): sent back by its worker and
-# written to SQLite; the CLI's CPU time minus compare()'s, 10,000 trials, measured as above.
+# written to SQLite by the main process while the workers run; the CLI's CPU time minus
+# compare()'s, 10,000 trials, measured under load (load 8-10).
 _TRIAL_KEEP_S = 5e-4
 # Writing the report (CSV, JSON, PNG plot, HTML): 2 CPU seconds measured as above.
 _REPORT_S = 2.5
@@ -176,7 +180,7 @@ class ComparisonPlan:
             Parallel workers (>= 1).
         stored : bool, default=False
             Every trial is kept in a storage (about 0.5 ms each, written by
-            the main process).
+            the main process while the workers run).
         report : bool, default=False
             The report files are written after the runs (about 2.5 s).
 
@@ -189,8 +193,9 @@ class ComparisonPlan:
                 for label in self.labels for _ in self.seeds]
         if any(math.isnan(r) for r in runs):
             return math.nan
-        return (_START_S + max(sum(runs) / max(n_workers, 1), max(runs, default=0.0))
-                + (_TRIAL_KEEP_S * self.budget * self.n_runs if stored else 0.0)
+        keep = _TRIAL_KEEP_S * self.budget * self.n_runs if stored else 0.0
+        # the main process stores trials while the workers run
+        return (_START_S + max(sum(runs) / max(n_workers, 1), max(runs, default=0.0), keep)
                 + (_REPORT_S if report else 0.0))
 
     def header(self, n_workers: int, stored: bool = False, report: bool = False,

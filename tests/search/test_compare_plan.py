@@ -21,13 +21,15 @@ def plan():  # type: ignore[no-untyped-def]
 
 
 def test_expected_seconds_counts_runs_storage_and_report(plan) -> None:  # type: ignore[no-untyped-def]
-    # random: 1.5e-3*500 + 6e-7*500^2 = 0.9 s; tpe: 3e-3*500 + 1.8e-5*500^2 = 6.0 s;
+    # random: 5.5e-4*500 + 1e-7*500^2 = 0.3 s; tpe: 2e-3*500 + 8.4e-6*500^2 = 3.1 s;
     # + 0.15 s hand-off per run, 5 seeds each, on 2 workers, + 3 s start
-    runs = 5 * (0.9 + 0.15) + 5 * (6.0 + 0.15)
+    runs = 5 * (0.3 + 0.15) + 5 * (3.1 + 0.15)
     assert plan.expected_seconds(2) == pytest.approx(3.0 + runs / 2)
+    # storing 5,000 trials (2.5 s) overlaps the runs (9.25 s); the report comes after
     assert plan.expected_seconds(2, stored=True, report=True) == pytest.approx(
-        3.0 + runs / 2 + 5e-4 * 500 * 10 + 2.5)
-    assert plan.expected_seconds(100) == pytest.approx(3.0 + 6.15)  # the longest run
+        3.0 + runs / 2 + 2.5)
+    assert plan.expected_seconds(100) == pytest.approx(3.0 + 3.25)  # the longest run
+    assert plan.expected_seconds(100, stored=True) == pytest.approx(3.0 + 3.25)
 
 
 def test_header_says_what_the_time_covers_and_when_the_machine_is_busy(plan) -> None:  # type: ignore[no-untyped-def]
@@ -37,9 +39,9 @@ def test_header_says_what_the_time_covers_and_when_the_machine_is_busy(plan) -> 
         "objective: cost (minimised), optimum 1 (1 optimal config)",
         "budget: 500 trials per run x 5 seeds (seeds 0..4) x 2 searchers (random, tpe) = "
         "5,000 trials",
-        "expected time: about 25 s on 2 workers if the cores are free (the runs, storing them "
+        "expected time: about 15 s on 2 workers if the cores are free (the runs, storing them "
         "and the report)"]
-    assert plan.header(2)[-1] == ("expected time: about 20 s on 2 workers if the cores are "
+    assert plan.header(2)[-1] == ("expected time: about 10 s on 2 workers if the cores are "
                                   "free (the runs)")
     busy = plan.header(2, load=(1.6, 2))
     assert busy[-1] == ("  this machine is busy (load average 1.6 on 2 cores), so expect it "
