@@ -72,6 +72,21 @@ def features(args: argparse.Namespace) -> None:
         print(f"{s}: wrote {out}", flush=True)
 
 
+def _set_consts(pairs: list[str] | None) -> None:
+    """Override the records model's module constants: ``NAME=VALUE`` each.
+
+    ``REDUCE_SCALE=x`` scales the measured reduction latencies (0: off).
+    """
+    from autotile.measure.gpu import _records_model as rm
+
+    for kv in pairs or []:
+        k, v = kv.split("=")
+        if k == "REDUCE_SCALE":
+            rm.REDUCE_LATENCY_S = {w: t * float(v) for w, t in rm.REDUCE_LATENCY_S.items()}
+        else:
+            setattr(rm, k, float(v))
+
+
 def evaluate(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
     from scipy.stats import spearmanr
 
@@ -79,12 +94,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
     from autotile.measure.gpu import _records_model as rm
     from autotile.measure.gpu._time_model import GpuModelParams
 
-    for kv in args.set_const or []:
-        k, v = kv.split("=")
-        if k == "REDUCE_SCALE":  # scales the measured reduction latencies (0: off)
-            rm.REDUCE_LATENCY_S = {w: t * float(v) for w, t in rm.REDUCE_LATENCY_S.items()}
-        else:
-            setattr(rm, k, float(v))
+    _set_consts(args.set_const)
     params = GpuModelParams()
     res: dict[str, tuple[float, float]] = {}
     for s in args.sets:
@@ -138,9 +148,7 @@ def fit(args: argparse.Namespace) -> None:
     from autotile.measure.gpu import _records_model as rm
     from autotile.measure.gpu._time_model import GpuModelParams
 
-    for kv in args.set_const or []:
-        k, v = kv.split("=")
-        setattr(rm, k, float(v))
+    _set_consts(args.set_const)
     pairs = _pairs(args.sets, args.kernels, args.cache)
     params = GpuModelParams()
     best = None

@@ -151,7 +151,19 @@ _SECTORS_PER_WARP_LOAD = 16
 
 
 def reduce_latency_s(num_warps: int) -> float:
-    """One block reduction's latency in a program's chain (s), :data:`REDUCE_LATENCY_S`."""
+    """One block reduction's latency in a program's chain, from :data:`REDUCE_LATENCY_S`.
+
+    Parameters
+    ----------
+    num_warps : int
+        Warps of the program (clipped to the measured 1-32).
+
+    Returns
+    -------
+    float
+        Seconds: the H200 measurement interpolated linearly in
+        ``log2(num_warps)`` (``benchmarks/h200/data/diag_reduce_latency.txt``).
+    """
     w = sorted(REDUCE_LATENCY_S)
     x = np.log2(np.clip(float(num_warps), w[0], w[-1]))
     return float(np.interp(x, np.log2(w), [REDUCE_LATENCY_S[k] for k in w]))
