@@ -287,16 +287,31 @@ def tune_autotile(case: Case, tuning: CsvOut) -> Any:
               for s in ("ok", "pruned", "infeasible", "failed", "wrong")}
     best = tuner.best_config
     model = {config_text(r.config): r.metrics.get("model_time_s") for r in tuner.history}
+    timed = {config_text(r.config): autotile_timings(r) for r in tuner.history
+             if "first_time_s" in r.metrics}
     tuning.write({"case": case.id, "tuner": "autotile", "wall_s": wall,
                   "n_compiled": tuner.n_compiled, "n_timed": tuner.n_timed,
                   "pick": config_text(best), "rel_error": err,
                   **{f"n_{k}": v for k, v in counts.items()},
                   "model_times": json.dumps(model), "triton_cache": cache,
-                  "compile_mode": tuner.compile_mode})
+                  "compile_mode": tuner.compile_mode, "autotile_times": json.dumps(timed)})
     log(f"{case.id} autotile: {wall:.2f}s, compiled {tuner.n_compiled} ({tuner.compile_mode}), "
         f"timed {tuner.n_timed}, "
         f"pick {config_text(best)}, {counts}, rel err {err:.2e}")
     return best
+
+
+def autotile_timings(r: Any) -> dict[str, Any]:
+    """What ``@autotune`` measured of one config, seconds: the first pass, every re-time
+    round in order (``inf`` written as None), the re-timings it took part in, the time it
+    was ranked by, and whether a compile was running in the process meanwhile."""
+    m = r.metrics
+    rounds = [m[f"retime_round_{j}_s"] for j in range(sum(k.startswith("retime_round_")
+                                                          for k in m))]
+    return {"first_s": m.get("first_time_s"),
+            "retime_s": [t if math.isfinite(t) else None for t in rounds],
+            "n_retimes": int(m.get("n_retimes", 0)), "time_s": r.time_s,
+            "compile_s": m.get("compile_s"), "compile_running": bool(m.get("compile_running"))}
 
 
 def tune_triton(case: Case, tuning: CsvOut) -> tuple[Any, Any]:
@@ -325,7 +340,7 @@ def tune_triton(case: Case, tuning: CsvOut) -> tuple[Any, Any]:
                   "n_compiled": len(configs), "n_timed": len(configs),
                   "pick": config_text(best), "rel_error": err, "n_ok": "", "n_pruned": 0,
                   "n_infeasible": "", "n_failed": "", "n_wrong": "", "model_times": "",
-                  "triton_cache": cache, "compile_mode": "in-process"})
+                  "triton_cache": cache, "compile_mode": "in-process", "autotile_times": ""})
     log(f"{case.id} triton.autotune: {wall:.2f}s, pick {config_text(best)}, rel err {err:.2e}")
     return best, kern
 
