@@ -79,6 +79,9 @@ class GpuSession:
         Configs compiled and first-pass timings made.
     retime_orders : list of list of LaunchConfig
         The order of each re-timing round.
+    winner : LaunchConfig or None
+        The winner of the last re-timing rounds (set by the tuner; None when
+        fewer than two candidates were measured).
     """
 
     def __init__(self, backend: GpuBackend, kernel: Any, grid: Any, args: tuple[Any, ...],
@@ -94,6 +97,7 @@ class GpuSession:
         self.n_compiled = 0
         self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
+        self.winner: LaunchConfig | None = None
         #: "probe": the next compile runs here and decides; "here": compile in this
         #: process (each under the pool's time limit); "pool": in the pool's workers
         self.compile_mode = "probe"
@@ -311,7 +315,8 @@ class GpuSession:
         list of TuningRecord
             The same candidates, in the same order, with ``time_s`` the median
             of these rounds and metrics ``retime_median_s`` (that median),
-            ``n_rounds`` (these rounds), ``n_retimes`` (the re-timings the
+            ``retime_min_s`` (their fastest), ``n_rounds`` (these rounds),
+            ``n_retimes`` (the re-timings the
             candidate took part in, this one included) and
             ``retime_round_<j>_s`` (every round's time in seconds, numbered
             across its re-timings, ``inf`` for a failed one); a candidate
@@ -352,6 +357,6 @@ class GpuSession:
                 out.append(TuningRecord(r.config, "ok", r.time_s, None, metrics))
                 continue
             med = median(ts)
-            metrics.update(retime_median_s=med, n_rounds=float(len(ts)))
+            metrics.update(retime_median_s=med, retime_min_s=min(ts), n_rounds=float(len(ts)))
             out.append(TuningRecord(r.config, "ok", med, None, metrics))
         return out

@@ -22,9 +22,10 @@ The protocol of one tuning (one key), in order:
 6. The ``retime_top`` fastest are re-timed in ``retime_rounds`` interleaved
    rounds, each with ``1 / retime_rounds`` of the first pass's ``warmup`` and
    ``rep``; the winner has the lowest median. A measured candidate whose time
-   (taken at another moment) still beats the winner's is re-timed against the
-   winner in the same way, so the pick is always decided within one set of
-   rounds (:meth:`GpuAutotuner._retime`).
+   (taken at another moment) beats the winner's fastest round is re-timed
+   against the winner in the same way; the pick is the winner of the last
+   rounds (or a better cached record), never a time taken at another moment
+   (:meth:`GpuAutotuner._retime`).
 """
 
 from __future__ import annotations
@@ -426,6 +427,10 @@ class GpuAutotuner(TunerCommon):
             raise MeasureError(f"no valid config for kernel {self.__name__!r} with key {key} "
                                f"on {self.backend.device_name()}; every candidate was "
                                f"skipped:\n{lines}")
+        # the re-timing's winner is the only fresh candidate that can be picked (a time
+        # taken at another moment never decides against it); cached records compete
+        if session.winner is not None:
+            ok = [r for r in ok if r.config == session.winner or r.metrics.get("from_cache")]
         best = min(ok, key=lambda r: r.time_s).config
         self.cache[key] = best
         fresh = [r for r in history if not r.metrics.get("from_cache")]
@@ -552,8 +557,9 @@ class GpuAutotuner(TunerCommon):
         4th of the first pass, 26% slower than the best, was picked). So the
         winner is only ever decided between candidates timed in the same
         rounds: while a measured candidate outside the latest rounds has a
-        time below the winner's, it is re-timed together with the winner
-        (at most ``len(measured)`` times; :data:`MAX_CHALLENGES`).
+        time below the winner's fastest round (beyond the winner's own
+        round-to-round noise), it is re-timed together with the winner (at
+        most ``len(measured)`` times; :data:`MAX_CHALLENGES`).
         """
         if len(measured) < 2:
             return
@@ -565,17 +571,18 @@ class GpuAutotuner(TunerCommon):
         fresh = {r.config for r in measured}
         for _ in range(min(MAX_CHALLENGES, len(measured))):
             winner = min(group, key=lambda r: r.time_s)
+            bar = min(winner.time_s, winner.metrics.get("retime_min_s", winner.time_s))
             in_group = {r.config for r in group}
             challengers = sorted((records[c] for c in fresh if c not in in_group
-                                  and records[c].status == "ok"
-                                  and records[c].time_s < winner.time_s),
+                                  and records[c].status == "ok" and records[c].time_s < bar),
                                  key=lambda r: r.time_s)
             if not challengers:
-                return
+                break
             group = session.retime([winner, *challengers[:self.retime_top]],
                                    self.retime_rounds, rng)
             for r in group:
                 records[r.config] = r
+        session.winner = min(group, key=lambda r: r.time_s).config
 
     def _tune_space(self, known: Mapping[str, Any], named: dict[str, Any], grid: Any,
                     session: GpuSession) -> list[TuningRecord]:

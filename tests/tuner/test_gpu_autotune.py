@@ -428,3 +428,28 @@ def test_no_challenger_no_extra_retime():
     # 4 first-pass timings and 2 x 3 re-times; 32 and 16 (2 and 4 ms) cannot beat 64's 1 ms
     assert len(be.benched) == 4 + 6 and len(k.retime_orders) == 3
     assert k.best_config.kwargs["BLOCK"] == 64
+
+
+def test_a_challenger_within_the_winners_round_noise_is_not_retimed():
+    # first pass 64 0.90, 32 0.92, 128 0.93, 16 0.97 ms: the top 3 is 64, 32, 128; 64
+    # wins the re-time with rounds 1.00, 0.95, 1.05 ms (median 1.00). 16's first pass
+    # (0.97) is below that median but not below the winner's fastest round: no extra
+    # re-time (two more timings for a difference within the winner's own noise)
+    ms = 1e-3
+    key = {b: meta_key({"BLOCK": b, "num_warps": 4, "num_stages": 3}) for b in BLOCKS}
+    seqs = {key[64]: [0.90 * ms, 1.0 * ms, 0.95 * ms, 1.05 * ms],
+            key[32]: [0.92 * ms, 1.2 * ms, 1.2 * ms, 1.2 * ms],
+            key[128]: [0.93 * ms, 1.1 * ms, 1.1 * ms, 1.1 * ms],
+            key[16]: [0.97 * ms]}
+    be = FakeBackend(_time, sequences=seqs)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 retime_top=3, retime_rounds=3)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[0]) == [32, 64, 128]
+    assert len(k.retime_orders) == 3 and len(be.benched) == 4 + 9
+    assert rec[64].metrics["retime_min_s"] == 0.95 * ms
+    assert rec[64].time_s == pytest.approx(1.0 * ms) and rec[16].time_s == 0.97 * ms
+    # 16's first pass (taken at another moment) does not decide against the winner
+    assert k.best_config.kwargs["BLOCK"] == 64
