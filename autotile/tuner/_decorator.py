@@ -180,6 +180,10 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             interleaved rounds (fresh random order each) and pick by median.
             Each round times with ``warmup / retime_rounds`` and ``rep /
             retime_rounds``: a candidate's re-timing costs one first timing.
+            A measured candidate whose time still beats the winner's fastest
+            round is then re-timed against the winner in the same way (at
+            most 3 times), so the pick is never decided between times taken
+            at different moments.
         compile_ahead : bool, default=True
             Compile in worker processes, under ``compile_timeout_s``: the
             model's first ``min_measured`` candidates in parallel before any

@@ -79,6 +79,9 @@ class GpuSession:
         Configs compiled and first-pass timings made.
     retime_orders : list of list of LaunchConfig
         The order of each re-timing round.
+    winner : LaunchConfig or None
+        The winner of the last re-timing rounds (set by the tuner; None when
+        fewer than two candidates were measured).
     """
 
     def __init__(self, backend: GpuBackend, kernel: Any, grid: Any, args: tuple[Any, ...],
@@ -94,9 +97,14 @@ class GpuSession:
         self.n_compiled = 0
         self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
+        self.winner: LaunchConfig | None = None
         #: "probe": the next compile runs here and decides; "here": compile in this
         #: process (each under the pool's time limit); "pool": in the pool's workers
         self.compile_mode = "probe"
+        #: compile threads left running past the time limit, and how long a timing
+        #: may wait for them (:meth:`_wait_for_compiles`)
+        self._running: list[threading.Thread] = []
+        self._wait_s = 0.0
 
     # -- launches ---------------------------------------------------------------------
     def full(self, config: LaunchConfig) -> dict[str, Any]:
@@ -199,7 +207,8 @@ class GpuSession:
         to finish or past the limit) they go to the pool. A compile past the
         time limit cannot be interrupted: its thread is left to finish in the
         background, the config is ``"failed"`` (compile timeout) and every later
-        config compiles in the pool, so no two compiles run in this process.
+        config compiles in the pool, so no two compiles run in this process;
+        timings wait for it (:meth:`_wait_for_compiles`).
         """
         box: dict[str, BaseException] = {}
         grid = self.grid_of(config)
@@ -224,6 +233,8 @@ class GpuSession:
                 config, classify_error(exc), reason=f"compile: {_err(exc)}")
         if th.is_alive():
             self.compile_mode = "pool"
+            self._running.append(th)
+            self._wait_s = pool.timeout_s or 0.0
             return TuningRecord(config, "failed", metrics=metrics, reason=(
                 f"compile timeout: compile took longer than {pool.timeout_s:g} s "
                 f"(compile_timeout_s); left to finish in a background thread"))
@@ -238,6 +249,22 @@ class GpuSession:
         return None
 
     # -- measure ----------------------------------------------------------------------
+    def _wait_for_compiles(self) -> bool:
+        """Wait for compile threads left running here; return whether one still runs.
+
+        A compile thread competes with the timed launches for the GIL, and a
+        launch-bound kernel's timing then measures the host, not the kernel:
+        no timing starts while one runs. The wait is bounded: in all, one
+        more compile time limit (``compile_timeout_s``) per tuning; a timing
+        made while a compile still runs gets the metric ``compile_running``.
+        """
+        t0 = time.perf_counter()
+        for th in self._running:
+            th.join(max(0.0, self._wait_s))
+        self._wait_s = max(0.0, self._wait_s - (time.perf_counter() - t0))
+        self._running = [th for th in self._running if th.is_alive()]
+        return bool(self._running)
+
     def measure(self, config: LaunchConfig, model_time_s: float | None) -> TuningRecord:
         """Check ``config``'s result, then time it once with ``bench``.
 
@@ -261,6 +288,8 @@ class GpuSession:
                                     reason=f"launch raised {_err(exc)}", metrics=metrics)
             if reason is not None:
                 return TuningRecord(config, "wrong", reason=reason, metrics=metrics)
+        if self._wait_for_compiles():
+            metrics["compile_running"] = 1.0
         try:
             self.n_timed += 1
             t = self.backend.bench(self.kernel_call(config), self.warmup_ms, self.rep_ms)
@@ -285,10 +314,16 @@ class GpuSession:
         -------
         list of TuningRecord
             The same candidates, in the same order, with ``time_s`` the median
-            of the rounds and metrics ``retime_median_s`` and ``n_rounds``; a
-            candidate whose re-timing raised keeps its first time and gets the
-            metric ``retime_failed`` = 1.
+            of these rounds and metrics ``retime_median_s`` (that median),
+            ``retime_min_s`` (their fastest), ``n_rounds`` (these rounds),
+            ``n_retimes`` (the re-timings the
+            candidate took part in, this one included) and
+            ``retime_round_<j>_s`` (every round's time in seconds, numbered
+            across its re-timings, ``inf`` for a failed one); a candidate
+            whose re-timing raised keeps its time and gets the metric
+            ``retime_failed`` = 1.
         """
+        busy = self._wait_for_compiles()
         calls: dict[LaunchConfig, Callable[[], float]] = {}
         # each round gets 1/n_rounds of the first pass's budgets: re-timing a candidate
         # costs one first-pass timing in all (the candidates are compiled, loaded and
@@ -311,11 +346,17 @@ class GpuSession:
         for r in records:
             ts = [t for t in times[r.config] if math.isfinite(t)]
             metrics = dict(r.metrics)
+            n_before = sum(1 for k in metrics if k.startswith("retime_round_"))
+            for j, t in enumerate(times[r.config]):
+                metrics[f"retime_round_{n_before + j}_s"] = float(t)
+            metrics["n_retimes"] = metrics.get("n_retimes", 0.0) + 1.0
+            if busy:
+                metrics["compile_running"] = 1.0
             if not ts:
                 metrics["retime_failed"] = 1.0
                 out.append(TuningRecord(r.config, "ok", r.time_s, None, metrics))
                 continue
             med = median(ts)
-            metrics.update(retime_median_s=med, n_rounds=float(len(ts)))
+            metrics.update(retime_median_s=med, retime_min_s=min(ts), n_rounds=float(len(ts)))
             out.append(TuningRecord(r.config, "ok", med, None, metrics))
         return out

@@ -21,7 +21,11 @@ The protocol of one tuning (one key), in order:
    pay.
 6. The ``retime_top`` fastest are re-timed in ``retime_rounds`` interleaved
    rounds, each with ``1 / retime_rounds`` of the first pass's ``warmup`` and
-   ``rep``; the winner has the lowest median.
+   ``rep``; the winner has the lowest median. A measured candidate whose time
+   (taken at another moment) beats the winner's fastest round is re-timed
+   against the winner in the same way; the pick is the winner of the last
+   rounds (or a better cached record), never a time taken at another moment
+   (:meth:`GpuAutotuner._retime`).
 """
 
 from __future__ import annotations
@@ -55,7 +59,12 @@ from autotile.tuner._gpu_protocol import (
 from autotile.tuner._gpu_session import GpuSession
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["GpuAutotuner", "as_launch_config"]
+__all__ = ["GpuAutotuner", "as_launch_config", "MAX_CHALLENGES"]
+
+#: Most extra re-timing rounds' sets one tuning spends on challengers (a measured
+#: candidate whose time beats the re-timed winner's, timed at another moment). A
+#: bound, not fitted: each set costs about one first-pass timing per candidate.
+MAX_CHALLENGES = 3
 
 
 def _verbose() -> bool:
@@ -418,6 +427,10 @@ class GpuAutotuner(TunerCommon):
             raise MeasureError(f"no valid config for kernel {self.__name__!r} with key {key} "
                                f"on {self.backend.device_name()}; every candidate was "
                                f"skipped:\n{lines}")
+        # the re-timing's winner is the only fresh candidate that can be picked (a time
+        # taken at another moment never decides against it); cached records compete
+        if session.winner is not None:
+            ok = [r for r in ok if r.config == session.winner or r.metrics.get("from_cache")]
         best = min(ok, key=lambda r: r.time_s).config
         self.cache[key] = best
         fresh = [r for r in history if not r.metrics.get("from_cache")]
@@ -532,12 +545,44 @@ class GpuAutotuner(TunerCommon):
 
     def _retime(self, session: GpuSession, measured: Sequence[TuningRecord],
                 records: dict[LaunchConfig, TuningRecord]) -> None:
+        """Re-time the leaders; then re-time every challenger against the winner.
+
+        The ``retime_top`` fastest of the first pass are re-timed in
+        interleaved rounds. A first-pass time and a re-timed median were
+        taken at different moments: a slow spell of the host or device during
+        the re-time (seen on the H200 as launch-bound 30 us kernels timed up
+        to 1.5x slower for a few hundred milliseconds) inflates the leaders'
+        medians, and a candidate never re-timed would then win with its
+        first-pass time (the 96 x 512 x 64 attention case of the v2 run: the
+        4th of the first pass, 26% slower than the best, was picked). So the
+        winner is only ever decided between candidates timed in the same
+        rounds: while a measured candidate outside the latest rounds has a
+        time below the winner's fastest round (beyond the winner's own
+        round-to-round noise), it is re-timed together with the winner (at
+        most ``len(measured)`` times; :data:`MAX_CHALLENGES`).
+        """
         if len(measured) < 2:
             return
         top = sorted(measured, key=lambda r: r.time_s)[:self.retime_top]
         rng = np.random.default_rng(self.seed)
-        for r in session.retime(top, self.retime_rounds, rng):
+        group = session.retime(top, self.retime_rounds, rng)
+        for r in group:
             records[r.config] = r
+        fresh = {r.config for r in measured}
+        for _ in range(min(MAX_CHALLENGES, len(measured))):
+            winner = min(group, key=lambda r: r.time_s)
+            bar = min(winner.time_s, winner.metrics.get("retime_min_s", winner.time_s))
+            in_group = {r.config for r in group}
+            challengers = sorted((records[c] for c in fresh if c not in in_group
+                                  and records[c].status == "ok" and records[c].time_s < bar),
+                                 key=lambda r: r.time_s)
+            if not challengers:
+                break
+            group = session.retime([winner, *challengers[:self.retime_top]],
+                                   self.retime_rounds, rng)
+            for r in group:
+                records[r.config] = r
+        session.winner = min(group, key=lambda r: r.time_s).config
 
     def _tune_space(self, known: Mapping[str, Any], named: dict[str, Any], grid: Any,
                     session: GpuSession) -> list[TuningRecord]:

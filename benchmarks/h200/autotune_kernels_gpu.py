@@ -89,10 +89,27 @@ CASES_V2: list[tuple[str, dict[str, int], str]] = [
     ("attention", {"heads": 12, "N": 4096, "d": 128}, "float16"),
     ("attention", {"heads": 96, "N": 512, "d": 64}, "float16"),
 ]
-CASE_SETS = {"v1": CASES_V1, "v2": CASES_V2}
+#: The third check (session 9), fixed before its predictions and before the changes
+#: made on the v2 run's data: shapes in no data file of the repository (as for v2, plus
+#: autotune_kernels_v2/) and in neither earlier case list. 1536 x 32768 fp32 has the
+#: longest rows yet (the in-sample 3072 x 20000 wanted 32 warps); 5000 is not a multiple
+#: of 16; 2048 x 28672 and 32 x 1024 x 64 are short launches (20-70 us).
+CASES_V3: list[tuple[str, dict[str, int], str]] = [
+    ("softmax", {"M": 1536, "N": 32768}, "float32"),
+    ("softmax", {"M": 24576, "N": 1280}, "float32"),
+    ("softmax", {"M": 10240, "N": 5000}, "float32"),
+    ("layer_norm", {"M": 3584, "N": 10240}, "bfloat16"),
+    ("layer_norm", {"M": 16384, "N": 2560}, "float16"),
+    ("layer_norm", {"M": 2048, "N": 28672}, "float16"),
+    ("attention", {"heads": 32, "N": 1024, "d": 64}, "float16"),
+    ("attention", {"heads": 4, "N": 8192, "d": 128}, "float16"),
+    ("attention", {"heads": 40, "N": 2560, "d": 128}, "float16"),
+]
+CASE_SETS = {"v1": CASES_V1, "v2": CASES_V2, "v3": CASES_V3}
 #: Default predictions file and measured folder of each case set.
 SET_FILES = {"v1": ("autotune_kernels_predictions.csv", "autotune_kernels"),
-             "v2": ("autotune_kernels_v2_predictions.csv", "autotune_kernels_v2")}
+             "v2": ("autotune_kernels_v2_predictions.csv", "autotune_kernels_v2"),
+             "v3": ("autotune_kernels_v3_predictions.csv", "autotune_kernels_v3")}
 CASES = CASES_V1
 WARPS = (1, 2, 4, 8, 16, 32)
 
@@ -287,16 +304,31 @@ def tune_autotile(case: Case, tuning: CsvOut) -> Any:
               for s in ("ok", "pruned", "infeasible", "failed", "wrong")}
     best = tuner.best_config
     model = {config_text(r.config): r.metrics.get("model_time_s") for r in tuner.history}
+    timed = {config_text(r.config): autotile_timings(r) for r in tuner.history
+             if "first_time_s" in r.metrics}
     tuning.write({"case": case.id, "tuner": "autotile", "wall_s": wall,
                   "n_compiled": tuner.n_compiled, "n_timed": tuner.n_timed,
                   "pick": config_text(best), "rel_error": err,
                   **{f"n_{k}": v for k, v in counts.items()},
                   "model_times": json.dumps(model), "triton_cache": cache,
-                  "compile_mode": tuner.compile_mode})
+                  "compile_mode": tuner.compile_mode, "autotile_times": json.dumps(timed)})
     log(f"{case.id} autotile: {wall:.2f}s, compiled {tuner.n_compiled} ({tuner.compile_mode}), "
         f"timed {tuner.n_timed}, "
         f"pick {config_text(best)}, {counts}, rel err {err:.2e}")
     return best
+
+
+def autotile_timings(r: Any) -> dict[str, Any]:
+    """What ``@autotune`` measured of one config, seconds: the first pass, every re-time
+    round in order (``inf`` written as None), the re-timings it took part in, the time it
+    was ranked by, and whether a compile was running in the process meanwhile."""
+    m = r.metrics
+    rounds = [m[f"retime_round_{j}_s"] for j in range(sum(k.startswith("retime_round_")
+                                                          for k in m))]
+    return {"first_s": m.get("first_time_s"),
+            "retime_s": [t if math.isfinite(t) else None for t in rounds],
+            "n_retimes": int(m.get("n_retimes", 0)), "time_s": r.time_s,
+            "compile_s": m.get("compile_s"), "compile_running": bool(m.get("compile_running"))}
 
 
 def tune_triton(case: Case, tuning: CsvOut) -> tuple[Any, Any]:
@@ -325,7 +357,7 @@ def tune_triton(case: Case, tuning: CsvOut) -> tuple[Any, Any]:
                   "n_compiled": len(configs), "n_timed": len(configs),
                   "pick": config_text(best), "rel_error": err, "n_ok": "", "n_pruned": 0,
                   "n_infeasible": "", "n_failed": "", "n_wrong": "", "model_times": "",
-                  "triton_cache": cache, "compile_mode": "in-process"})
+                  "triton_cache": cache, "compile_mode": "in-process", "autotile_times": ""})
     log(f"{case.id} triton.autotune: {wall:.2f}s, pick {config_text(best)}, rel err {err:.2e}")
     return best, kern
 
@@ -461,7 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--part", choices=("predict", "time", "report"), required=True)
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "out")))
     p.add_argument("--cases", choices=tuple(CASE_SETS), default="v1",
-                   help="the case list (v1: the 2026-12-02 run; v2: session 8's new shapes)")
+                   help="the case list (v1: the 2026-12-02 run; v2: session 8's new shapes; "
+                        "v3: session 9's)")
     p.add_argument("--predictions", type=Path, default=None,
                    help="default: data/autotune_kernels[_v2]_predictions.csv of --cases")
     p.add_argument("--measured", type=Path, nargs="+", default=None,

@@ -76,3 +76,25 @@ def test_row_softmax_spills_instead_of_refusing():
                             dtype="float32")
     r = m._measure({"num_warps": 2, "ROWS_PER_PROGRAM": 1})
     assert r.ok and r.metrics["spill_factor"] == pytest.approx((295 / 255) ** 2)
+
+
+def test_row_softmax_chain_ranks_warps_at_the_hbm_bound():
+    # H200, in-sample (benchmarks/h200/softmax_chain_check.py): at the HBM bound the
+    # memory times tie; a program's chain after its load (2 reductions, then 5 ALU ops
+    # and an exponential per element of the padded row, one warp instruction a cycle)
+    # breaks the tie. 3072 x 20000 fp32: 8 warps hold 128 elements a thread (chain
+    # 2.34 us a program, one program an SM) -> 32 warps picked (measured 139 us against
+    # 203 us for 8); 16384 x 2500: 4 warps picked (measured best; 1 warp 18% slower)
+    def metrics(shape):
+        m = KernelModelMeasurer("softmax_fused", shape, H200_MEASURED_L2, dtype="float32")
+        return {w: m._measure({"num_warps": w, "ROWS_PER_PROGRAM": 1}).metrics
+                for w in (1, 2, 4, 8, 16, 32)}
+
+    long_rows = metrics({"M": 3072, "N": 20000})
+    assert long_rows[8]["latency_s"] == pytest.approx(54.49e-6, rel=1e-3)
+    assert long_rows[32]["latency_s"] == pytest.approx(26.34e-6, rel=1e-3)
+    assert min(long_rows, key=lambda w: long_rows[w]["time_s"]) == 32
+    assert long_rows[8]["memory_s"] == long_rows[32]["memory_s"]
+    short_rows = metrics({"M": 16384, "N": 2500})
+    assert min(short_rows, key=lambda w: short_rows[w]["time_s"]) == 4
+    assert short_rows[1]["latency_s"] == pytest.approx(20.29e-6, rel=1e-3)

@@ -378,3 +378,78 @@ def test_retime_rounds_share_one_first_pass_budget():
     k[grid](x, y, 200)
     assert budgets[:4] == [(25.0, 100.0)] * 4
     assert budgets[4:] == [pytest.approx((25.0 / 3, 100.0 / 3))] * 9
+
+
+def test_a_slow_spell_during_the_retime_cannot_hand_the_pick_to_a_candidate_never_retimed():
+    # The v2 H200 run, attention 96 heads x N 512 x d 64 (benchmarks/h200/data/
+    # autotune_kernels_v2/call2): five candidates timed once (30.1, 31.3, 33.2, 38.2 and
+    # 44 us), the top 3 re-timed while the host was slow (launch-bound 30 us kernels read
+    # up to 1.5x slower for a few hundred ms in the same run's own rounds), so their
+    # medians (40, 42, 40.5 us) lost to the 4th's first-pass 38.2 us: it was picked at
+    # 79.7% of the best. Now the 4th is re-timed against the winner in the same rounds.
+    us = 1e-6
+    blocks = (16, 32, 64, 128, 256)
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in blocks]
+    steady = {16: 30.1 * us, 32: 31.3 * us, 64: 33.2 * us, 128: 38.2 * us, 256: 44.0 * us}
+    key = {b: meta_key({"BLOCK": b, "num_warps": 4, "num_stages": 3}) for b in blocks}
+    seqs = {key[16]: [30.1 * us, 40 * us, 41 * us, 39 * us, 30.0 * us, 30.2 * us, 29.9 * us],
+            key[32]: [31.3 * us, 42 * us, 43 * us, 41 * us],
+            key[64]: [33.2 * us, 39.5 * us, 40.5 * us, 42 * us],
+            key[128]: [38.2 * us, 38.1 * us, 38.3 * us, 38.0 * us]}
+    be = FakeBackend(lambda meta: steady[meta["BLOCK"]], sequences=seqs)
+    k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 retime_top=3, retime_rounds=3)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    # the slow spell: every leader's median is above the 4th's first-pass time
+    assert [rec[b].metrics["retime_round_0_s"] for b in (16, 32, 64)] == [40 * us, 42 * us,
+                                                                          39.5 * us]
+    assert rec[128].metrics["first_time_s"] == 38.2 * us
+    # 5 first-pass timings, 3 x 3 re-times, then the winner (16, median 40 us) and the
+    # challenger 128 in 3 more rounds of 2
+    assert len(be.benched) == 5 + 9 + 6
+    assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[3]) == [16, 128]
+    assert k.best_config.kwargs["BLOCK"] == 16
+    assert rec[16].time_s == pytest.approx(30.0 * us)
+    assert rec[16].metrics["n_retimes"] == 2 and rec[128].metrics["n_retimes"] == 1
+    assert [rec[16].metrics[f"retime_round_{j}_s"] for j in range(6)] == [
+        40 * us, 41 * us, 39 * us, 30.0 * us, 30.2 * us, 29.9 * us]
+    assert rec[128].time_s == pytest.approx(38.1 * us)
+    assert "retime_median_s" not in rec[256].metrics
+
+
+def test_no_challenger_no_extra_retime():
+    be = FakeBackend(_time)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 retime_top=2, retime_rounds=3)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    # 4 first-pass timings and 2 x 3 re-times; 32 and 16 (2 and 4 ms) cannot beat 64's 1 ms
+    assert len(be.benched) == 4 + 6 and len(k.retime_orders) == 3
+    assert k.best_config.kwargs["BLOCK"] == 64
+
+
+def test_a_challenger_within_the_winners_round_noise_is_not_retimed():
+    # first pass 64 0.90, 32 0.92, 128 0.93, 16 0.97 ms: the top 3 is 64, 32, 128; 64
+    # wins the re-time with rounds 1.00, 0.95, 1.05 ms (median 1.00). 16's first pass
+    # (0.97) is below that median but not below the winner's fastest round: no extra
+    # re-time (two more timings for a difference within the winner's own noise)
+    ms = 1e-3
+    key = {b: meta_key({"BLOCK": b, "num_warps": 4, "num_stages": 3}) for b in BLOCKS}
+    seqs = {key[64]: [0.90 * ms, 1.0 * ms, 0.95 * ms, 1.05 * ms],
+            key[32]: [0.92 * ms, 1.2 * ms, 1.2 * ms, 1.2 * ms],
+            key[128]: [0.93 * ms, 1.1 * ms, 1.1 * ms, 1.1 * ms],
+            key[16]: [0.97 * ms]}
+    be = FakeBackend(_time, sequences=seqs)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 retime_top=3, retime_rounds=3)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[0]) == [32, 64, 128]
+    assert len(k.retime_orders) == 3 and len(be.benched) == 4 + 9
+    assert rec[64].metrics["retime_min_s"] == 0.95 * ms
+    assert rec[64].time_s == pytest.approx(1.0 * ms) and rec[16].time_s == 0.97 * ms
+    # 16's first pass (taken at another moment) does not decide against the winner
+    assert k.best_config.kwargs["BLOCK"] == 64

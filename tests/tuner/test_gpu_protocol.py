@@ -306,3 +306,44 @@ def test_default_prior_is_the_gpu_model_of_the_library_matmul():
     assert be.compiled == sorted(preds, key=preds.get)
     assert all(r.metrics["model_time_s"] == preds[r.config.kwargs["BLOCK_M"]]
                for r in k.history)
+
+
+def test_no_timing_starts_while_a_compile_left_past_its_limit_still_runs_here():
+    # 32 compiles here (the probe of 16 was fast) past its 1 s limit: its thread is left
+    # to finish (1.6 s) while the rest compile in the pool (about 0.1 s); the first timing
+    # waits for it (a compile thread competes with the timed launches for the GIL)
+    events = []
+
+    class Logging(FakeBackend):
+        def compile(self, kernel, args, kwargs, grid, config):
+            super().compile(kernel, args, kwargs, grid, config)
+            events.append(("compiled", config.kwargs["BLOCK"], time.perf_counter()))
+
+        def bench(self, call, warmup_ms, rep_ms):
+            events.append(("bench", None, time.perf_counter()))
+            return super().bench(call, warmup_ms, rep_ms)
+
+    be = Logging(_time, ahead=True, compile_sleep_s={32: 1.6})
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=2, compile_timeout_s=1.0)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert rec[32].status == "failed" and rec[32].reason.startswith("compile timeout")
+    done_32 = [t for what, b, t in events if what == "compiled" and b == 32]
+    first_bench = min(t for what, _, t in events if what == "bench")
+    assert len(done_32) == 1 and first_bench >= done_32[0]
+    assert not any("compile_running" in r.metrics for r in k.history)
+    assert k.best_config.kwargs["BLOCK"] == 64
+
+
+def test_a_timing_made_while_a_compile_still_runs_is_marked():
+    # the wait is bounded by one more compile_timeout_s: 32's compile (3 s) outlives it
+    be = FakeBackend(_time, ahead=True, compile_sleep_s={32: 3.0})
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=2, compile_timeout_s=0.3)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert rec[16].metrics["compile_running"] == 1.0
+    assert k.best_config.kwargs["BLOCK"] == 64

@@ -130,6 +130,14 @@ def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
 
 
 
+#: ALU ops per element of a row in the fused softmax (``softmax_kernel``): the row
+#: max, the subtraction, the ``log2 e`` factor of ``exp2``, the row sum and the
+#: division (the kernel's 5 FLOPs an element); and its block reductions (max, sum).
+#: Counted from the kernel source, not fitted.
+ROW_ALU_OPS = 5
+ROW_REDUCTIONS = 2
+
+
 def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     """A row-wise kernel that holds its rows in registers (``"row_softmax"``).
 
@@ -142,13 +150,25 @@ def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     ``blocks_per_sm`` programs' rows in flight and, by Little's law, HBM
     delivers at most ``n_sms * blocks_per_sm * row_bytes / latency``, the
     latency being one program's (``HBM_LATENCY_S + PROGRAM_LATENCY_S``):
-    many warps per row leave few programs resident (64 warps an SM).
+    many warps per row leave few programs resident (64 warps an SM). After
+    its load a program's chain waits for its two block reductions
+    (``reduce_latency_s(num_warps)``) and issues its instructions, one warp
+    instruction a cycle (``ROW_ALU_OPS`` ALU ops at ``ALU_CYCLES_PER_WARP_OP``
+    and one exponential at ``SFU_CYCLES_PER_WARP_OP`` per element of the
+    padded row, over ``32 num_warps`` threads): ``latency_s = n_programs /
+    (n_sms blocks_per_sm) * chain``, so few warps on a long row (a long
+    per-thread chain) and many warps (slow reductions, few programs resident)
+    both cost. Time: the soft maximum of compute, memory and latency, times
+    the spill factor, plus the launch overhead.
     """
     from autotile.measure.gpu._records_model import (
+        ALU_CYCLES_PER_WARP_OP,
         HBM_LATENCY_S,
         PROGRAM_LATENCY_S,
         REG_FLOOR_PER_THREAD,
         REGS_PER_LIVE_WORD,
+        SFU_CYCLES_PER_WARP_OP,
+        reduce_latency_s,
         soft_max,
     )
 
@@ -172,12 +192,20 @@ def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
                         hbm_bytes=hbm, efficiency=1.0, blocks_per_sm=occ.blocks_per_sm,
                         num_stages=1, dtype="float32")
     memory_s = hbm / min(hw.hbm_bytes_per_s * p.bandwidth_efficiency, bw_little)
+    # after its load, a program's chain (as the records model's, docs/gpu_model.md 4.1)
+    # waits for its two block reductions (max, sum) and issues its own instructions, one
+    # warp instruction a cycle: every element of the padded row takes ROW_ALU_OPS ALU ops
+    # and one exponential; an SM runs blocks_per_sm programs at once
+    issue_s = block * rows * (ROW_ALU_OPS * ALU_CYCLES_PER_WARP_OP
+                              + SFU_CYCLES_PER_WARP_OP) / (32 * nw) / hw.clock_hz
+    chain_s = ROW_REDUCTIONS * reduce_latency_s(nw) + issue_s
+    latency_s = n_prog / float(hw.n_sms * occ.blocks_per_sm) * chain_s
     spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
-    t = soft_max((est.compute_s, memory_s)) * spill + hw.launch_overhead_s
+    t = soft_max((est.compute_s, memory_s, latency_s)) * spill + hw.launch_overhead_s
     return _ok(self, config, {
         "time_s": t, "tflops": 5.0 * M * N / t / 1e12,
         "hbm_bytes": float(hbm), "hbm_read_bytes": float(read), "l2_hit_rate": 0.0,
-        "compute_s": est.compute_s, "memory_s": memory_s,
+        "compute_s": est.compute_s, "memory_s": memory_s, "latency_s": latency_s,
         "occupancy": occ.occupancy, "bound": 0.0 if est.compute_s >= memory_s else 1.0,
         "blocks_per_sm": float(occ.blocks_per_sm), "spill_factor": spill,
         "regs_per_thread": float(regs_need),
