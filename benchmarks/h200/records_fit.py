@@ -7,7 +7,9 @@ every config's predicted time from the cache with the library's
 :func:`launch_time` (optionally with constants overridden, ``--set-const
 NAME=VALUE``) and prints, per check and kernel, Spearman's rho against the
 H200 timings of that check and the measured time of the model's pick over the
-best measured config.
+best measured config. Caches written before model v8 lack ``n_groups`` (the
+chain's load groups); :func:`launch_time` then counts every load op as a step,
+as model v7 did: rerun ``--part features`` to evaluate model v8.
 
     python benchmarks/h200/records_fit.py --part features --sets v1 v2 v3 v4 v5 v6
     python benchmarks/h200/records_fit.py --part eval --sets v1 v2 v3 v4 v5 v6

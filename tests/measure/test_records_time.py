@@ -58,3 +58,44 @@ def test_estimate_launch_is_features_then_time():
     _, f = rm.launch_features(launch, hw, params)
     assert reason is None
     assert dict(est) == dict(rm.launch_time(f, hw, params, "float16"))
+
+
+@tl.jit
+def scale_rows_kernel(x_ptr, w_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    for k in range(0, N, BLOCK):
+        cols = k + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0)
+        w = tl.load(w_ptr + cols, mask=cols < N, other=0.0)
+        tl.store(y_ptr + row * N + cols, x * w, mask=cols < N)
+
+
+def test_loads_of_one_iteration_are_one_step_of_the_chain():
+    hw, params = H200_MEASURED_L2, GpuModelParams()
+    x = np.zeros((8192, 2048), np.float16)
+    launch = KernelLaunch(scale_rows_kernel, (8192,),
+                          {"x_ptr": x, "w_ptr": np.zeros(2048, np.float16),
+                           "y_ptr": np.zeros_like(x), "N": 2048}, {"BLOCK": 256},
+                          num_warps=2)
+    reason, f = rm.launch_features(launch, hw, params)
+    assert reason is None
+    assert f["n_steps"] == 16.0  # 8 iterations of two loads (x and w)
+    assert f["n_groups"] == 8.0  # one wait per iteration
+    grouped = rm.launch_time(f, hw, params, "float16")
+    serial = rm.launch_time(dict(f, n_groups=16.0), hw, params, "float16")
+    step = f["hit_rate"] * rm.L2_LATENCY_S + (1 - f["hit_rate"]) * rm.HBM_LATENCY_S
+    n_prog, bps = f["n_prog"], f["bps"]
+    assert n_prog >= hw.n_sms * bps
+    saved = n_prog / (hw.n_sms * bps) * 8 * step
+    assert serial["latency_s"] - grouped["latency_s"] == pytest.approx(saved, rel=1e-9)
+
+
+def test_load_groups_start_when_a_buffer_repeats():
+    # program 0: x, w | x, w | x (three waits); program 1: x | x (two)
+    prog = np.array([0, 0, 0, 0, 0, 1, 1], np.int64)
+    op = np.array([0, 1, 3, 4, 6, 0, 2], np.int64)
+    buf = np.array([0, 1, 0, 1, 0, 0, 0], np.int64)
+    assert rm._load_groups(prog, op, buf) == pytest.approx(2.5)
+    # several trace rows of one op count once
+    assert rm._load_groups(np.zeros(3, np.int64), np.zeros(3, np.int64),
+                           np.zeros(3, np.int64)) == 1.0

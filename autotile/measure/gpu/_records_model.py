@@ -232,6 +232,48 @@ def _mean_run_bytes(trace: Any, rows: np.ndarray) -> float:
     return float(_SECTOR_BYTES * n_sec / max(n_runs, 1))
 
 
+#: Programs of the window whose load groups :func:`_load_groups` counts (the
+#: programs are alike: the window's assumption).
+_GROUP_SAMPLE = 64
+
+
+def _load_groups(prog: np.ndarray, op: np.ndarray, buf: np.ndarray) -> float:
+    """Mean dependent load steps of a program: its read ops, grouped by iteration.
+
+    Loads of one loop iteration that read different buffers do not depend on
+    each other: the warp issues them back to back and waits once, at the first
+    use of their data (in-order issue; layer norm's ``w``, ``b`` and ``x`` of its
+    third pass). Walking a program's read ops in order, a read of a buffer that
+    the current group already read starts a new group (the next iteration, or
+    the next loop over the same data).
+
+    Parameters
+    ----------
+    prog, op, buf : ndarray of int64
+        Program index, op index within the program and buffer of each read row
+        of the window's sector trace.
+
+    Returns
+    -------
+    float
+        Groups per program, averaged over the first :data:`_GROUP_SAMPLE`
+        programs of the window (at least 1).
+    """
+    key = prog * (1 << 32) + op
+    uk, first = np.unique(key, return_index=True)
+    p = uk >> 32
+    b = buf[first]
+    counts = []
+    for q in np.unique(p)[:_GROUP_SAMPLE]:
+        n, seen = 0, set()
+        for x in b[p == q].tolist():
+            if not seen or x in seen:
+                n, seen = n + 1, set()
+            seen.add(x)
+        counts.append(n)
+    return max(1.0, float(np.mean(counts))) if counts else 1.0
+
+
 def _interleave(trace: Any) -> np.ndarray:
     """Row order of a lockstep replay: op 0 of every program, then op 1, ..."""
     prog = np.asarray(trace.program, np.int64)
@@ -299,7 +341,8 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``bps`` (blocks per SM), ``read_b``, ``write_b`` (HBM bytes),
         ``hit_rate``, ``inflight`` (bytes of a program's largest load op),
         ``run_r``, ``run_w`` (mean contiguous piece, bytes), ``n_steps``
-        (load ops per program).
+        (load ops per program), ``n_groups`` (dependent load steps per program:
+        :func:`_load_groups`).
     """
     n_prog = launch.n_programs
     with tl.recording(trace="sector") as rec0, tl.live_values() as live:
@@ -335,7 +378,7 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     hit_rate = 0.0
     inflight = 0.0
     run_r = run_w = 256.0
-    n_steps = 1.0
+    n_steps = n_groups = 1.0
     if tr is not None and len(tr):
         order = _interleave(tr)
         key = (np.asarray(tr.buffer, np.int64)[order] << 40) + (
@@ -363,6 +406,8 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
             inflight = float(per_op.max()) * _SECTOR_BYTES
             n_ops = np.unique(pk).size
             n_steps = max(1.0, n_ops / W)
+            n_groups = _load_groups(prog[reads], op[reads],
+                                    np.asarray(tr.buffer, np.int64)[reads])
             run_r = _mean_run_bytes(tr, reads)
         if (~reads).any():
             run_w = _mean_run_bytes(tr, ~reads)
@@ -373,7 +418,7 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         "regs_need": float(regs_need),
         "regs_cap": float(regs_cap), "occupancy": float(occ.occupancy), "bps": float(bps),
         "read_b": read_b, "write_b": write_b, "hit_rate": hit_rate, "inflight": inflight,
-        "run_r": run_r, "run_w": run_w, "n_steps": n_steps}
+        "run_r": run_r, "run_w": run_w, "n_steps": n_steps, "n_groups": n_groups}
 
 
 def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams,
@@ -419,10 +464,14 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
     compute_s = dot_s + max(alu_s, sfu_s)
     lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
     # a loop's loads are software-pipelined over num_stages - 1 iterations ahead when
-    # they feed tl.dot (Triton's pipeliner); other loops wait for each load (ptxas
-    # unrolls them 4 times, benchmarks/h200/data/diag_sass_rms_norm.txt, but
-    # HBM_LATENCY_S was fitted with their loads serialised: see docs/gpu_model.md)
-    ahead = min(n_steps, float(max(1, ns - 1))) if n_steps > 1 and f["has_dot"] else 1.0
+    # they feed tl.dot (Triton's pipeliner); other loops wait for each iteration's
+    # loads (ptxas unrolls them 4 times, benchmarks/h200/data/diag_sass_rms_norm.txt,
+    # but HBM_LATENCY_S was fitted with iterations serialised: docs/gpu_model.md).
+    # The chain waits once per group of independent loads (one iteration's loads of
+    # different buffers, _load_groups); features cached before v8 lack n_groups
+    chain_steps = f.get("n_groups", n_steps)
+    ahead = min(chain_steps, float(max(1, ns - 1))) if chain_steps > 1 and f["has_dot"] \
+        else 1.0
     bw_peak = hw.hbm_bytes_per_s * params.bandwidth_efficiency
     bw_little = hw.n_sms * bps * ahead * max(inflight, _SECTOR_BYTES) / lat
     memory_s = hbm_cost / min(bw_peak, bw_little)
@@ -437,7 +486,7 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
     # needs the SM's SFU/ALU lanes for all of its elements
     # ... and its block reductions, each a shuffle-and-barrier chain it waits for
     reduce_s = f.get("reductions", 0.0) * reduce_latency_s(nw)
-    program_s = (PROGRAM_LATENCY_S + n_steps * step_lat / ahead + reduce_s
+    program_s = (PROGRAM_LATENCY_S + chain_steps * step_lat / ahead + reduce_s
                  + max(issue_s, compute_s / rounds))
     latency_s = n_prog / float(hw.n_sms * bps) * program_s if n_prog >= n_res \
         else program_s
