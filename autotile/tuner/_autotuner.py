@@ -21,7 +21,7 @@ from autotile.measure._fingerprint import canonical, jsonable
 from autotile.measure._parallel import parallel_map
 from autotile.space import Space
 from autotile.tuner._check import arrays_of, call_small_args, n_elems
-from autotile.tuner._config import LaunchConfig, prune_config_list
+from autotile.tuner._config import LaunchConfig, check_bench_budgets, prune_config_list
 from autotile.tuner._disk_cache import (
     DiskCache,
     default_cache_dir,
@@ -269,6 +269,7 @@ class Autotuner(TunerCommon):
         self.configs_top_k = pc.get("top_k", 1.0)
         self.early_config_prune = pc.get("early_config_prune")
         self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        check_bench_budgets(warmup, rep)
         self.warmup, self.rep = warmup, rep  # accepted for Triton compatibility; unused
         if not isinstance(hardware, HardwareProfile):
             raise TypeError(

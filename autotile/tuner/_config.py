@@ -12,10 +12,27 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError
 
-__all__ = ["LaunchConfig", "Config", "LAUNCH_KNOBS"]
+__all__ = ["LaunchConfig", "Config", "LAUNCH_KNOBS", "check_bench_budgets"]
 
 #: Knob names that are launch options, not kernel meta-parameters.
 LAUNCH_KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def check_bench_budgets(warmup: Any, rep: Any) -> None:
+    """Check ``@autotune``'s ``warmup`` and ``rep``: None, or milliseconds (>= 0, > 0).
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``warmup`` is negative or ``rep`` is not positive, either is not
+        finite, or either is not a real number.
+    """
+    from autotile.measure.gpu._triton_measurer import bench_ms_problem
+
+    for name, value, positive in (("warmup", warmup, False), ("rep", rep, True)):
+        why = None if value is None else bench_ms_problem(name, value, positive=positive)
+        if why is not None:
+            raise InvalidConfigError(f"autotune(): {why}")
 
 
 def _plain(value: Any) -> Any:
