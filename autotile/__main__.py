@@ -59,7 +59,8 @@ def _schedule(argv: Sequence[str]) -> int:
 def _sweep(argv: Sequence[str]) -> int:
     from autotile.errors import MeasureError, SchedulerConnectionError
     from autotile.measure import ScheduleMeasurer, sweep
-    from autotile.search._cli import missing_parent, write_problem
+    from autotile.measure._table import write_problem
+    from autotile.search._cli import missing_parent
     from autotile.space import gemm_canonical_key, gemm_space
 
     ap = argparse.ArgumentParser(
@@ -98,6 +99,10 @@ def _sweep(argv: Sequence[str]) -> int:
         space = gemm_space(args.n)
     except ValueError as exc:
         print(f"autotile sweep: error: {exc}", file=sys.stderr)
+        return 2
+    if args.out is not None and not args.out.strip():
+        print(f"autotile sweep: error: --out must name an .npz file, got --out {args.out!r} "
+              f"(leave it out for gemm{args.n}_truth.npz)", file=sys.stderr)
         return 2
     out = args.out or f"gemm{args.n}_truth.npz"
     suffix = Path(out).suffix

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from autotile.measure._table import write_problem
 from autotile.search._cli_sources import (
     DEFAULT_GEMM_BUDGET,
     DEFAULT_LIVE_BUDGET,
@@ -127,23 +128,6 @@ def missing_parent(path: Path) -> Path | None:
     return None if parent.exists() else parent
 
 
-def write_problem(folder: Path) -> str | None:
-    """Why files cannot be created in the existing folder ``folder``, or None if they can.
-
-    Creates and removes a probe folder: permission bits say nothing about
-    read-only mounts or pseudo file systems (``/proc``), nor about root.
-    """
-    import shutil
-    import tempfile
-
-    try:
-        probe = tempfile.mkdtemp(prefix=".autotile-probe-", dir=folder)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    shutil.rmtree(probe, ignore_errors=True)
-    return None
-
-
 def _check_out(out: str, default: bool = False) -> None:
     """Reject an ``--out`` that is a file, has no parent folder or cannot be written.
 
@@ -202,6 +186,9 @@ def _check_args(args: argparse.Namespace, names: list[str]) -> None:
         check_scheduler(args.scheduler)
     except (ValueError, ImportError) as exc:
         raise _UsageError(f"--scheduler: {exc}") from None
+    if args.out is not None and not args.out.strip():
+        raise _UsageError(f"--out must name a folder, got --out {args.out!r} (leave it out "
+                          f"for a new folder under {DEFAULT_OUT}/)")
     _check_out(args.out or DEFAULT_OUT, default=args.out is None)
     for group in (args.kernel_tuner, args.table):
         stems = [Path(f).name for f in group or []]
@@ -210,11 +197,11 @@ def _check_args(args: argparse.Namespace, names: list[str]) -> None:
             raise _UsageError(f"each file must have its own name, got {twice[0]!r} twice "
                               "(the name labels its report)")
     if args.storage is not None:
-        from autotile.search._study_args import resolve_storage
+        from autotile.search._storage import open_storage
 
-        try:
-            resolve_storage(args.storage)
-        except (TypeError, ValueError) as exc:
+        try:  # before the run folder is made: an unwritable or unreachable storage
+            open_storage(args.storage, heartbeat_interval=None)
+        except (TypeError, ValueError, ImportError) as exc:
             raise _UsageError(f"--storage: {exc}") from None
 
 

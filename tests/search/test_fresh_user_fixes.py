@@ -215,3 +215,70 @@ def test_empty_study_name_is_refused(name: str, tmp_path: Path,
     assert main(["tune", "--n", "4", "--measurer", "live", "--budget", "2", "--storage", db,
                  "--study-name", name, "--no-progress"]) == 2
     assert f"study_name={name!r}" in capsys.readouterr().err
+
+
+# -- more bad input found by the same trial ----------------------------------------------
+def test_empty_out_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert compare_main([*KT, "--out", ""]) == 2
+    assert capsys.readouterr().err == (
+        "autotile compare: error: --out must name a folder, got --out '' (leave it out for "
+        "a new folder under autotile-results/compare/)\n")
+    assert main(["sweep", "--n", "4", "--out", " "]) == 2
+    assert capsys.readouterr().err.startswith(
+        "autotile sweep: error: --out must name an .npz file, got --out ' '")
+
+
+def test_kernel_tuner_file_given_as_table_says_where_it_goes(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(DATA / "kt_tiny.json")
+    assert compare_main(["--table", path, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "not a NumPy .npz archive: it starts with b'{" in err
+    assert "allow_pickle" not in err
+    assert err.rstrip().endswith("a Kernel Tuner cache or T4 file (JSON, or gzip) goes to "
+                                 "--kernel-tuner")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+@pytest.mark.parametrize("storage", ["/proc/x.db", "/proc/x.log"])
+def test_unwritable_storage_is_refused_before_the_run_folder(
+        storage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r"
+    assert compare_main([*KT, "--storage", storage, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("autotile compare: error: --storage: study "), err
+    assert "cannot be opened or created" in err and repr(storage) in err
+    assert not out.exists()
+    space = _small_constrained()
+    with pytest.raises(ValueError, match="cannot be opened or created"):
+        tune(space, ToyMeasurer(space), budget=1, storage=storage, progress=False)
+
+
+def test_interrupted_run_with_another_storage_names_both(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    out = tmp_path / "r"
+    argv = [*KT, "--searchers", "random", "--seeds", "1", "--budget", "2", "--out", str(out)]
+    a, b = str(tmp_path / "a.db"), str(tmp_path / "b.db")
+    assert compare_main([*argv, "--storage", a]) == 0
+    record = json.loads((out / "run.json").read_text())
+    record["status"] = "running"
+    (out / "run.json").write_text(json.dumps(record))
+    capsys.readouterr()
+    assert compare_main([*argv, "--storage", b]) == 2
+    assert (f"holds an interrupted run stored in {a!r}, not in --storage {b!r}"
+            in capsys.readouterr().err)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_python_sweep_into_proc_raises_before_measuring() -> None:
+    from autotile.errors import MeasureError
+    from autotile.measure import sweep
+
+    space = _small_constrained()
+    m = ToyMeasurer(space)
+    with pytest.raises(MeasureError, match=r"cannot write the table '/proc/x\.npz': no file "
+                                           r"can be created in '/proc'"):
+        sweep(space, m, "/proc/x.npz")
+    assert m.calls == []
