@@ -40,7 +40,7 @@ from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure import HardwareProfile
 from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _names, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
-from autotile.tuner._config import LaunchConfig, check_bench_budgets
+from autotile.tuner._config import LaunchConfig, check_bench_budgets, check_space_search
 from autotile.tuner._disk_cache import source_hash
 from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
 from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
@@ -152,9 +152,7 @@ class GpuAutotuner(TunerCommon):
                 f"@autotune of {self.__name__!r} needs candidates: pass a non-empty configs= "
                 f"list or space=, got configs={configs!r} and space=None")
         self.space, self.searcher, self.seed = space, searcher, seed
-        if int(budget) != budget or budget < 1:
-            raise InvalidConfigError(f"budget must be an int >= 1, got budget={budget!r}")
-        self.budget = int(budget)
+        self.budget = check_space_search(searcher, budget, seed)
         self.keys = self._names("key", key)
         self.reset_to_zero = self._buffers("reset_to_zero", reset_to_zero)
         self.restore_value = self._buffers("restore_value", restore_value)

@@ -61,3 +61,43 @@ def test_triton_measurer_rejects_bad_bench_budgets_before_needing_a_gpu(kwargs, 
     with pytest.raises(MeasureError) as info:
         TritonMeasurer("matmul", {"M": 64, "N": 64, "K": 64}, **kwargs)
     assert str(info.value) == message
+
+
+# -- the space form's searcher, budget and seed, and perf_model's grid: checked at once ---
+SPACE_KW = {"key": ["n"], "scorer": time_by_block, "disk_cache": False}
+
+
+def _space():
+    from autotile.space import Choice, Space
+
+    return Space([Choice("BLOCK", [16, 32]), Choice("TAIL", ["mask"])])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"searcher": "nope"}, "autotune(): searcher must be one of ('grid', 'random'"),
+    ({"seed": -1}, "autotune(): seed must be None or an int with 0 <= seed < 2**32, got "
+                   "seed=-1"),
+    ({"budget": "10"}, "budget must be an int >= 1, got budget='10'"),
+    ({"budget": 2.5}, "budget must be an int >= 1, got budget=2.5"),
+    ({"budget": None}, "budget must be an int >= 1, got budget=None"),
+])
+def test_space_form_arguments_are_checked_at_decoration(kwargs, message):
+    with pytest.raises(InvalidConfigError) as info:
+        autotune(space=_space(), **SPACE_KW, **kwargs)(double_kernel)
+    assert message in str(info.value)
+    with pytest.raises(InvalidConfigError) as info:
+        autotune(space=_space(), backend=FakeBackend(), model_prior=False, disk_cache=False,
+                 key=["n"], **kwargs)(double_kernel)
+    assert message in str(info.value)
+
+
+def test_perf_model_rejects_a_grid_that_is_not_one():
+    import autotile
+
+    with pytest.raises(InvalidConfigError, match=r"perf_model\('double_kernel'\): grid must "
+                                                 r"be a tuple of 1 to 3 ints or a callable "
+                                                 r"returning one, got grid='x'"):
+        autotile.perf_model(double_kernel, grid="x")
+    pm = autotile.perf_model(double_kernel, grid=(3,))
+    x = np.zeros(40, np.float32)
+    assert np.isfinite(pm(x_ptr=x, out_ptr=x, n=40, BLOCK=16, TAIL="mask"))
