@@ -195,15 +195,6 @@ def build(spec: dict[str, Any]) -> tuple[Any, Any]:
     return space, measurer
 
 
-def _file_stem(path: str) -> str:
-    """``path``'s file name without ``.json``, ``.json.gz``, ``.gz`` or ``.npz``."""
-    name = Path(path).name
-    for suffix in (".gz", ".json", ".npz"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[:-len(suffix)]
-    return name
-
-
 def _quote(text: str) -> str:
     import shlex
 
@@ -220,7 +211,9 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
     space, measurer = build(spec)
     if study_name is None and spec.get("path"):
         # two files of one kernel (e.g. two GPUs) share the space's name: add the file's
-        study_name = (f"{_file_stem(spec['path'])}-{space.name or 'space'}-{spec['searcher']}-"
+        from autotile.search._create import file_stem
+
+        study_name = (f"{file_stem(spec['path'])}-{space.name or 'space'}-{spec['searcher']}-"
                       f"{spec.get('objective') or measurer.objective}-seed{spec.get('seed')}")
     storage = open_storage(storage_arg, heartbeat_interval=args.heartbeat_interval,
                            grace_period=args.grace_period)

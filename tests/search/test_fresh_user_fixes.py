@@ -282,3 +282,19 @@ def test_python_sweep_into_proc_raises_before_measuring() -> None:
                                            r"can be created in '/proc'"):
         sweep(space, m, "/proc/x.npz")
     assert m.calls == []
+
+
+def test_python_default_study_name_of_a_kernel_tuner_file_has_its_stem(tmp_path: Path) -> None:
+    from autotile.measure import load_kernel_tuner
+
+    src = (DATA / "pnpoly__RTX_3090.json.gz").read_bytes()
+    db = str(tmp_path / "runs.db")
+    names = []
+    for stem in ("pnpoly__A", "pnpoly__B"):
+        f = tmp_path / f"{stem}.json.gz"
+        f.write_bytes(src)
+        rec = load_kernel_tuner(f)
+        names.append(tune(rec.space, rec.measurer(), searcher="random", budget=2, seed=0,
+                          storage=db, progress=False).study_name)
+    assert names == ["pnpoly__A-cn_pnpoly-random-time-seed0",
+                     "pnpoly__B-cn_pnpoly-random-time-seed0"]
