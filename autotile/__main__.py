@@ -57,8 +57,9 @@ def _schedule(argv: Sequence[str]) -> int:
 
 
 def _sweep(argv: Sequence[str]) -> int:
-    from autotile.errors import MeasureError
+    from autotile.errors import MeasureError, SchedulerConnectionError
     from autotile.measure import ScheduleMeasurer, sweep
+    from autotile.measure._table import write_problem
     from autotile.search._cli import missing_parent
     from autotile.space import gemm_canonical_key, gemm_space
 
@@ -99,6 +100,10 @@ def _sweep(argv: Sequence[str]) -> int:
     except ValueError as exc:
         print(f"autotile sweep: error: {exc}", file=sys.stderr)
         return 2
+    if args.out is not None and not args.out.strip():
+        print(f"autotile sweep: error: --out must name an .npz file, got --out {args.out!r} "
+              f"(leave it out for gemm{args.n}_truth.npz)", file=sys.stderr)
+        return 2
     out = args.out or f"gemm{args.n}_truth.npz"
     suffix = Path(out).suffix
     if suffix and suffix != ".npz":
@@ -120,6 +125,12 @@ def _sweep(argv: Sequence[str]) -> int:
               f"{str(missing)!r} does not exist; create it first or choose another --out",
               file=sys.stderr)
         return 2
+    folder = Path(out).absolute().parent
+    why = write_problem(folder)
+    if why is not None:
+        print(f"autotile sweep: error: --out {out!r} cannot be written: no file can be "
+              f"created in {str(folder)!r} ({why}); choose another --out", file=sys.stderr)
+        return 2
     before = _mtime_ns(out)
     try:
         truth = sweep(space, measurer, out, n_jobs=args.n_jobs,
@@ -128,6 +139,9 @@ def _sweep(argv: Sequence[str]) -> int:
     except (ValueError, ImportError) as exc:
         print(f"autotile sweep: error: {exc}", file=sys.stderr)
         return 2
+    except SchedulerConnectionError as exc:
+        print(f"autotile sweep: error: --scheduler: {exc}", file=sys.stderr)
+        return 1
     except MeasureError as exc:
         msg = str(exc).replace("pass resume=False", "pass --no-resume")
         print(f"autotile sweep: error: {msg}", file=sys.stderr)

@@ -20,6 +20,7 @@ __all__ = [
     "MeasureError",
     "NotFittedError",
     "CorruptFileError",
+    "SchedulerConnectionError",
 ]
 
 
@@ -97,4 +98,12 @@ class CorruptFileError(AutotileError, ValueError):
 
     The message names the file and what is wrong with it; the file is left
     unchanged.
+    """
+
+
+class SchedulerConnectionError(AutotileError, ConnectionError):
+    """No connection to the Dask scheduler at the given address.
+
+    The message names the address and Dask's reason (e.g. its connect
+    timeout); Dask's own ``OSError`` is chained as ``__cause__``.
     """

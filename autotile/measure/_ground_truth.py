@@ -21,7 +21,7 @@ from autotile.measure._fingerprint import differences as _differences
 from autotile.measure._fingerprint import jsonable as _jsonable
 from autotile.measure._parallel import check_scheduler, parallel_map
 from autotile.measure._result import Measurer, MeasureResult
-from autotile.measure._table import MetricTable, read_table
+from autotile.measure._table import MetricTable, read_table, write_problem
 
 __all__ = ["GroundTruth", "sweep", "space_difference"]
 
@@ -217,7 +217,9 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     Raises
     ------
     MeasureError
-        If ``resume`` is true and ``<path>.parts`` holds chunks of a different
+        If no file can be created in ``path``'s folder (checked before any
+        measurement; the message names the folder and the reason), or
+        ``resume`` is true and ``<path>.parts`` holds chunks of a different
         sweep (other space, measurer settings, metrics, configs or chunk
         size), or ``path`` holds a table of a different sweep or one written
         without a fingerprint; the message names what differs.
@@ -227,6 +229,11 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     check_scheduler(scheduler)
     t0 = time.perf_counter()
     path = Path(path)
+    folder = next(p for p in path.absolute().parents if p.exists())  # created if missing
+    why = write_problem(folder) if folder.is_dir() else "not a folder"
+    if why is not None:
+        raise MeasureError(f"cannot write the table {str(path)!r}: no file can be created in "
+                           f"{str(folder)!r} ({why}); pass another path")
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
     n = len(space) if limit is None else min(int(limit), len(space))

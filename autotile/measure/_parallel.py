@@ -80,7 +80,16 @@ def _client(scheduler: Any, n_jobs: int) -> Iterator[Any]:
                           dashboard_address=None) as cluster, Client(cluster) as client:
             yield client
         return
-    with Client(scheduler) as client:
+    try:
+        client = Client(scheduler)
+    except OSError as exc:  # Dask's "Timed out trying to connect to ..." after its timeout
+        from autotile.errors import SchedulerConnectionError
+
+        raise SchedulerConnectionError(
+            f"could not connect to the Dask scheduler at {scheduler!r}: {exc}; check that "
+            f"`dask scheduler` runs there and that this machine reaches it "
+            f"(or drop the scheduler to run on this machine)") from exc
+    with client:
         yield client
 
 
@@ -118,6 +127,9 @@ def parallel_map(fn: Callable[..., Any], items: Sequence[Any] | Iterable[Any], *
     ------
     ValueError, TypeError, ImportError
         See :func:`check_scheduler`.
+    autotile.errors.SchedulerConnectionError
+        If no scheduler answers at the address (after Dask's connect
+        timeout, ``distributed.comm.timeouts.connect``, 30 s by default).
     """
     check_scheduler(scheduler)
     items = list(items)

@@ -75,6 +75,33 @@ class MetricTable:
                             meta=np.array(json.dumps(self.meta)), **cols)
 
 
+def write_problem(folder: str | os.PathLike[str]) -> str | None:
+    """Why files cannot be created in the existing folder ``folder``, or None if they can.
+
+    Creates and removes a probe folder: permission bits say nothing about
+    read-only mounts or pseudo file systems (``/proc``), nor about root.
+
+    Parameters
+    ----------
+    folder : str or path-like
+        An existing folder.
+
+    Returns
+    -------
+    str or None
+        The operating system's reason (e.g. ``"Read-only file system"``).
+    """
+    import shutil
+    import tempfile
+
+    try:
+        probe = tempfile.mkdtemp(prefix=".autotile-probe-", dir=folder)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    shutil.rmtree(probe, ignore_errors=True)
+    return None
+
+
 def read_table(path: str | os.PathLike[str], what: str, hint: str = "",
                required: tuple[str, ...] = (), optional: tuple[str, ...] = ()) -> tuple[
         dict[str, npt.NDArray[np.float64]], npt.NDArray[np.int8], dict[str, Any],
@@ -93,6 +120,13 @@ def read_table(path: str | os.PathLike[str], what: str, hint: str = "",
         not an ``.npz`` archive, is truncated or pickled, or lacks
         ``status``, ``meta`` or an array of ``required``.
     """
+    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+        # np.load would take it for a pickle and blame allow_pickle
+        with open(path, "rb") as f:
+            head = f.read(16)
+        raise CorruptFileError(
+            f"{os.fspath(path)!r} is not a readable {what} (not a NumPy .npz archive: it "
+            f"starts with {head!r}){hint}")
     try:
         with np.load(path, allow_pickle=False) as z:
             values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}

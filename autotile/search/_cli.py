@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from autotile.measure._table import write_problem
 from autotile.search._cli_sources import (
     DEFAULT_GEMM_BUDGET,
     DEFAULT_LIVE_BUDGET,
@@ -145,6 +146,10 @@ def _check_out(out: str, default: bool = False) -> None:
     if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         raise _UsageError(f"--out {out!r} cannot be written: {str(parent)!r} is not a "
                           "writable folder")
+    why = write_problem(parent)
+    if why is not None:
+        raise _UsageError(f"--out {out!r} cannot be written: no file can be created in "
+                          f"{str(parent)!r} ({why}); choose another --out")
 
 
 def _sources(args: argparse.Namespace) -> list[Source]:
@@ -181,6 +186,9 @@ def _check_args(args: argparse.Namespace, names: list[str]) -> None:
         check_scheduler(args.scheduler)
     except (ValueError, ImportError) as exc:
         raise _UsageError(f"--scheduler: {exc}") from None
+    if args.out is not None and not args.out.strip():
+        raise _UsageError(f"--out must name a folder, got --out {args.out!r} (leave it out "
+                          f"for a new folder under {DEFAULT_OUT}/)")
     _check_out(args.out or DEFAULT_OUT, default=args.out is None)
     for group in (args.kernel_tuner, args.table):
         stems = [Path(f).name for f in group or []]
@@ -189,22 +197,40 @@ def _check_args(args: argparse.Namespace, names: list[str]) -> None:
             raise _UsageError(f"each file must have its own name, got {twice[0]!r} twice "
                               "(the name labels its report)")
     if args.storage is not None:
-        from autotile.search._study_args import resolve_storage
+        from autotile.search._storage import open_storage
 
-        try:
-            resolve_storage(args.storage)
-        except (TypeError, ValueError) as exc:
+        try:  # before the run folder is made: an unwritable or unreachable storage
+            open_storage(args.storage, heartbeat_interval=None)
+        except (TypeError, ValueError, ImportError) as exc:
             raise _UsageError(f"--storage: {exc}") from None
 
 
-def _count_stored(storage: str) -> int:
+def _count_stored(storage: str, prefixes: Sequence[str] = ("",)) -> int | None:
+    """Finished runs in ``storage`` whose study names start with one of ``prefixes``.
+
+    None when the storage cannot be read (only for messages).
+    """
     from autotile.search._compare_store import ATTR, open_storage
 
     try:
         studies = open_storage(storage).get_all_studies()
     except Exception:  # noqa: BLE001 - only for the message
-        return 0
-    return sum(1 for s in studies if (s.user_attrs.get(ATTR) or {}).get("complete"))
+        return None
+    return sum(1 for s in studies if (s.user_attrs.get(ATTR) or {}).get("complete")
+               and any(s.study_name.startswith(p) for p in prefixes))
+
+
+def _resume_note(storage: str, prefixes: Sequence[str]) -> str:
+    """What reopening an unfinished run folder means, from what its storage holds."""
+    n = _count_stored(storage, prefixes)
+    if n is None:
+        return (" (an earlier run with these settings stopped here; its storage cannot be "
+                "read, see below)")
+    if n == 0:
+        return (" (an earlier run with these settings stopped here before any run was "
+                "stored: every run starts afresh)")
+    return (f" (resuming an interrupted run: {n} finished run{'s are' if n != 1 else ' is'} "
+            f"stored and will be loaded, the rest run)")
 
 
 def compare_main(argv: Sequence[str] | None = None) -> int:
@@ -225,7 +251,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         a file, whose parent folder does not exist, that cannot be
         created, or that holds a finished report without ``--force``),
         after printing a one-line ``autotile compare: error: ...`` to
-        stderr; 1 if the report cannot be written; 130 when interrupted
+        stderr; 1 if the report cannot be written or the ``--scheduler``
+        does not answer (the message names its address); 130 when interrupted
         (Ctrl-C), after saying how many runs are kept and how to resume.
 
     Examples
@@ -267,24 +294,26 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         print(f"{_PROG}: error: {exc}", file=sys.stderr)
         return 2
+    from autotile.errors import SchedulerConnectionError
     from autotile.search._compare import _workers
     from autotile.search._compare_plan import machine_load
     from autotile.search._study_args import _hide_password
 
     storage = folder.storage
-    print(f"run folder: {folder.path}" + (" (resuming an interrupted run)"
+    prefixes = [f"compare:{src.name}:{plan.objective}:{plan.direction}:budget{plan.budget}:"
+                for src, plan in zip(sources, plans)]
+    print(f"run folder: {folder.path}" + (_resume_note(storage, prefixes)
                                           if folder.resumed else ""))
     print(f"storage: {_hide_password(storage)}  (inspect with: optuna-dashboard "
           f"{_hide_password(storage, '<password>')})")
     results = {}
     try:
-        for src, plan in zip(sources, plans):
+        for src, plan, prefix in zip(sources, plans, prefixes):
             print()
             print("\n".join(plan.header(_workers(args.n_jobs, plan.n_runs), stored=True,
                                         report=True, load=machine_load())), flush=True)
             res = run_comparison(plan, args.n_jobs, progress=not args.no_progress,
-                                 storage=storage, study_prefix=f"compare:{src.name}:"
-                                 f"{plan.objective}:{plan.direction}:budget{plan.budget}",
+                                 storage=storage, study_prefix=prefix[:-1],
                                  scheduler=args.scheduler)
             if src.sample is not None:
                 res = score_against_sample(res, src.sample)
@@ -303,11 +332,14 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
             print(f"\nsummary: {paths['html']}")
         folder.finish()
     except KeyboardInterrupt:
-        n = _count_stored(storage)
+        n = _count_stored(storage, prefixes) or 0
         print(f"\n{_PROG}: interrupted; {n} finished run{'s are' if n != 1 else ' is'} kept in "
               f"{_hide_password(storage)}. Run the same command again to resume.",
               file=sys.stderr)
         return 130
+    except SchedulerConnectionError as exc:  # an OSError, but no file is at fault
+        print(f"{_PROG}: error: --scheduler: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"{_PROG}: error: could not write the report to {str(folder.path)!r}: {exc}",
               file=sys.stderr)

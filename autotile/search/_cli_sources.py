@@ -133,8 +133,13 @@ def sweep_table(path: str, objective: str | None) -> Source:
     try:
         truth = GroundTruth.load(p)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is one usage error
+        with open(p, "rb") as f:
+            head = f.read(2)
+        kt = (head[:1] in (b"{", b"[") or head == b"\x1f\x8b") and not path.endswith(".npz")
         raise UsageError(f"{path} is not a table written by `autotile sweep` "
-                         f"({type(exc).__name__}: {exc})") from None
+                         f"({type(exc).__name__}: {exc})"
+                         + ("; a Kernel Tuner cache or T4 file (JSON, or gzip) goes to "
+                            "--kernel-tuner" if kt else "")) from None
     settings = truth.meta.get("measurer_settings") or {}
     n = settings.get("n")
     if truth.meta.get("measurer") != "ScheduleMeasurer" or not isinstance(n, int):

@@ -86,7 +86,9 @@ def _tune_parser() -> argparse.ArgumentParser:
                         "postgresql://user:password@host/db or mysql://... for several "
                         "machines, or a journal file (.log, journal:///path) for NFS")
     p.add_argument("--study-name", default=None,
-                   help="default: <space>-<searcher>-<objective>-seed<seed>")
+                   help="default: <space>-<searcher>-<objective>-seed<seed>, after "
+                        "<file>- (the file's name without .json/.json.gz/.npz) with "
+                        "--kernel-tuner or --table")
     _worker_options(p)
     return p
 
@@ -207,6 +209,12 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
     from autotile.search._study_args import _hide_password
 
     space, measurer = build(spec)
+    if study_name is None and spec.get("path"):
+        # two files of one kernel (e.g. two GPUs) share the space's name: add the file's
+        from autotile.search._create import file_stem
+
+        study_name = (f"{file_stem(spec['path'])}-{space.name or 'space'}-{spec['searcher']}-"
+                      f"{spec.get('objective') or measurer.objective}-seed{spec.get('seed')}")
     storage = open_storage(storage_arg, heartbeat_interval=args.heartbeat_interval,
                            grace_period=args.grace_period)
     study = create_study(space, measurer, searcher=spec["searcher"],
@@ -214,8 +222,10 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
                          study_name=study_name, seed=spec.get("seed"))
     ost = study.optuna_study
     with quiet_optuna():
-        if CLI_ATTR not in ost.user_attrs:
-            ost.set_user_attr(CLI_ATTR, spec)
+        old = ost.user_attrs.get(CLI_ATTR)
+        if not isinstance(old, dict) or (prog == "autotile tune"
+                                         and old.get("budget") != spec["budget"]):
+            ost.set_user_attr(CLI_ATTR, spec)  # a rerun of tune sets the workers' budget
         if not ost.metric_names:
             ost.set_metric_names([study.objective])
     shown = _hide_password(storage_arg, "<password>")  # a command to copy: no password
@@ -226,6 +236,17 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
           f"objective {study.objective})")
     print(f"  join from any machine that reaches the storage:  {join}")
     t0 = time.perf_counter()
+    from autotile.search._optimize import _n_finished
+
+    n_before = _n_finished(study)
+    if n_before >= spec["budget"]:
+        print(f"  the study already holds {n_before} finished trials >= its budget "
+              f"{spec['budget']}: nothing to run"
+              + (f" (pass --budget > {n_before} to run more)" if prog == "autotile tune"
+                 else ""))
+        if n_before:
+            print(f"  best {study.objective} = {study.best_value:.6g}: {study.best_config}")
+        return 0
     try:
         study.optimize(spec["budget"], n_jobs=args.n_jobs, progress=not args.no_progress,
                        timeout=args.timeout)
@@ -295,6 +316,29 @@ def tune_main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def _check_storage_file_exists(storage: str) -> None:
+    """Refuse an SQLite or journal file that does not exist (opening it would create it).
+
+    A worker joins a study that ``autotile tune`` started; a missing file
+    is a wrong path, and opening it would leave an empty storage behind.
+    """
+    from autotile.search._study_args import resolve_storage
+
+    url = resolve_storage(storage)
+    if not isinstance(url, str):
+        return
+    path = None
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):].partition("?")[0]
+    elif url.startswith("journal://"):
+        path = url[len("journal://"):]
+    if path and path != ":memory:" and not os.path.exists(path):
+        raise _UsageError(
+            f"--storage {storage!r}: no such file {os.path.abspath(path)!r}; a worker joins "
+            f"a study that `autotile tune --storage {storage}` started, so the file must "
+            f"exist (nothing was created)")
+
+
 def worker_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``autotile worker``.
 
@@ -313,9 +357,13 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _worker_parser().parse_args(argv)
         _check_worker_args(args)
+        _check_storage_file_exists(args.storage)
         storage = open_storage(args.storage, heartbeat_interval=None)
         names = [s.study_name for s in optuna.get_all_study_summaries(storage)]
         name = args.study_name
+        if not names:
+            raise _UsageError(f"{_hide_password(args.storage)} holds no study; start one with "
+                              f"`autotile tune --storage {_hide_password(args.storage)} ...`")
         if name is None:
             if len(names) != 1:
                 raise _UsageError(f"pass --study-name: {_hide_password(args.storage)} holds "

@@ -335,6 +335,8 @@ def run_comparison(
             keep(r._replace(trials=None))
     finally:
         bar.close()
+    if plan.values is None:
+        _check_given_optimum(plan, hist, configs, store is not None)
     meta = dict(plan.meta)
     meta.update(n_jobs=n_jobs, n_workers=n_workers, n_stored=n_stored,
                 wall_time_s=time.perf_counter() - t0,
@@ -342,6 +344,37 @@ def run_comparison(
     meta["total_wall_time_s"] = meta["wall_time_s"]
     return ComparisonResult(hist, plan.seeds, budget, plan.objective, plan.optimum,
                             plan.values, times, meta, plan.direction, configs)
+
+
+def _check_given_optimum(plan: ComparisonPlan, hist: dict[str, Any],
+                         configs: dict[str, list[str | None]], stored: bool) -> None:
+    """Raise if a run beat the ``optimum=`` given without a table.
+
+    Without a table nothing proves the given value optimal before the runs;
+    a trial better than it shows it is not, and every score against it
+    (trials to optimum, within p %) would be wrong.
+    """
+    s = -1.0 if plan.direction == "maximize" else 1.0
+    best: tuple[float, str, int] | None = None  # (sign * value, searcher, seed)
+    for label, h in hist.items():
+        for row, seed in enumerate(plan.seeds):
+            v = s * np.asarray(h[row], dtype=np.float64)
+            v = v[np.isfinite(v)]
+            if v.shape[0] and (best is None or float(v.min()) < best[0]):
+                best = (float(v.min()), label, seed)
+    if best is None or best[0] >= s * plan.optimum:
+        return
+    value, label, seed = s * best[0], best[1], best[2]
+    rel = "<" if s > 0 else ">"
+    config = configs[label][plan.seeds.index(seed)]
+    raise ValueError(
+        f"optimum={plan.optimum!r} is not the optimum of {plan.objective} "
+        f"({plan.direction}d): searcher {label!r} (seed {seed}) found {plan.objective}="
+        f"{value!r} {rel} {plan.optimum!r}" + (f" with {config}" if config else "")
+        + "; every score against it (trials to optimum, within p%, P(t)) would be wrong. "
+        "Pass the true optimum, or a bound no config can beat"
+        + (" (the finished runs are kept in the storage: the same call loads them)"
+           if stored else ""))
 
 
 def _storage_text(storage: Any) -> str:
@@ -406,7 +439,9 @@ def compare(
     optimum : float, optional
         ``f_opt``, finite; default the table's optimum of ``objective``. With
         a table it must not be better than the table's best value (below it
-        when minimising, above it when maximising).
+        when minimising, above it when maximising). Without a table it is
+        taken as given (the report labels it "optimum (given, no table)"),
+        and a run that finds a better value raises after the runs.
     n_jobs : int, default=1
         joblib workers over (searcher, seed) pairs, a non-zero int (``-1``:
         all cores); capped at the number of pairs (no idle workers).
@@ -459,10 +494,12 @@ def compare(
         an int, ``optimum`` is not finite or is better than the table's
         best value, ``direction`` is not ``"minimize"`` or ``"maximize"``,
         ``budget``/``optimum`` are missing and cannot be taken from a
-        table, ``storage`` holds a run of the same name made with other
-        settings, or the histories of ``budget`` trials x every run (about
-        ``runs x budget x 24`` bytes) would take more than half of the
-        machine's memory.
+        table, a run found a value better than an ``optimum`` given without
+        a table (the message names it, the searcher and the seed),
+        ``storage`` holds a run of the same name made with other settings,
+        or the histories of ``budget`` trials x every run (about ``runs x
+        budget x 24`` bytes) would take more than half of the machine's
+        memory.
 
     References
     ----------

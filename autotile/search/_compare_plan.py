@@ -416,6 +416,8 @@ def plan_comparison(
     check_history_memory(budget, len(seed_list) * len(items))
     info = {"space": getattr(space, "name", None) or "space", "space_size": len(space),
             "n_configs": n_configs, "measurer": type(measurer).__name__}
+    if values is None:  # no table proves it: the runs check it (run_comparison)
+        info["optimum_label"] = "optimum (given, no table)"
     info.update(meta or {})
     return ComparisonPlan(space, measurer, items, seed_list, budget, objective, direction,
                           float(optimum), values, n_configs, info)

@@ -9,6 +9,7 @@ objective, space, searcher, seed or measurer settings. :func:`tune` is
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from typing import Any
@@ -43,6 +44,15 @@ def _searcher_key(label: Any) -> str:
     text = str(label).lower()
     text = _ALIASES.get(text, text)
     return text if text in SEARCHERS else str(label)
+
+
+def file_stem(path: str) -> str:
+    """``path``'s file name without ``.json``, ``.json.gz``, ``.gz`` or ``.npz``."""
+    name = os.path.basename(path)
+    for suffix in (".gz", ".json", ".npz"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[:-len(suffix)]
+    return name
 
 
 def _check_same_run(study_name: str, old: dict[str, Any], label: Any, seed: int | None) -> None:
@@ -138,7 +148,10 @@ def create_study(
         may run the same study on one storage at once.
     study_name : str, optional
         Non-empty. Default ``"<space name>-<searcher>-<objective>-seed<seed>"``,
-        so running the same call again resumes the same study.
+        after ``"<file>-"`` for a measurer replaying a recorded file (a Kernel
+        Tuner cache: its ``truth.meta["source"]``, named without
+        ``.json``/``.json.gz``), so running the same call again resumes the
+        same study and two files of one kernel get two studies.
     seed : int, optional
         Seed of the searcher, ``0 <= seed < 2**32`` (NumPy's seed range).
     load_if_exists : bool, default=True
@@ -227,6 +240,9 @@ def create_study(
         sampler, label = make_searcher(searcher, space, seed, **(searcher_kwargs or {})), searcher
     if study_name is None:
         study_name = f"{space.name or 'space'}-{label}-{objective}-seed{seed}"
+        source = (getattr(getattr(measurer, "truth", None), "meta", None) or {}).get("source")
+        if isinstance(source, str) and source:  # two files of one kernel: two studies
+            study_name = f"{file_stem(source)}-{study_name}"
     with StudyLock(storage_arg, study_name), quiet_optuna():
         # under the study lock: workers starting at once create it once and agree on it
         ost = optuna.create_study(storage=storage_arg, sampler=sampler,

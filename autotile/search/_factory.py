@@ -46,6 +46,23 @@ def _require(name: str) -> None:
         )
 
 
+def searcher_key(name: Any) -> str:
+    """The searcher of :data:`SEARCHERS` that ``name`` (or an alias) names.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is neither (the message lists both).
+    """
+    key = _ALIASES.get(name.lower(), name.lower()) if isinstance(name, str) else name
+    if key not in SEARCHERS:
+        raise ValueError(
+            f"searcher must be one of {SEARCHERS} (or an alias: {sorted(_ALIASES)}), "
+            f"got {name!r}"
+        )
+    return str(key)
+
+
 def make_searcher(
     name: str, space: Space, seed: int | None = None, **kwargs: Any
 ) -> BaseSampler:
@@ -92,12 +109,7 @@ def make_searcher(
     >>> make_searcher("random", gemm_space(64), seed=0)
     <autotile.search._random.RandomSearcher object at ...>
     """
-    key = _ALIASES.get(name.lower(), name.lower()) if isinstance(name, str) else name
-    if key not in SEARCHERS:
-        raise ValueError(
-            f"searcher must be one of {SEARCHERS} (or an alias: {sorted(_ALIASES)}), "
-            f"got {name!r}"
-        )
+    key = searcher_key(name)
     check_seed(seed)
     _require(key)
     if key in _AUTOTILE:

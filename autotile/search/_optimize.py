@@ -188,6 +188,12 @@ def optimize(study: Study, n_trials: int, n_jobs: int, progress: bool,
     waiting: list[_Waiting] = []
     with quiet_optuna(), _Heartbeat(st._storage) as hb:
         done = _n_finished(study)
+        if done >= n_trials:
+            warnings.warn(
+                f"study {study.study_name!r} already holds {done} finished trials >= "
+                f"n_trials={n_trials}: nothing to run (n_trials is the study's total budget, "
+                f"not trials to add; pass n_trials > {done} to run more)", UserWarning,
+                stacklevel=3)
         study._best = study.best_value
         bar = tqdm(total=n_trials, initial=min(done, n_trials), unit="trial",
                    desc=str(study.searcher), disable=not progress, dynamic_ncols=True)

@@ -316,7 +316,8 @@ def result_to_dict(res: ComparisonResult) -> dict[str, Any]:
         "budget": res.budget,
         "seeds": list(res.seeds), "searchers": list(res.searchers),
         "n_valid": None if res.values is None else int(res.values.shape[0]),
-        "n_within": {_pct_key(p): res.n_within(p) for p in TOLERANCES_PCT},
+        "n_within": None if res.values is None else {
+            _pct_key(p): res.n_within(p) for p in TOLERANCES_PCT},
         "tolerances_pct": list(TOLERANCES_PCT),
         "methodology_budget": res.methodology_budget, **res.meta,
     }

@@ -88,6 +88,13 @@ def _new(path: Path, settings: dict[str, Any], storage: str | None,
     return folder
 
 
+def _hide(url: Any) -> str:
+    """``url`` with its password hidden, quoted."""
+    from autotile.search._study_args import _hide_password
+
+    return repr(_hide_password(str(url)))
+
+
 def _link_latest(base: Path, target: Path) -> None:
     link = base / "latest"
     try:
@@ -144,9 +151,12 @@ def open_run_folder(out: str | None, default_base: str, settings: dict[str, Any]
                 folder.record["command"] = command
                 folder.save()
                 return folder
+            other = storage is not None and storage != old.get("storage")
             what = ("a finished report" if old.get("status") == "done" else
                     "an interrupted run with other settings (" + "; ".join(diffs) + ")"
-                    if diffs else "an interrupted run")
+                    if diffs else f"an interrupted run stored in {_hide(old.get('storage'))}, "
+                    f"not in --storage {_hide(storage)}" if other else
+                    "an interrupted run")
             raise ValueError(
                 f"--out {out!r} holds {what} from {old.get('started', 'an earlier run')}; "
                 f"pass --force to replace it, or another --out (without --out every run gets "

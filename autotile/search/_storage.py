@@ -486,7 +486,12 @@ def open_storage(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             # duck-typed as optuna.storages.journal._file.BaseJournalFileLock (not exported)
-            backend = JournalFileBackend(path, lock_obj=cast(Any, ProcessFileLock(path)))
+            try:
+                backend = JournalFileBackend(path, lock_obj=cast(Any, ProcessFileLock(path)))
+            except OSError as exc:
+                raise ValueError(
+                    f"study journal {path!r} cannot be opened or created ({exc.strerror or exc})"
+                    f": its directory must be writable by this process") from None
             try:
                 if heartbeat_interval is None:
                     return JournalStorage(backend)

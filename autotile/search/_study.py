@@ -219,6 +219,10 @@ class Study:
         -----
         RuntimeWarning
             If every trial finished by this call failed or was infeasible.
+        UserWarning
+            If the study already holds ``n_trials`` or more finished trials,
+            so there is nothing to run (e.g. a resumed study with a smaller
+            budget than it already ran).
         """
         n_trials = check_count("n_trials", n_trials)
         n_jobs = check_n_jobs(n_jobs)

@@ -21,7 +21,12 @@ from autotile.measure._fingerprint import canonical, jsonable
 from autotile.measure._parallel import parallel_map
 from autotile.space import Space
 from autotile.tuner._check import arrays_of, call_small_args, n_elems
-from autotile.tuner._config import LaunchConfig, prune_config_list
+from autotile.tuner._config import (
+    LaunchConfig,
+    check_bench_budgets,
+    check_space_search,
+    prune_config_list,
+)
 from autotile.tuner._disk_cache import (
     DiskCache,
     default_cache_dir,
@@ -254,9 +259,7 @@ class Autotuner(TunerCommon):
                 f"list or space=, got configs={configs!r} and space=None")
         self.space = space
         self.searcher = searcher
-        if int(budget) != budget or budget < 1:
-            raise InvalidConfigError(f"budget must be an int >= 1, got budget={budget!r}")
-        self.budget, self.seed = int(budget), seed
+        self.budget, self.seed = check_space_search(searcher, budget, seed), seed
         self.keys = _names("key", key, self.arg_names)
         self.reset_to_zero = _buffer_names("reset_to_zero", reset_to_zero, fn)
         self.restore_value = _buffer_names("restore_value", restore_value, fn)
@@ -269,6 +272,7 @@ class Autotuner(TunerCommon):
         self.configs_top_k = pc.get("top_k", 1.0)
         self.early_config_prune = pc.get("early_config_prune")
         self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        check_bench_budgets(warmup, rep)
         self.warmup, self.rep = warmup, rep  # accepted for Triton compatibility; unused
         if not isinstance(hardware, HardwareProfile):
             raise TypeError(

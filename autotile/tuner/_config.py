@@ -12,10 +12,54 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError
 
-__all__ = ["LaunchConfig", "Config", "LAUNCH_KNOBS"]
+__all__ = ["LaunchConfig", "Config", "LAUNCH_KNOBS", "check_bench_budgets", "check_space_search"]
 
 #: Knob names that are launch options, not kernel meta-parameters.
 LAUNCH_KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def check_bench_budgets(warmup: Any, rep: Any) -> None:
+    """Check ``@autotune``'s ``warmup`` and ``rep``: None, or milliseconds (>= 0, > 0).
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``warmup`` is negative or ``rep`` is not positive, either is not
+        finite, or either is not a real number.
+    """
+    from autotile.measure.gpu._triton_measurer import bench_ms_problem
+
+    for name, value, positive in (("warmup", warmup, False), ("rep", rep, True)):
+        why = None if value is None else bench_ms_problem(name, value, positive=positive)
+        if why is not None:
+            raise InvalidConfigError(f"autotune(): {why}")
+
+
+def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
+    """Check ``@autotune``'s ``searcher``, ``budget`` and ``seed``; return the budget.
+
+    Checked at decoration, as Triton checks its arguments, not at the first
+    call that tunes.
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``searcher`` is not a searcher name, ``budget`` is not an int
+        ``>= 1`` or ``seed`` is not None or an int in ``[0, 2**32)``.
+    """
+    from autotile.search._factory import searcher_key
+    from autotile.search._study_args import check_count, check_seed
+
+    try:
+        n = check_count("budget", budget)
+    except ValueError as exc:
+        raise InvalidConfigError(str(exc)) from None
+    try:
+        searcher_key(searcher)
+        check_seed(seed)
+    except ValueError as exc:
+        raise InvalidConfigError(f"autotune(): {exc}") from None
+    return n
 
 
 def _plain(value: Any) -> Any:

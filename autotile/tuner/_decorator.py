@@ -7,7 +7,7 @@ from typing import Any
 
 from autotile.errors import InvalidConfigError
 from autotile.tuner._autotuner import Autotuner
-from autotile.tuner._config import LaunchConfig
+from autotile.tuner._config import LaunchConfig, check_bench_budgets
 from autotile.tuner._gpu_backend import gpu_unavailable_reason, is_triton_jit, resolve_backend
 from autotile.tuner._gpu_tuner import GpuAutotuner
 
@@ -86,7 +86,8 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         behaviour, as in Triton.
     warmup, rep : float, optional
         GPU backend: ``do_bench``'s warm-up and timing budgets in
-        milliseconds (default 25 and 100, Triton's). Ignored by the model.
+        milliseconds (default 25 and 100, Triton's); finite, ``warmup >= 0``
+        and ``rep > 0`` (checked with either backend). Ignored by the model.
     **options
         Beyond Triton (keyword-only):
 
@@ -300,6 +301,7 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             f"autotune(): {', '.join(f'{k}=' for k in stray)} appl"
             f"{'ies' if len(stray) == 1 else 'y'} to the space form (space=...); with "
             f"configs= every config is a candidate: drop {stray[0]}= or pass space=")
+    check_bench_budgets(warmup, rep)
     for ignored in ("use_cuda_graph", "do_bench", "cache_results"):
         options.pop(ignored, None)
     gpu = resolve_backend(options.pop("backend", "auto"))

@@ -44,7 +44,7 @@ from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure import HardwareProfile
 from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _names, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
-from autotile.tuner._config import LaunchConfig
+from autotile.tuner._config import LaunchConfig, check_bench_budgets, check_space_search
 from autotile.tuner._disk_cache import source_hash
 from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
 from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
@@ -161,9 +161,7 @@ class GpuAutotuner(TunerCommon):
                 f"@autotune of {self.__name__!r} needs candidates: pass a non-empty configs= "
                 f"list or space=, got configs={configs!r} and space=None")
         self.space, self.searcher, self.seed = space, searcher, seed
-        if int(budget) != budget or budget < 1:
-            raise InvalidConfigError(f"budget must be an int >= 1, got budget={budget!r}")
-        self.budget = int(budget)
+        self.budget = check_space_search(searcher, budget, seed)
         self.keys = self._names("key", key)
         self.reset_to_zero = self._buffers("reset_to_zero", reset_to_zero)
         self.restore_value = self._buffers("restore_value", restore_value)
@@ -176,6 +174,7 @@ class GpuAutotuner(TunerCommon):
         self.configs_top_k = pc.get("top_k", 1.0)
         self.early_config_prune = pc.get("early_config_prune")
         self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        check_bench_budgets(warmup, rep)
         self.warmup_ms = 25.0 if warmup is None else float(warmup)
         self.rep_ms = 100.0 if rep is None else float(rep)
         if hardware is not None and not isinstance(hardware, HardwareProfile):

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from autotile.errors import InvalidConfigError
+from autotile.errors import InvalidConfigError, LangError
 from autotile.lang import BFloat16Array, from_triton
 from autotile.lang._jit import JITFunction
 from autotile.measure import H100_SXM, HardwareProfile, MeasureResult
@@ -70,6 +70,13 @@ class PerfModel:
     def __init__(self, kernel: Any, hardware: HardwareProfile, grid: Any) -> None:
         self.kernel = from_triton(kernel)
         self.hardware = hardware
+        if grid is not None and not callable(grid):
+            from autotile.lang._semantic import check_grid
+
+            try:
+                check_grid(grid, None)
+            except LangError as exc:  # else every config would score inf, silently
+                raise InvalidConfigError(f"perf_model({self.kernel.__name__!r}): {exc}") from None
         self.grid = grid
         self.scorer = default_scorer(self.kernel, hardware)
         if isinstance(self.scorer, RecordsScorer) and grid is None:
@@ -195,7 +202,8 @@ def perf_model(kernel: Any, *, hardware: HardwareProfile = H100_SXM, grid: Any =
     Raises
     ------
     InvalidConfigError
-        If ``grid`` is missing for a kernel outside the registry.
+        If ``grid`` is missing for a kernel outside the registry, or is
+        neither a callable nor 1 to 3 non-negative ints.
     TypeError
         If ``hardware`` is not a :class:`HardwareProfile`.
     """

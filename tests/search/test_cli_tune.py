@@ -40,7 +40,8 @@ def test_tune_then_worker_joins_the_finished_study(tmp_path, capsys, monkeypatch
         "seed": 0, "budget": 12}
     # a worker rebuilds the space, measurer and searcher from the study; nothing is left
     assert main(["worker", "--storage", "runs.db", "--no-progress"]) == 0
-    assert "12 of 12 trials finished" in capsys.readouterr().out
+    assert ("  the study already holds 12 finished trials >= its budget 12: nothing to run\n"
+            in capsys.readouterr().out)
     assert len(_trials("runs.db", name)) == 12
 
 

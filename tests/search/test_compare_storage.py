@@ -74,7 +74,9 @@ def test_ctrl_c_then_the_same_command_resumes_to_the_uninterrupted_report(tmp_pa
     again = subprocess.run(_cmd(a, "--no-progress"), env=_env(), capture_output=True,
                            text=True, timeout=300)
     assert again.returncode == 0, again.stderr
-    assert "(resuming an interrupted run)" in again.stdout
+    assert (f"(resuming an interrupted run: {kept} finished run"
+            f"{'s are' if kept != 1 else ' is'} stored and will be loaded, the rest run)"
+            in again.stdout)
     assert f"({kept} runs loaded from the storage)" in again.stdout
     whole = subprocess.run(_cmd(b, "--no-progress"), env=_env(), capture_output=True,
                            text=True, timeout=300)

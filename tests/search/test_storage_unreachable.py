@@ -45,8 +45,11 @@ def test_compare_exits_2_with_one_line(tmp_path: Path,
             "--out", str(tmp_path / "out"), "--storage", URL]
     assert compare_main(argv) == 2
     out, err = capsys.readouterr()
-    assert err.startswith(f"autotile compare: error: cannot connect to storage {MASKED}: "), err
+    # refused before the run folder is made (the storage is opened first)
+    assert err.startswith(f"autotile compare: error: --storage: cannot connect to storage "
+                          f"{MASKED}: "), err
     assert err.count("\n") == 1 and "secret" not in err, err
+    assert not (tmp_path / "out").exists()
 
 
 def test_compare_header_hides_the_password(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -58,7 +61,9 @@ def test_compare_header_hides_the_password(tmp_path: Path, monkeypatch: pytest.M
         raise KeyboardInterrupt
 
     monkeypatch.setattr(_compare, "run_comparison", interrupt)
-    monkeypatch.setattr("autotile.search._cli._count_stored", lambda storage: 0)
+    monkeypatch.setattr("autotile.search._cli._count_stored", lambda storage, prefixes=(): 0)
+    # let the unreachable URL past the up-front check, to reach the header
+    monkeypatch.setattr("autotile.search._storage.open_storage", lambda *a, **k: None)
     argv = ["--kernel-tuner", str(DATA / "kt_tiny.json"), "--no-progress",
             "--out", str(tmp_path / "out"), "--storage", URL]
     assert compare_main(argv) == 130

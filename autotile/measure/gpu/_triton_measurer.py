@@ -281,6 +281,34 @@ def port_to_triton(kernels: Sequence[Any]) -> Any:
     return mod
 
 
+def bench_ms_problem(name: str, value: Any, *, positive: bool) -> str | None:
+    """Why ``value`` is not a ``do_bench`` time budget in milliseconds, or None.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in the message (``"warmup"``, ``"rep_ms"``...).
+    value : object
+        The budget: a finite real number ``>= 0`` (``warmup``) or ``> 0``
+        (``rep``: at least one timed run).
+    positive : bool
+        Require ``> 0`` instead of ``>= 0``.
+
+    Returns
+    -------
+    str or None
+        The message to raise with, naming the rule and the value.
+    """
+    rule = "> 0" if positive else ">= 0"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        return (f"{name} must be a real number of milliseconds {rule}, got "
+                f"{name}={value!r} ({type(value).__name__})")
+    if not math.isfinite(value) or (value <= 0 if positive else value < 0):
+        return f"{name} must be a finite number of milliseconds {rule}, got {name}={value!r}"
+    return None
+
+
 def _require_triton() -> tuple[Any, Any]:
     """Import and return ``(triton, torch)``, or raise the measurer's clear error."""
     try:
@@ -326,7 +354,8 @@ class TritonMeasurer(Measurer):
     dtype : str, optional
         Operand dtype; default the spec's ``default_dtype``.
     warmup_ms, rep_ms : float, default=25.0, 100.0
-        ``do_bench``'s warm-up and timed budgets, milliseconds.
+        ``do_bench``'s warm-up and timed budgets, milliseconds; finite,
+        ``warmup_ms >= 0`` and ``rep_ms > 0``.
     check : bool, default=True
         Run the correctness check.
     rtol : float, optional
@@ -346,7 +375,8 @@ class TritonMeasurer(Measurer):
         If ``shape`` is not a mapping (e.g. a tuple).
     MeasureError
         If Triton or PyTorch cannot be imported, no CUDA device is visible,
-        or the kernel name or shape is wrong.
+        the kernel name or shape is wrong, or ``warmup_ms``/``rep_ms`` is
+        negative, not finite or (``rep_ms``) zero.
 
     Notes
     -----
@@ -379,6 +409,10 @@ class TritonMeasurer(Measurer):
         except InvalidConfigError as exc:
             raise MeasureError(str(exc)) from None
         self.kernel_name = self.spec.name
+        for name, value, positive in (("warmup_ms", warmup_ms, False), ("rep_ms", rep_ms, True)):
+            why = bench_ms_problem(name, value, positive=positive)
+            if why is not None:
+                raise MeasureError(f"TritonMeasurer: {why}")
         check_shape_mapping("TritonMeasurer", shape)
         self.shape = self.spec.check_shape(shape, "TritonMeasurer", MeasureError)
         self.dtype = dtype
