@@ -103,6 +103,32 @@ V2_PLAN: dict[tuple[int, int, int, str], tuple[tuple[int, ...], ...]] = {
 }
 
 
+#: The v3 device list (issue #13, second held-out check), chosen after the v2 run: four
+#: shapes that no data file holds, 9 configs each, 18 of 36 with GROUP_M >= 8: small M
+#: (416 = 13 x 32, bf16, N >> M), deep K (16384, fp16), M >> N with B (22 MB) under half
+#: the L2 (bf16), and sizes that are not multiples of 128 (5040 x 8208 x 3024, fp16;
+#: multiples of 16). GROUP_M above the tile rows (64 x 128 GROUP_M 16 at M = 416: 7 rows)
+#: runs as written.
+V3_PLAN: dict[tuple[int, int, int, str], tuple[tuple[int, ...], ...]] = {
+    (416, 11008, 4096, "bfloat16"): (
+        (32, 128, 64, 8, 4, 4), (64, 128, 64, 16, 4, 4), (16, 256, 64, 8, 4, 3),
+        (128, 64, 64, 8, 4, 4), (32, 64, 64, 1, 2, 4), (64, 128, 32, 1, 4, 4),
+        (32, 256, 64, 2, 8, 3), (64, 64, 64, 4, 4, 3), (128, 128, 64, 1, 4, 3)),
+    (3072, 5120, 16384, "float16"): (
+        (128, 256, 64, 8, 8, 3), (128, 128, 64, 16, 4, 4), (64, 128, 32, 8, 4, 4),
+        (256, 128, 64, 32, 8, 3), (64, 64, 64, 8, 4, 4), (128, 128, 32, 1, 4, 4),
+        (32, 128, 64, 2, 4, 4), (128, 64, 64, 4, 4, 3), (64, 256, 64, 1, 8, 3)),
+    (10240, 3072, 3584, "bfloat16"): (
+        (128, 128, 64, 8, 4, 4), (128, 256, 64, 16, 8, 3), (64, 64, 32, 32, 4, 4),
+        (256, 64, 64, 8, 4, 3), (128, 64, 64, 64, 4, 4), (64, 128, 64, 1, 4, 4),
+        (32, 64, 64, 2, 2, 4), (128, 128, 32, 4, 4, 4), (128, 32, 64, 1, 4, 4)),
+    (5040, 8208, 3024, "float16"): (
+        (128, 128, 64, 8, 4, 3), (64, 128, 64, 8, 4, 4), (128, 64, 32, 16, 4, 4),
+        (64, 64, 64, 32, 4, 3), (256, 128, 64, 4, 8, 3), (128, 256, 64, 2, 8, 3),
+        (32, 64, 32, 1, 2, 5), (64, 128, 32, 1, 4, 4), (128, 128, 64, 1, 8, 4)),
+}
+PRED_FILE_V3 = DATA / "ncu_traffic_v3_predictions.csv"
+
 def rows(path: Path) -> list[dict[str, str]]:
     """Rows of a CSV as dicts of strings."""
     with path.open(newline="") as f:
@@ -320,13 +346,20 @@ def mix_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
           f"(DRIFT {int(within(per[~fit, 0], meas[~fit]).sum())})")
 
 
-def write_predictions(pred: Predictor, force: bool) -> None:
-    """Write :data:`PRED_FILE` (config list plus each model's predicted bytes)."""
-    if PRED_FILE.exists() and not force:
-        raise SystemExit(f"{PRED_FILE} exists (predictions are committed before the device "
+def write_predictions(pred: Predictor, force: bool, plan: dict[tuple[int, int, int, str],
+                      tuple[tuple[int, ...], ...]] = V2_PLAN, path: Path = PRED_FILE) -> None:
+    """Write ``path`` (the configs of ``plan`` plus each model's predicted read bytes).
+
+    ``plan`` maps ``(M, N, K, dtype)`` to configs ``(BLOCK_M, BLOCK_N, BLOCK_K,
+    GROUP_M, num_warps, num_stages)``; the file has one row per config, the
+    columns ``bench_h200.py --part ncu --ncu-configs`` reads, and
+    ``pred_read_bytes_<model>`` (bytes) per model.
+    """
+    if path.exists() and not force:
+        raise SystemExit(f"{path} exists (predictions are committed before the device "
                          "run); --force overwrites it")
     out = []
-    for (M, N, K, dtype), cfgs in V2_PLAN.items():
+    for (M, N, K, dtype), cfgs in plan.items():
         for c in cfgs:
             cfg = dict(zip(KNOBS, c))
             row: dict[str, Any] = {"M": M, "N": N, "K": K, "dtype": dtype, **cfg}
@@ -341,12 +374,12 @@ def write_predictions(pred: Predictor, force: bool) -> None:
                         (M, N, K), cfg, p["b"], p["k_merge"])))
             row["compulsory_read_bytes"] = (M * K + K * N) * 2
             out.append(row)
-    with PRED_FILE.open("w", newline="") as f:
+    with path.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(out[0]))
         w.writeheader()
         w.writerows(out)
     n8 = sum(r["GROUP_M"] >= 8 for r in out)
-    print(f"wrote {PRED_FILE} ({len(out)} configs, {len(V2_PLAN)} shapes, {n8} with "
+    print(f"wrote {path} ({len(out)} configs, {len(plan)} shapes, {n8} with "
           f"GROUP_M >= 8)")
 
 
@@ -381,11 +414,15 @@ def main() -> int:
     ap.add_argument("--mix", action="store_true",
                     help="the experimental drift_mix model: ramp scan with LOSO (minutes)")
     ap.add_argument("--write-predictions", action="store_true")
-    ap.add_argument("--force", action="store_true", help="overwrite the v2 predictions")
+    ap.add_argument("--write-predictions-v3", action="store_true",
+                    help=f"write {PRED_FILE_V3.name} (the v3 device list, V3_PLAN)")
+    ap.add_argument("--force", action="store_true", help="overwrite the predictions file")
     args = ap.parse_args()
     pred = Predictor()
     if args.write_predictions:
         write_predictions(pred, args.force)
+    if args.write_predictions_v3:
+        write_predictions(pred, args.force, V3_PLAN, PRED_FILE_V3)
     launches = load_launches(pred)
     print(f"{len(launches)} model-feasible ncu launches (in sample; DRIFT's stagger was "
           f"fitted on {SETS['fit']})\n")
