@@ -379,8 +379,8 @@ MIX_SCAN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
 
 
 def mix_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
-    """Largest ramp of "drift_mix": in sample, leave-one-shape-out, and fitted on
-    ``h200_ncu.csv`` only (scored on the other three files)."""
+    """Largest ramp of "drift_mix": in sample, leave-one-shape-out, leave-one-file-out,
+    and fitted on ``h200_ncu.csv`` only (scored on the other files)."""
     with ThreadPoolExecutor(n_threads) as ex:
         per = np.array(list(ex.map(lambda ln: ramp_read_bytes(
             ln["shape"], ln["cfg"], ln["b"], ln["k_merge"], MIX_SCAN), launches)))
