@@ -26,18 +26,34 @@ What it does (on the CPU, no GPU):
   read bytes. It refuses to overwrite the file (``--force`` does): the
   predictions are committed before the device run.
 * If ``data/ncu_traffic_v2_measured.csv`` exists, compares it with those
-  committed predictions (nothing re-simulated).
+  committed predictions (nothing re-simulated). Since that run the 32 v2
+  launches are part of the launches above (143 in all, seven shapes): in sample
+  for anything chosen after it.
+* **``--warm``.** The experimental "drift_warm" model (:func:`warm_stagger`:
+  DRIFT's stagger reached only after ``WARM_STEPS`` program steps of the launch),
+  its constant scanned with leave-one-shape-out and leave-one-file-out.
+* **``--write-predictions-v3``.** Writes ``data/ncu_traffic_v3_predictions.csv``
+  for :data:`V3_PLAN` (36 configs on 4 new shapes, 18 with ``GROUP_M >= 8``),
+  with LOCKSTEP, DRIFT, drift_mix and drift_warm read bytes; compared with
+  ``data/ncu_traffic_v3_measured.csv`` once that exists.
 
 Device command (one call: parallel compiles, then one ncu run; the 30-launch
-validation's ncu run took 38 s; not yet run)::
+validation's ncu run took 38 s; run in session 9, 55 s)::
 
     python benchmarks/h200/bench_h200.py --part ncu --out $OUT \\
         --ncu-configs benchmarks/h200/data/ncu_traffic_v2_predictions.csv \\
         --ncu-name ncu_traffic_v2_measured
 
+v3 device command (the same part; not yet run)::
+
+    python benchmarks/h200/bench_h200.py --part ncu --out $OUT \\
+        --ncu-configs benchmarks/h200/data/ncu_traffic_v3_predictions.csv \\
+        --ncu-name ncu_traffic_v3_measured
+
 Usage::
 
-    python benchmarks/h200/h200_traffic_v2.py [--scan] [--write-predictions [--force]]
+    python benchmarks/h200/h200_traffic_v2.py [--scan] [--mix] [--warm]
+        [--write-predictions | --write-predictions-v3 [--force]]
 """
 
 from __future__ import annotations
@@ -61,9 +77,12 @@ from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule  # noqa: 
 
 DATA = Path(__file__).resolve().parent / "data"
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
-#: The ncu files measured so far: tag -> CSV under ``data/`` (all fp16).
+#: The ncu files measured so far: tag -> CSV under ``data/`` (fp16 unless a ``dtype``
+#: column says otherwise; "v2" is the first held-out check, in sample for anything
+#: chosen after it).
 SETS = {"fit": "h200_ncu.csv", "val": "h200_ncu_validation.csv",
-        "pow": "h200_power_ncu.csv", "pow2": "h200_power2_ncu.csv"}
+        "pow": "h200_power_ncu.csv", "pow2": "h200_power2_ncu.csv",
+        "v2": "ncu_traffic_v2_measured.csv"}
 #: The models compared: name -> L2Model (on H200_MEASURED_L2).
 MODELS: dict[str, L2Model] = {"lockstep": LOCKSTEP, "drift": DRIFT}
 #: Tolerance of the issue's criterion (relative).
@@ -71,6 +90,12 @@ TOL = 0.15
 #: ``--scan`` grid: stagger values and capacity factors (of the 60 MiB L2).
 SCAN_STAGGER = (0.25, 0.5, 0.75, 1.0)
 SCAN_CAP = (0.3, 0.375, 0.425, 0.5, 0.625, 0.75, 1.0)
+#: Experimental "drift_warm": DRIFT's stagger reached after this many program steps of
+#: the launch (waves x K steps); chosen in sample (``--warm``) from :data:`WARM_SCAN`.
+WARM_STEPS = 800.0
+WARM_SCAN = (300.0, 500.0, 800.0, 1200.0)
+#: Ramps of "drift_warm_mix" (``--warm``): the largest one averaged is scanned.
+WARM_MIX_SCAN = (0.0, 0.1, 0.2, 0.3)
 #: ``--mix``: ramps of the SM-order stagger averaged by the experimental "drift_mix"
 #: model (fractions of a program's duration; see :func:`drift_mix_read_bytes`).
 MIX_SIGMAS = (0.0, 0.1, 0.2)
@@ -103,6 +128,33 @@ V2_PLAN: dict[tuple[int, int, int, str], tuple[tuple[int, ...], ...]] = {
 }
 
 
+#: The v3 device list (issue #13, second held-out check), chosen after the v2 run: four
+#: shapes that no data file holds, 9 configs each, 18 of 36 with GROUP_M >= 8: small M
+#: (416 = 13 x 32, bf16, N >> M), deep K (16384, fp16), M >> N with B (22 MB) under half
+#: the L2 (bf16), and sizes that are not multiples of 128 (5040 x 8208 x 3024, fp16;
+#: multiples of 16). GROUP_M above the tile rows (64 x 128 GROUP_M 16 at M = 416: 7 rows)
+#: runs as written.
+V3_PLAN: dict[tuple[int, int, int, str], tuple[tuple[int, ...], ...]] = {
+    (416, 11008, 4096, "bfloat16"): (
+        (32, 128, 64, 8, 4, 4), (64, 128, 64, 16, 4, 4), (16, 256, 64, 8, 4, 3),
+        (128, 64, 64, 8, 4, 4), (32, 64, 64, 1, 2, 4), (64, 128, 32, 1, 4, 4),
+        (32, 256, 64, 2, 8, 3), (64, 64, 64, 4, 4, 3), (128, 128, 64, 1, 4, 3)),
+    (3072, 5120, 16384, "float16"): (
+        (128, 256, 64, 8, 8, 3), (128, 128, 64, 16, 4, 4), (64, 128, 32, 8, 4, 4),
+        (256, 128, 64, 32, 8, 3), (64, 64, 64, 8, 4, 4), (128, 128, 32, 1, 4, 4),
+        (32, 128, 64, 2, 4, 4), (128, 64, 64, 4, 4, 3), (64, 256, 64, 1, 8, 3)),
+    (10240, 3072, 3584, "bfloat16"): (
+        (128, 128, 64, 8, 4, 4), (128, 256, 64, 16, 8, 3), (64, 64, 32, 32, 4, 4),
+        (256, 64, 64, 8, 4, 3), (128, 64, 64, 64, 4, 4), (64, 128, 64, 1, 4, 4),
+        (32, 64, 64, 2, 2, 4), (128, 128, 32, 4, 4, 4), (128, 32, 64, 1, 4, 4)),
+    (5040, 8208, 3024, "float16"): (
+        (128, 128, 64, 8, 4, 3), (64, 128, 64, 8, 4, 4), (128, 64, 32, 16, 4, 4),
+        (64, 64, 64, 32, 4, 3), (256, 128, 64, 4, 8, 3), (128, 256, 64, 2, 8, 3),
+        (32, 64, 32, 1, 2, 5), (64, 128, 32, 1, 4, 4), (128, 128, 64, 1, 8, 4)),
+}
+PRED_FILE_V3 = DATA / "ncu_traffic_v3_predictions.csv"
+MEASURED_FILE_V3 = DATA / "ncu_traffic_v3_measured.csv"
+
 def rows(path: Path) -> list[dict[str, str]]:
     """Rows of a CSV as dicts of strings."""
     with path.open(newline="") as f:
@@ -133,7 +185,8 @@ class Predictor:
 
 
 def ramp_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
-                    k_merge: int, sigmas: tuple[float, ...] = MIX_SIGMAS) -> list[float]:
+                    k_merge: int, sigmas: tuple[float, ...] = MIX_SIGMAS,
+                    stagger: float | None = None) -> list[float]:
     """Experimental L2 variant "drift_mix": DRIFT plus a ramp over the SMs, averaged.
 
     DRIFT (two partitions of the 60 MiB L2, the ``k``-th of the ``b`` programs
@@ -143,7 +196,8 @@ def ramp_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
     apart, neighbours stay together. A single ``sigma`` turns reuse between
     SMs on or off at once (an LRU cliff); the read bytes are averaged over
     ``sigmas`` (a spread of drifts) by :func:`drift_mix_read_bytes`. One
-    constant: the largest ramp (0.2, chosen in sample by ``--mix``).
+    constant: the largest ramp (0.2, chosen in sample by ``--mix``). ``stagger``
+    replaces DRIFT's 0.5 (``drift_warm_mix`` passes :func:`warm_stagger`).
 
     Returns
     -------
@@ -163,7 +217,8 @@ def ramp_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
         scale = n_prog / p_hi
     s = sched
     steps = float(s.seg_n_steps[s.prog_seg_ptr[0]:s.prog_seg_ptr[1]].sum())
-    base = _stagger_starts(s, DRIFT.stagger, n_conc, n_sms).astype(np.float64)
+    st = DRIFT.stagger if stagger is None else stagger
+    base = _stagger_starts(s, st, n_conc, n_sms).astype(np.float64)
     ramp = (np.arange(n_conc) % n_sms).astype(np.float64) / n_sms
     out = [float(_sim_timed(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
                             s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes, n_conc,
@@ -173,9 +228,47 @@ def ramp_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
 
 
 def drift_mix_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
-                         k_merge: int) -> float:
-    """The "drift_mix" read bytes: :func:`ramp_read_bytes` averaged over :data:`MIX_SIGMAS`."""
-    return float(np.mean(ramp_read_bytes(shape, cfg, b, k_merge, MIX_SIGMAS)))
+                         k_merge: int, warm: bool = False) -> float:
+    """The "drift_mix" read bytes: :func:`ramp_read_bytes` averaged over :data:`MIX_SIGMAS`.
+
+    With ``warm``, "drift_warm_mix": the same ramps on :func:`warm_stagger`'s
+    stagger instead of DRIFT's.
+    """
+    st = warm_stagger(shape, cfg, b) if warm else None
+    return float(np.mean(ramp_read_bytes(shape, cfg, b, k_merge, MIX_SIGMAS, st)))
+
+
+def warm_stagger(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
+                 warm_steps: float = WARM_STEPS) -> float:
+    """Stagger of the experimental "drift_warm" model for one launch.
+
+    ``DRIFT.stagger * min(1, n_waves * n_k_steps / warm_steps)``, with
+    ``n_waves = programs / (132 b)`` (fractional) and ``n_k_steps =
+    cdiv(K, BLOCK_K)``: the programs of an SM start a launch together and
+    drift apart as the launch runs, reaching DRIFT's stagger after
+    ``warm_steps`` program steps. Launches of a few waves (small M, or a deep K
+    on a small grid) stay closer to lockstep.
+    """
+    M, N, K = shape
+    n_prog = -(-M // cfg["BLOCK_M"]) * -(-N // cfg["BLOCK_N"])
+    elapsed = n_prog / (H200_MEASURED_L2.n_sms * b) * -(-K // cfg["BLOCK_K"])
+    return DRIFT.stagger * min(1.0, elapsed / warm_steps)
+
+
+def drift_warm_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
+                          k_merge: int, warm_steps: float = WARM_STEPS) -> float:
+    """HBM read bytes of "drift_warm": DRIFT with the stagger of :func:`warm_stagger`.
+
+    Same schedule, probe prefix and ``k_merge`` as the measurer, 60 MiB L2 in two
+    partitions; the replay is the library's (``simulate_l2``, exact for its stagger).
+    """
+    c = cfg
+    sched, n_prog = matmul_tile_schedule(*shape, c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"],
+                                         c["GROUP_M"], k_merge=k_merge, max_probe_programs=4096)
+    model = L2Model(stagger=warm_stagger(shape, cfg, b, warm_steps), partitions=DRIFT.partitions)
+    n_sms = H200_MEASURED_L2.n_sms
+    return simulate_l2(sched, l2_bytes=H200_MEASURED_L2.l2_bytes, n_concurrent=n_sms * b,
+                       total_programs=n_prog, model=model, n_sms=n_sms).hbm_read_bytes
 
 
 def load_launches(pred: Predictor) -> list[dict[str, Any]]:
@@ -183,9 +276,12 @@ def load_launches(pred: Predictor) -> list[dict[str, Any]]:
     out = []
     for tag, name in SETS.items():
         for r in rows(DATA / name):
+            if not r.get("dram_read_bytes"):
+                continue
             shp = (int(r["M"]), int(r["N"]), int(r["K"]))
             cfg = {k: int(r[k]) for k in KNOBS}
-            p = {m: pred(shp, "float16", cfg, mod) for m, mod in MODELS.items()}
+            dtype = r.get("dtype") or "float16"
+            p = {m: pred(shp, dtype, cfg, mod) for m, mod in MODELS.items()}
             if any(v is None for v in p.values()):
                 continue
             ln = {"set": tag, "shape": shp, "cfg": cfg, "ncu": float(r["dram_read_bytes"]),
@@ -283,8 +379,8 @@ MIX_SCAN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8)
 
 
 def mix_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
-    """Largest ramp of "drift_mix": in sample, leave-one-shape-out, and fitted on
-    ``h200_ncu.csv`` only (scored on the other three files)."""
+    """Largest ramp of "drift_mix": in sample, leave-one-shape-out, leave-one-file-out,
+    and fitted on ``h200_ncu.csv`` only (scored on the other files)."""
     with ThreadPoolExecutor(n_threads) as ex:
         per = np.array(list(ex.map(lambda ln: ramp_read_bytes(
             ln["shape"], ln["cfg"], ln["b"], ln["k_merge"], MIX_SCAN), launches)))
@@ -318,15 +414,82 @@ def mix_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
     print(f"fitted on {SETS['fit']} only: {x}; the other files "
           f"{int(within(cands[x][~fit], meas[~fit]).sum())}/{int((~fit).sum())} "
           f"(DRIFT {int(within(per[~fit, 0], meas[~fit]).sum())})")
+    held_out(launches, "drift_mix (largest ramp)", cands)
 
 
-def write_predictions(pred: Predictor, force: bool) -> None:
-    """Write :data:`PRED_FILE` (config list plus each model's predicted bytes)."""
-    if PRED_FILE.exists() and not force:
-        raise SystemExit(f"{PRED_FILE} exists (predictions are committed before the device "
+def held_out(launches: list[dict[str, Any]], name: str,
+             cands: dict[float, np.ndarray]) -> np.ndarray:
+    """Print in-sample and held-out shares of a one-constant family; pooled LOSO predictions.
+
+    ``cands`` maps each value of the constant to the read bytes of every launch. The
+    value is chosen by the most launches within 15% (ties: smaller mean ``|log
+    ratio|``) on all launches (in sample), on all but one shape (leave-one-shape-out,
+    seven folds) and on all but one file (leave-one-file-out, five folds).
+    """
+    meas = np.array([ln["ncu"] for ln in launches])
+    labels = {"shape": np.array(["x".join(map(str, ln["shape"])) for ln in launches]),
+              "file": np.array([ln["set"] for ln in launches])}
+
+    def best(sel: np.ndarray) -> float:
+        return max(cands, key=lambda x: (int(within(cands[x][sel], meas[sel]).sum()),
+                                         -mean_abs_log(cands[x][sel], meas[sel])))
+
+    x = best(np.ones(len(meas), bool))
+    print(f"\n{name}: in sample {x}: {int(within(cands[x], meas).sum())}/{len(meas)}")
+    out = np.empty(len(meas))
+    for kind, lab in labels.items():
+        pooled = np.empty(len(meas))
+        picks = []
+        for v in sorted(set(lab)):
+            te = lab == v
+            xv = best(~te)
+            picks.append(xv)
+            pooled[te] = cands[xv][te]
+        print(f"  leave-one-{kind}-out: picks {picks}, pooled "
+              f"{int(within(pooled, meas).sum())}/{len(meas)}, mean abs log "
+              f"{mean_abs_log(pooled, meas):.3f}")
+        if kind == "shape":
+            out = pooled
+    return out
+
+
+def warm_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
+    """"drift_warm" over :data:`WARM_SCAN`: in sample and held out; sets ``ln["drift_warm"]``."""
+    with ThreadPoolExecutor(n_threads) as ex:
+        per = np.array(list(ex.map(lambda ln: [drift_warm_read_bytes(
+            ln["shape"], ln["cfg"], ln["b"], ln["k_merge"], w) for w in WARM_SCAN], launches)))
+    cands = {w: per[:, i] for i, w in enumerate(WARM_SCAN)}
+    held_out(launches, "drift_warm (warm_steps)", cands)
+    for ln, v in zip(launches, cands[WARM_STEPS]):
+        ln["drift_warm"] = float(v)
+    # drift_warm_mix: ramps on the warm stagger; the largest ramp scanned, WARM_STEPS kept
+    with ThreadPoolExecutor(n_threads) as ex:
+        ramps = np.array(list(ex.map(lambda ln: ramp_read_bytes(
+            ln["shape"], ln["cfg"], ln["b"], ln["k_merge"], WARM_MIX_SCAN[1:],
+            warm_stagger(ln["shape"], ln["cfg"], ln["b"])), launches)))
+    per = np.column_stack([cands[WARM_STEPS], ramps])
+    mix = {x: per[:, :i + 1].mean(axis=1) for i, x in enumerate(WARM_MIX_SCAN) if i > 0}
+    held_out(launches, "drift_warm_mix (largest ramp; warm_steps fixed)", mix)
+    for ln, v in zip(launches, mix[max(MIX_SIGMAS)]):
+        ln["drift_warm_mix"] = float(v)
+
+
+def write_predictions(pred: Predictor, force: bool, plan: dict[tuple[int, int, int, str],
+                      tuple[tuple[int, ...], ...]] = V2_PLAN, path: Path = PRED_FILE,
+                      warm: bool = False) -> None:
+    """Write ``path`` (the configs of ``plan`` plus each model's predicted read bytes).
+
+    ``plan`` maps ``(M, N, K, dtype)`` to configs ``(BLOCK_M, BLOCK_N, BLOCK_K,
+    GROUP_M, num_warps, num_stages)``; the file has one row per config, the
+    columns ``bench_h200.py --part ncu --ncu-configs`` reads, and
+    ``pred_read_bytes_<model>`` (bytes) per model (``drift_warm`` and
+    ``drift_warm_mix`` too with ``warm``).
+    """
+    if path.exists() and not force:
+        raise SystemExit(f"{path} exists (predictions are committed before the device "
                          "run); --force overwrites it")
     out = []
-    for (M, N, K, dtype), cfgs in V2_PLAN.items():
+    for (M, N, K, dtype), cfgs in plan.items():
         for c in cfgs:
             cfg = dict(zip(KNOBS, c))
             row: dict[str, Any] = {"M": M, "N": N, "K": K, "dtype": dtype, **cfg}
@@ -339,32 +502,39 @@ def write_predictions(pred: Predictor, force: bool) -> None:
                 if name == "drift":
                     row["pred_read_bytes_drift_mix"] = int(round(drift_mix_read_bytes(
                         (M, N, K), cfg, p["b"], p["k_merge"])))
+                    if warm:
+                        row["pred_read_bytes_drift_warm"] = int(round(drift_warm_read_bytes(
+                            (M, N, K), cfg, p["b"], p["k_merge"])))
+                        row["pred_read_bytes_drift_warm_mix"] = int(round(drift_mix_read_bytes(
+                            (M, N, K), cfg, p["b"], p["k_merge"], warm=True)))
             row["compulsory_read_bytes"] = (M * K + K * N) * 2
             out.append(row)
-    with PRED_FILE.open("w", newline="") as f:
+    with path.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(out[0]))
         w.writeheader()
         w.writerows(out)
     n8 = sum(r["GROUP_M"] >= 8 for r in out)
-    print(f"wrote {PRED_FILE} ({len(out)} configs, {len(V2_PLAN)} shapes, {n8} with "
+    print(f"wrote {path} ({len(out)} configs, {len(plan)} shapes, {n8} with "
           f"GROUP_M >= 8)")
 
 
-def compare_v2() -> None:
-    """Committed v2 predictions against the measured v2 file (when it exists)."""
-    if not MEASURED_FILE.exists():
-        print(f"\n{MEASURED_FILE.name}: not measured yet")
+def compare_v2(pred_file: Path = PRED_FILE, measured_file: Path = MEASURED_FILE,
+               label: str = "v2") -> None:
+    """Committed predictions against a measured ncu file (when it exists)."""
+    if not measured_file.exists():
+        print(f"\n{measured_file.name}: not measured yet")
         return
 
     def key(r: dict[str, str]) -> tuple[Any, ...]:
         return (int(r["M"]), int(r["N"]), int(r["K"]), r.get("dtype") or "float16",
                 *(int(r[k]) for k in KNOBS))
 
-    pred = {key(r): r for r in rows(PRED_FILE)}
-    got = [(pred[key(r)], float(r["dram_read_bytes"])) for r in rows(MEASURED_FILE)
+    pred = {key(r): r for r in rows(pred_file)}
+    got = [(pred[key(r)], float(r["dram_read_bytes"])) for r in rows(measured_file)
            if key(r) in pred and r.get("dram_read_bytes")]
     meas = np.array([g for _, g in got])
-    print(f"\nv2 (out of sample, predictions committed before the run): {len(got)} launches")
+    print(f"\n{label} (out of sample, predictions committed before the run): "
+          f"{len(got)} launches")
     names = [c[len("pred_read_bytes_"):] for c in got[0][0] if c.startswith("pred_read_bytes_")
              ] if got else []
     for name in names:
@@ -380,21 +550,32 @@ def main() -> int:
     ap.add_argument("--scan", action="store_true", help="(stagger, capacity) grid with LOSO")
     ap.add_argument("--mix", action="store_true",
                     help="the experimental drift_mix model: ramp scan with LOSO (minutes)")
+    ap.add_argument("--warm", action="store_true",
+                    help="the experimental drift_warm model: warm_steps scan with LOSO")
     ap.add_argument("--write-predictions", action="store_true")
-    ap.add_argument("--force", action="store_true", help="overwrite the v2 predictions")
+    ap.add_argument("--write-predictions-v3", action="store_true",
+                    help=f"write {PRED_FILE_V3.name} (the v3 device list, V3_PLAN)")
+    ap.add_argument("--force", action="store_true", help="overwrite the predictions file")
     args = ap.parse_args()
     pred = Predictor()
     if args.write_predictions:
         write_predictions(pred, args.force)
+    if args.write_predictions_v3:
+        write_predictions(pred, args.force, V3_PLAN, PRED_FILE_V3, warm=True)
     launches = load_launches(pred)
-    print(f"{len(launches)} model-feasible ncu launches (in sample; DRIFT's stagger was "
-          f"fitted on {SETS['fit']})\n")
+    print(f"{len(launches)} model-feasible ncu launches (in sample: DRIFT's stagger was "
+          f"fitted on {SETS['fit']}; drift_mix's and drift_warm's constants and form were "
+          f"chosen after looking at all five files, v2 included)\n")
     if args.mix:
         mix_scan(launches)
-    report(launches, list(MODELS) + (["drift_mix"] if args.mix else []))
+    if args.warm:
+        warm_scan(launches)
+    report(launches, list(MODELS) + (["drift_mix"] if args.mix else [])
+           + (["drift_warm", "drift_warm_mix"] if args.warm else []))
     if args.scan:
         scan(launches)
     compare_v2()
+    compare_v2(PRED_FILE_V3, MEASURED_FILE_V3, "v3")
     return 0
 
 
