@@ -248,6 +248,22 @@ def warm_stagger(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
     drift apart as the launch runs, reaching DRIFT's stagger after
     ``warm_steps`` program steps. Launches of a few waves (small M, or a deep K
     on a small grid) stay closer to lockstep.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        ``(M, N, K)`` of the matmul, elements.
+    cfg : dict of str to int
+        ``BLOCK_M``, ``BLOCK_N`` and ``BLOCK_K`` at least.
+    b : int
+        Programs resident per SM (the model's ``blocks_per_sm``).
+    warm_steps : float, default=WARM_STEPS
+        Program steps of the launch after which the stagger is DRIFT's.
+
+    Returns
+    -------
+    float
+        Stagger in ``[0, DRIFT.stagger]`` (fraction of a program's duration).
     """
     M, N, K = shape
     n_prog = -(-M // cfg["BLOCK_M"]) * -(-N // cfg["BLOCK_N"])
@@ -261,6 +277,11 @@ def drift_warm_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: i
 
     Same schedule, probe prefix and ``k_merge`` as the measurer, 60 MiB L2 in two
     partitions; the replay is the library's (``simulate_l2``, exact for its stagger).
+
+    Returns
+    -------
+    float
+        Predicted HBM read bytes of the launch (probe prefix scaled).
     """
     c = cfg
     sched, n_prog = matmul_tile_schedule(*shape, c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"],
