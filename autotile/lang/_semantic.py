@@ -272,14 +272,17 @@ def check_dot_min_size(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
     ------
     LangError
         "Input shapes should have M >= 1, N >= 1 and K >= 16" (``K >= 32`` for
-        8-bit operands), Triton's message, followed by the shapes.
+        8-bit operands), Triton's message, followed by the shapes and a note
+        that Triton's CPU interpreter does not check this minimum (a kernel
+        moved from it meets the rule here first).
     """
     m_min, n_min, k_min = (1, 1, 32) if bitwidth == 8 else (1, 1, 16)
     if a_shape[-2] >= m_min and a_shape[-1] >= k_min and b_shape[-1] >= n_min:
         return
     raise LangError(f"Input shapes should have M >= {m_min}, N >= {n_min} and K >= {k_min}; "
                     f"got a.shape={a_shape} and b.shape={b_shape} (M={a_shape[-2]}, "
-                    f"N={b_shape[-1]}, K={a_shape[-1]})")
+                    f"N={b_shape[-1]}, K={a_shape[-1]}); this is the minimum of Triton's "
+                    f"NVIDIA backend, which Triton's CPU interpreter does not check")
 
 
 #: ``tl.dot``'s ``input_precision`` values (Triton's NVIDIA backend,
