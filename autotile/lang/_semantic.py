@@ -229,6 +229,48 @@ def check_constexpr_shape(shape: Any, what: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def triton_type_name(dt: Any) -> str:
+    """Return Triton's ``str`` of a dtype (``fp16``, ``bf16``, ``fp8e4nv``, ``int8``, ...)."""
+    name = str(getattr(dt, "name", dt))
+    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32",
+            "float64": "fp64"}.get(name, name.replace("float8", "fp8"))
+
+
+def check_atomic_type(kind: str, element_ty: Any) -> None:
+    """Refuse an atomic on an element type that Triton refuses, with Triton's message.
+
+    As Triton 3.4's ``semantic.atom_red_typechecking_impl`` and ``atomic_cas``:
+    the read-modify-write atomics (``add``, ``max``, ``min``, ``xchg``, ``and``,
+    ``or``, ``xor``) need elements of at least 16 bits other than int16 and
+    uint16, and float16/bfloat16 only with ``add``; ``atomic_cas`` needs 16-,
+    32- or 64-bit elements. Triton's CPU interpreter applies the same checks.
+
+    Parameters
+    ----------
+    kind : str
+        The atomic without its ``atomic_`` prefix, e.g. ``"add"`` or ``"cas"``.
+    element_ty : dtype
+        The pointer's element type.
+
+    Raises
+    ------
+    LangError
+        "atomic_max does not support fp16", "atomic_add does not support int8",
+        "atomic_cas only supports elements with width {16, 32, 64}".
+    """
+    bits = element_ty.primitive_bitwidth
+    if kind == "cas":
+        if bits not in (16, 32, 64):
+            raise LangError("atomic_cas only supports elements with width {16, 32, 64}, "
+                            f"got {element_ty}")
+        return
+    name = triton_type_name(element_ty)
+    if name in ("fp16", "bf16") and kind != "add":
+        raise LangError(f"atomic_{kind} does not support {name}")
+    if name in ("int16", "uint16") or bits < 16:
+        raise LangError(f"atomic_{kind} does not support {name}")
+
+
 def check_dot_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
     """Check ``dot`` operand shapes: rank 2 or 3 and matching inner dimension.
 
