@@ -25,7 +25,7 @@ from autotile.lang._assign import kernel_body
 from autotile.lang._batch import DEFAULT_BATCH_PROGRAMS, consecutive_runs, run_batched
 from autotile.lang._record import RECORDER, LaunchRecord, build_trace
 from autotile.lang._state import CURRENT, OP_COUNTS, Buffer, Launch, np_errstate
-from autotile.lang._tensor import constexpr, tensor
+from autotile.lang._tensor import const, constexpr, tensor
 
 __all__ = ["JITFunction", "jit", "IRListing"]
 
@@ -127,6 +127,9 @@ class JITFunction:
                           if p.default is not inspect.Parameter.empty}
         self._constexpr = [self._is_constexpr(p.annotation) for p in self.params]
         self.constexprs = [i for i, c in enumerate(self._constexpr) if c]
+        self._const = [p.annotation is const or (isinstance(p.annotation, str)
+                                                 and p.annotation.split(".")[-1] == "const")
+                       for p in self.params]
         self.jit_kwargs = kwargs
         self.last_record: LaunchRecord | None = None
         self._body: Callable[..., Any] | None = None
@@ -227,6 +230,7 @@ class JITFunction:
                 out.append(v.value if isinstance(v, constexpr) else v)
             elif isinstance(v, np.ndarray):
                 buf, first = _array_buffer(len(buffers), nm, v)
+                buf.const = self._const[i]
                 buffers.append(buf)
                 out.append(tensor(np.int64(first), D.pointer_type(buf.dtype), buf, nm))
             elif isinstance(v, (bool, int, float)):

@@ -572,8 +572,13 @@ def check_writable(buf: Any, op: str, where: str) -> None:
     Raises
     ------
     LangError
-        If the argument's array is read-only (``flags.writeable`` is False).
+        If the kernel parameter is annotated ``tl.const`` ("Cannot store to a
+        constant pointer", Triton's message) or the argument's array is
+        read-only (``flags.writeable`` is False).
     """
+    if getattr(buf, "const", False):
+        raise LangError(f"Cannot store to a constant pointer: {op} through argument "
+                        f"{buf.name!r}, annotated tl.const, in {where}")
     if not buf.flat.flags.writeable:
         raise LangError(f"{op} to read-only argument {buf.name!r} in {where}: a buffer the "
                         f"kernel writes must be a writeable array, got {buf.name} with "

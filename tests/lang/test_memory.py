@@ -262,3 +262,39 @@ def test_atomics_refuse_the_element_types_triton_refuses(kind, type_name):
             _atomic_kernel[(1,)](buf, KIND=kind)
         assert want in str(err.value)
         assert np.asarray(buf).view(np.uint8).max() == 0  # nothing was written
+
+
+@jit
+def _const_copy(in_ptr: tl.const, out, c_out: tl.const, TO_CONST: tl.constexpr,
+                ATOMIC: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    val = tl.load(in_ptr + offs)
+    dst = c_out if TO_CONST else out
+    if ATOMIC:
+        tl.atomic_add(dst + offs, val)
+    else:
+        tl.store(dst + offs, val)
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+@pytest.mark.parametrize("batch", [False, True])
+def test_tl_const_pointer_loads_but_refuses_stores(atomic, batch):
+    # Triton's test_const ("direct" mode): out and c_out alias one array; only the
+    # parameter annotated tl.const refuses the store, with Triton's message
+    x = np.arange(1, 9, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    _const_copy[(1,)](x, y, y, TO_CONST=False, ATOMIC=atomic, N=8, batch_programs=batch)
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(LangError) as err:
+        _const_copy[(1,)](x, y, y, TO_CONST=True, ATOMIC=atomic, N=8, batch_programs=batch)
+    op = "atomic_add" if atomic else "store"
+    assert (f"Cannot store to a constant pointer: {op} through argument 'c_out', annotated "
+            "tl.const") in str(err.value)
+    np.testing.assert_array_equal(y, x)  # unchanged by the refused launch
+    # a pointer cast keeps the constness
+    @jit
+    def cast_store(p: tl.const):
+        tl.store(p.to(tl.pointer_type(tl.int32)), 1)
+
+    with pytest.raises(LangError, match="Cannot store to a constant pointer"):
+        cast_store[(1,)](np.zeros(1, np.float32))
