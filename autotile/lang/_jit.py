@@ -333,6 +333,7 @@ class JITFunction:
         rec = RECORDER.get()
         trace = rec.trace if rec is not None else None
         sanitize = S.check_sanitize_overflow(options.get("sanitize_overflow", True))
+        num_warps = S.check_num_warps(options.get("num_warps"))
         st = Launch(self.__name__, g, buffers, trace, ir, sanitize)
         if lin is None:
             n_prog = g[0] * g[1] * g[2]
@@ -377,7 +378,7 @@ class JITFunction:
             elems_read=counts[:, 0::2], elems_written=counts[:, 1::2],
             masked_lanes=masked, total_lanes=lanes,
             **{name: ops[:, j].copy() for j, name in enumerate(OP_COUNTS)},
-            num_warps=int(options.get("num_warps", 4)),
+            num_warps=num_warps,
             num_stages=int(options.get("num_stages", 3)), meta=meta, trace=tr,
             n_programs_batched=n_batched)
         self.last_record = record

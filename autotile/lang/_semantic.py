@@ -47,6 +47,7 @@ __all__ = [
     "check_batch_programs",
     "check_programs",
     "check_sanitize_overflow",
+    "check_num_warps",
     "check_writable",
     "MAX_PROGRAMS",
 ]
@@ -555,6 +556,28 @@ def check_sanitize_overflow(value: Any) -> bool:
         return bool(value)
     raise LangError(f"sanitize_overflow must be a bool (True: raise on signed integer "
                     f"overflow, False: wrap like the GPU), got sanitize_overflow={value!r}")
+
+
+def check_num_warps(value: Any) -> int:
+    """Check the ``num_warps`` launch option: a power of 2 (Triton's compiler options).
+
+    Returns
+    -------
+    int
+        ``value``, or 4 (Triton's default) when it is None.
+
+    Raises
+    ------
+    LangError
+        "num_warps must be a power of 2" (Triton's wording) if ``value`` is not
+        a positive int power of 2.
+    """
+    if value is None:
+        return 4
+    if (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
+            and value & (value - 1) == 0):
+        return int(value)
+    raise LangError(f"num_warps must be a power of 2, got num_warps={value!r}")
 
 
 def check_writable(buf: Any, op: str, where: str) -> None:

@@ -203,3 +203,19 @@ def test_calling_a_kernel_without_a_grid_says_how_to_launch_it():
     with pytest.raises(LangError, match=r"'pid_kernel' is a @jit kernel: launch it with "
                                         r"pid_kernel\[grid\]\(\.\.\.\)"):
         pid_kernel(out, GX=2, GY=2)
+
+
+@pytest.mark.parametrize("bad", [3, 0, -4, 6, 2.0, "4", True])
+def test_num_warps_must_be_a_power_of_2(bad):
+    # Triton's compiler options assert "num_warps must be a power of 2" (test_num_warps_pow2)
+    @jit
+    def k(dst):
+        pass
+
+    dst = np.zeros(4, np.float32)
+    with pytest.raises(LangError) as err:
+        k[(1,)](dst, num_warps=bad)
+    assert f"num_warps must be a power of 2, got num_warps={bad!r}" in str(err.value)
+    for good in (1, 2, 4, 8, 16, 32, None):
+        k[(1,)](dst, num_warps=good)
+        assert k.last_record.num_warps == (4 if good is None else good)
