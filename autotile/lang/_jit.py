@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from autotile.errors import LangError
+from autotile.errors import IntegerOverflowError, LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _semantic as S
 from autotile.lang._assign import kernel_body
@@ -234,6 +234,11 @@ class JITFunction:
                 buffers.append(buf)
                 out.append(tensor(np.int64(first), D.pointer_type(buf.dtype), buf, nm))
             elif isinstance(v, (bool, int, float)):
+                if isinstance(v, int) and not -(2**63) <= v < 2**64:
+                    raise IntegerOverflowError(
+                        f"kernel {self.__name__!r}: argument {nm!r} = {v} does not fit in 64 "
+                        f"bits (an int argument is typed int32, int64 or uint64, so it must "
+                        f"be in [-2**63, 2**64))")
                 dt = D.py_scalar_dtype(v)
                 out.append(tensor(np.array(v, dtype=dt.np)[()], dt, None, nm))
             elif isinstance(v, np.generic) and D.from_numpy(v.dtype) is not None:
