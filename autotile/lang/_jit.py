@@ -313,12 +313,18 @@ class JITFunction:
             (hashes, random number generators); batched launches and subsets
             (``programs=``) follow the same rule.  See :mod:`autotile.lang._overflow`.
 
+        ``num_warps`` must be a power of 2 (Triton's rule; default 4); it is
+        recorded, not simulated.
+
         Raises
         ------
         IntegerOverflowError
-            On signed integer overflow with ``sanitize_overflow=True``.
+            On signed integer overflow with ``sanitize_overflow=True``, or an
+            int argument outside ``[-2**63, 2**64)``.
         LangError
-            On a bad argument, grid or launch option, or a misused builtin.
+            On a bad argument, grid or launch option (``num_warps`` not a
+            power of 2), a store through a ``tl.const`` parameter, or a
+            misused builtin.
         """
         self._launch(args, kwargs, grid, ir=False)
 
