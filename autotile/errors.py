@@ -58,7 +58,9 @@ class IntegerOverflowError(LangError, OverflowError):
     """Signed integer arithmetic in a kernel left its type's range (the GPU would wrap).
 
     Raised by ``+ - * <<`` and unary ``-`` on signed integer blocks unless the
-    launch passes ``sanitize_overflow=False`` (see :mod:`autotile.lang`).
+    launch passes ``sanitize_overflow=False`` (see :mod:`autotile.lang`), and by
+    a launch whose Python int argument is outside ``[-2**63, 2**64)`` (no
+    64-bit type holds it; Triton raises ``OverflowError`` too).
     """
 
 

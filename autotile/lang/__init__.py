@@ -247,7 +247,7 @@ from autotile.lang._random import (
     uint_to_uniform_float,
 )
 from autotile.lang._record import AccessTrace, LaunchRecord, Recorder, recording
-from autotile.lang._tensor import constexpr, tensor
+from autotile.lang._tensor import const, constexpr, tensor
 
 del _core_mod
 block_type = tensor
@@ -314,7 +314,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     # kernels and launch
-    "jit", "JITFunction", "constexpr", "tensor", "IRListing", "ir_listing",
+    "jit", "JITFunction", "const", "constexpr", "tensor", "IRListing", "ir_listing",
     "from_triton", "is_triton_kernel",
     # recording
     "LaunchRecord", "AccessTrace", "Recorder", "recording", "live_values", "LiveValues",

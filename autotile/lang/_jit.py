@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from autotile.errors import LangError
+from autotile.errors import IntegerOverflowError, LangError
 from autotile.lang import _dtypes as D
 from autotile.lang import _semantic as S
 from autotile.lang._assign import kernel_body
 from autotile.lang._batch import DEFAULT_BATCH_PROGRAMS, consecutive_runs, run_batched
 from autotile.lang._record import RECORDER, LaunchRecord, build_trace
 from autotile.lang._state import CURRENT, OP_COUNTS, Buffer, Launch, np_errstate
-from autotile.lang._tensor import constexpr, tensor
+from autotile.lang._tensor import const, constexpr, tensor
 
 __all__ = ["JITFunction", "jit", "IRListing"]
 
@@ -127,6 +127,9 @@ class JITFunction:
                           if p.default is not inspect.Parameter.empty}
         self._constexpr = [self._is_constexpr(p.annotation) for p in self.params]
         self.constexprs = [i for i, c in enumerate(self._constexpr) if c]
+        self._const = [p.annotation is const or (isinstance(p.annotation, str)
+                                                 and p.annotation.split(".")[-1] == "const")
+                       for p in self.params]
         self.jit_kwargs = kwargs
         self.last_record: LaunchRecord | None = None
         self._body: Callable[..., Any] | None = None
@@ -227,9 +230,15 @@ class JITFunction:
                 out.append(v.value if isinstance(v, constexpr) else v)
             elif isinstance(v, np.ndarray):
                 buf, first = _array_buffer(len(buffers), nm, v)
+                buf.const = self._const[i]
                 buffers.append(buf)
                 out.append(tensor(np.int64(first), D.pointer_type(buf.dtype), buf, nm))
             elif isinstance(v, (bool, int, float)):
+                if isinstance(v, int) and not -(2**63) <= v < 2**64:
+                    raise IntegerOverflowError(
+                        f"kernel {self.__name__!r}: argument {nm!r} = {v} does not fit in 64 "
+                        f"bits (an int argument is typed int32, int64 or uint64, so it must "
+                        f"be in [-2**63, 2**64))")
                 dt = D.py_scalar_dtype(v)
                 out.append(tensor(np.array(v, dtype=dt.np)[()], dt, None, nm))
             elif isinstance(v, np.generic) and D.from_numpy(v.dtype) is not None:
@@ -304,12 +313,18 @@ class JITFunction:
             (hashes, random number generators); batched launches and subsets
             (``programs=``) follow the same rule.  See :mod:`autotile.lang._overflow`.
 
+        ``num_warps`` must be a power of 2 (Triton's rule; default 4); it is
+        recorded, not simulated.
+
         Raises
         ------
         IntegerOverflowError
-            On signed integer overflow with ``sanitize_overflow=True``.
+            On signed integer overflow with ``sanitize_overflow=True``, or an
+            int argument outside ``[-2**63, 2**64)``.
         LangError
-            On a bad argument, grid or launch option, or a misused builtin.
+            On a bad argument, grid or launch option (``num_warps`` not a
+            power of 2), a store through a ``tl.const`` parameter, or a
+            misused builtin.
         """
         self._launch(args, kwargs, grid, ir=False)
 
@@ -329,6 +344,7 @@ class JITFunction:
         rec = RECORDER.get()
         trace = rec.trace if rec is not None else None
         sanitize = S.check_sanitize_overflow(options.get("sanitize_overflow", True))
+        num_warps = S.check_num_warps(options.get("num_warps"))
         st = Launch(self.__name__, g, buffers, trace, ir, sanitize)
         if lin is None:
             n_prog = g[0] * g[1] * g[2]
@@ -373,7 +389,7 @@ class JITFunction:
             elems_read=counts[:, 0::2], elems_written=counts[:, 1::2],
             masked_lanes=masked, total_lanes=lanes,
             **{name: ops[:, j].copy() for j, name in enumerate(OP_COUNTS)},
-            num_warps=int(options.get("num_warps", 4)),
+            num_warps=num_warps,
             num_stages=int(options.get("num_stages", 3)), meta=meta, trace=tr,
             n_programs_batched=n_batched)
         self.last_record = record

@@ -15,7 +15,7 @@ import numpy as np
 from autotile.errors import LangError, OutOfBoundsError
 from autotile.lang import _dtypes as D
 from autotile.lang._pointers import pointer_to_int, split
-from autotile.lang._semantic import check_writable
+from autotile.lang._semantic import check_atomic_type, check_writable
 from autotile.lang._state import Launch, NeedsSequential, current, type_str
 from autotile.lang._tensor import BatchedTensor, tensor, to_tensor, unwrap, values
 
@@ -379,6 +379,7 @@ def _atomic(kind: str, pointer: Any, val: Any, mask: Any, cmp: Any = None) -> te
                              lambda q, m: _atomic(kind, q, val, m, cmp))
     p = parts[0][0]
     buf, et = p.buf, p.dtype.element_ty
+    check_atomic_type(kind, et)
     check_writable(buf, f"atomic_{kind}", st.where())
     vt = to_tensor(val)
     shape = np.broadcast_shapes(np.shape(p.v), np.shape(vt.v))

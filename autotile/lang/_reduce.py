@@ -100,8 +100,9 @@ def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None
 
     The result has that type: int8/int16 give int32, int1/uint8/uint16 give
     uint32, ``dtype=`` casts first; integer sums wrap around in it (two's
-    complement, as on the GPU).  float16, bfloat16 and fp8 sums keep their
-    type; the interpreter accumulates them in float32 and rounds the result.
+    complement, as on the GPU; an int1 sum is the count modulo 2).  float16,
+    bfloat16 and fp8 sums keep their type; the interpreter accumulates them in
+    float32 and rounds the result.
     """
     t, ax = _red_prep(input, axis, "sum")
     dt = sum_dtype(t.dtype, dtype)
@@ -111,6 +112,8 @@ def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Any = None
     v, nax = _red_in(t, v, ax, contiguous=True)
     if dt is D.float16 or dt.rounds:  # float16, bfloat16, fp8: float32 accumulator
         r = dt.cast(np.sum(np.asarray(v, np.float32), axis=nax))
+    elif dt is D.int1:  # int1 wraps modulo 2 on the GPU (NumPy's bool sum would be a logical or)
+        r = (np.sum(v, axis=nax, dtype=np.int64) & 1).astype(dt.np)
     else:
         r = np.sum(v, axis=nax, dtype=dt.np)
     return _red_finish(r, t, ax, keep_dims, dt, "add")
@@ -258,6 +261,8 @@ def _scan(input: Any, axis: int, reverse: bool, fn: Any, name: str, dt: Any) -> 
         # float16 adds in float16 step by step (NumPy); bfloat16 never gets here (float32);
         # fp8 accumulates in float32 and is rounded once
         r = dt.cast(fn(v.astype(np.float32) if dt.rounds else v, axis=ax))
+    elif dt is D.int1:  # int1 wraps modulo 2 on the GPU (NumPy's bool sum would be a logical or)
+        r = (fn(v, axis=ax, dtype=np.int64) & 1).astype(dt.np)
     else:
         r = fn(v, axis=ax, dtype=dt.np)  # wraps in dt, as the GPU's integer adds/multiplies
     _opcount.reduction(t)

@@ -47,6 +47,7 @@ __all__ = [
     "check_batch_programs",
     "check_programs",
     "check_sanitize_overflow",
+    "check_num_warps",
     "check_writable",
     "MAX_PROGRAMS",
 ]
@@ -229,6 +230,48 @@ def check_constexpr_shape(shape: Any, what: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def triton_type_name(dt: Any) -> str:
+    """Return Triton's ``str`` of a dtype (``fp16``, ``bf16``, ``fp8e4nv``, ``int8``, ...)."""
+    name = str(getattr(dt, "name", dt))
+    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32",
+            "float64": "fp64"}.get(name, name.replace("float8", "fp8"))
+
+
+def check_atomic_type(kind: str, element_ty: Any) -> None:
+    """Refuse an atomic on an element type that Triton refuses, with Triton's message.
+
+    As Triton 3.4's ``semantic.atom_red_typechecking_impl`` and ``atomic_cas``:
+    the read-modify-write atomics (``add``, ``max``, ``min``, ``xchg``, ``and``,
+    ``or``, ``xor``) need elements of at least 16 bits other than int16 and
+    uint16, and float16/bfloat16 only with ``add``; ``atomic_cas`` needs 16-,
+    32- or 64-bit elements. Triton's CPU interpreter applies the same checks.
+
+    Parameters
+    ----------
+    kind : str
+        The atomic without its ``atomic_`` prefix, e.g. ``"add"`` or ``"cas"``.
+    element_ty : dtype
+        The pointer's element type.
+
+    Raises
+    ------
+    LangError
+        "atomic_max does not support fp16", "atomic_add does not support int8",
+        "atomic_cas only supports elements with width {16, 32, 64}".
+    """
+    bits = element_ty.primitive_bitwidth
+    if kind == "cas":
+        if bits not in (16, 32, 64):
+            raise LangError("atomic_cas only supports elements with width {16, 32, 64}, "
+                            f"got {element_ty}")
+        return
+    name = triton_type_name(element_ty)
+    if name in ("fp16", "bf16") and kind != "add":
+        raise LangError(f"atomic_{kind} does not support {name}")
+    if name in ("int16", "uint16") or bits < 16:
+        raise LangError(f"atomic_{kind} does not support {name}")
+
+
 def check_dot_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
     """Check ``dot`` operand shapes: rank 2 or 3 and matching inner dimension.
 
@@ -272,14 +315,17 @@ def check_dot_min_size(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
     ------
     LangError
         "Input shapes should have M >= 1, N >= 1 and K >= 16" (``K >= 32`` for
-        8-bit operands), Triton's message, followed by the shapes.
+        8-bit operands), Triton's message, followed by the shapes and a note
+        that Triton's CPU interpreter does not check this minimum (a kernel
+        moved from it meets the rule here first).
     """
     m_min, n_min, k_min = (1, 1, 32) if bitwidth == 8 else (1, 1, 16)
     if a_shape[-2] >= m_min and a_shape[-1] >= k_min and b_shape[-1] >= n_min:
         return
     raise LangError(f"Input shapes should have M >= {m_min}, N >= {n_min} and K >= {k_min}; "
                     f"got a.shape={a_shape} and b.shape={b_shape} (M={a_shape[-2]}, "
-                    f"N={b_shape[-1]}, K={a_shape[-1]})")
+                    f"N={b_shape[-1]}, K={a_shape[-1]}); this is the minimum of Triton's "
+                    f"NVIDIA backend, which Triton's CPU interpreter does not check")
 
 
 #: ``tl.dot``'s ``input_precision`` values (Triton's NVIDIA backend,
@@ -512,6 +558,28 @@ def check_sanitize_overflow(value: Any) -> bool:
                     f"overflow, False: wrap like the GPU), got sanitize_overflow={value!r}")
 
 
+def check_num_warps(value: Any) -> int:
+    """Check the ``num_warps`` launch option: a power of 2 (Triton's compiler options).
+
+    Returns
+    -------
+    int
+        ``value``, or 4 (Triton's default) when it is None.
+
+    Raises
+    ------
+    LangError
+        "num_warps must be a power of 2" (Triton's wording) if ``value`` is not
+        a positive int power of 2.
+    """
+    if value is None:
+        return 4
+    if (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
+            and value & (value - 1) == 0):
+        return int(value)
+    raise LangError(f"num_warps must be a power of 2, got num_warps={value!r}")
+
+
 def check_writable(buf: Any, op: str, where: str) -> None:
     """Check that a store or atomic may write to a buffer.
 
@@ -527,8 +595,13 @@ def check_writable(buf: Any, op: str, where: str) -> None:
     Raises
     ------
     LangError
-        If the argument's array is read-only (``flags.writeable`` is False).
+        If the kernel parameter is annotated ``tl.const`` ("Cannot store to a
+        constant pointer", Triton's message) or the argument's array is
+        read-only (``flags.writeable`` is False).
     """
+    if getattr(buf, "const", False):
+        raise LangError(f"Cannot store to a constant pointer: {op} through argument "
+                        f"{buf.name!r}, annotated tl.const, in {where}")
     if not buf.flat.flags.writeable:
         raise LangError(f"{op} to read-only argument {buf.name!r} in {where}: a buffer the "
                         f"kernel writes must be a writeable array, got {buf.name} with "

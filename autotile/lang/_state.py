@@ -44,9 +44,11 @@ class Buffer:
         Bytes per element.
     base_addr : int
         Virtual byte address of element 0 of ``flat`` (for traces).
+    const : bool
+        Whether the kernel parameter is annotated ``tl.const`` (stores refused).
     """
 
-    __slots__ = ("index", "name", "flat", "n", "dtype", "itemsize", "base_addr", "key")
+    __slots__ = ("index", "name", "flat", "n", "dtype", "itemsize", "base_addr", "key", "const")
 
     def __init__(self, index: int, name: str, flat: Any, dtype: Any, key: Any):
         self.index = index
@@ -56,6 +58,7 @@ class Buffer:
         self.dtype = dtype
         self.itemsize = dtype.itemsize
         self.base_addr = 0
+        self.const = False
         self.key = key
 
     def retyped(self, dtype: Any) -> Buffer:
@@ -66,6 +69,7 @@ class Buffer:
         """
         b = Buffer(self.index, self.name, self.flat.view(dtype.storage), dtype, self.key)
         b.base_addr = self.base_addr
+        b.const = self.const
         return b
 
 

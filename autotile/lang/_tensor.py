@@ -26,8 +26,17 @@ from autotile.lang import _dtypes as D
 from autotile.lang._semantic import short_value
 from autotile.lang._state import CURRENT, Divergence, NeedsSequential, shape_str
 
-__all__ = ["tensor", "constexpr", "Shape", "to_tensor", "unwrap", "BatchedTensor", "values",
-           "aligned", "wrap", "align_pair", "describe"]
+__all__ = ["tensor", "const", "constexpr", "Shape", "to_tensor", "unwrap", "BatchedTensor",
+           "values", "aligned", "wrap", "align_pair", "describe"]
+
+
+class const:  # noqa: N801 - Triton's name
+    """Marks a pointer parameter as pointing to constant data (annotation).
+
+    Used as ``in_ptr: tl.const``, as in Triton: the kernel may load through
+    the pointer (and pointers derived from it) but ``tl.store`` and the
+    atomics refuse it ("Cannot store to a constant pointer").
+    """
 
 
 class constexpr:  # noqa: N801 - Triton's name

@@ -203,3 +203,40 @@ def test_calling_a_kernel_without_a_grid_says_how_to_launch_it():
     with pytest.raises(LangError, match=r"'pid_kernel' is a @jit kernel: launch it with "
                                         r"pid_kernel\[grid\]\(\.\.\.\)"):
         pid_kernel(out, GX=2, GY=2)
+
+
+@pytest.mark.parametrize("bad", [3, 0, -4, 6, 2.0, "4", True])
+def test_num_warps_must_be_a_power_of_2(bad):
+    # Triton's compiler options assert "num_warps must be a power of 2" (test_num_warps_pow2)
+    @jit
+    def k(dst):
+        pass
+
+    dst = np.zeros(4, np.float32)
+    with pytest.raises(LangError) as err:
+        k[(1,)](dst, num_warps=bad)
+    assert f"num_warps must be a power of 2, got num_warps={bad!r}" in str(err.value)
+    for good in (1, 2, 4, 8, 16, 32, None):
+        k[(1,)](dst, num_warps=good)
+        assert k.last_record.num_warps == (4 if good is None else good)
+
+
+@pytest.mark.parametrize("value, fits", [(2**64 - 1, True), (2**64, False), (-2**63, True),
+                                         (-2**63 - 1, False)])
+def test_int_argument_outside_64_bits_is_an_overflow_error_naming_it(value, fits):
+    # Triton's test_value_specialization_overflow: OverflowError outside [-2**63, 2**64)
+    from autotile.errors import IntegerOverflowError
+
+    @jit
+    def k(VALUE, x_ptr):
+        tl.store(x_ptr, VALUE.to(tl.float64))
+
+    x = np.zeros(1, np.float64)
+    if fits:
+        k[(1,)](value, x)
+        assert x[0] == float(value)
+    else:
+        with pytest.raises(IntegerOverflowError) as err:
+            k[(1,)](value, x)
+        assert isinstance(err.value, OverflowError)
+        assert f"argument 'VALUE' = {value} does not fit in 64 bits" in str(err.value)

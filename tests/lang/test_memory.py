@@ -190,3 +190,111 @@ def test_read_only_strided_view_and_atomic_name_the_argument():
         k[(1,)](np.zeros(8, np.int32), _read_only(np.zeros(1, np.int32)), BLOCK=8)
     with pytest.raises(LangError, match="store to read-only argument 'ptr'"):
         k[(1,)](view, np.zeros(1, np.int32), BLOCK=4)
+
+
+# Triton 3.4's semantic.atom_red_typechecking_impl and atomic_cas, transcribed: which
+# element types each atomic refuses (Triton's CPU interpreter refuses them too).
+_ATOMIC_KINDS = ["add", "max", "min", "xchg", "and", "or", "xor", "cas"]
+_ATOMIC_TYPES = {  # numpy dtype or fp8 dtype -> Triton's name, primitive bits
+    "int1": ("int1", 1), "int8": ("int8", 8), "uint8": ("uint8", 8), "int16": ("int16", 16),
+    "uint16": ("uint16", 16), "int32": ("int32", 32), "uint32": ("uint32", 32),
+    "int64": ("int64", 64), "uint64": ("uint64", 64), "float16": ("fp16", 16),
+    "bfloat16": ("bf16", 16), "float32": ("fp32", 32), "float64": ("fp64", 64),
+    "float8e4nv": ("fp8e4nv", 8), "float8e5": ("fp8e5", 8),
+}
+
+
+def _triton_atomic_refusal(kind, name, bits):
+    if kind == "cas":
+        if bits in (16, 32, 64):
+            return None
+        return "atomic_cas only supports elements with width {16, 32, 64}"
+    if name in ("fp16", "bf16") and kind != "add":
+        return f"atomic_{kind} does not support {name}"
+    if name in ("int16", "uint16") or bits < 16:
+        return f"atomic_{kind} does not support {name}"
+    return None
+
+
+def _atomic_buffer(type_name):
+    if type_name == "bfloat16":
+        return tl.bf16_array(np.zeros(4, np.float32))
+    if type_name.startswith("float8"):
+        return tl.fp8_array(np.zeros(4), getattr(tl, type_name))
+    return np.zeros(4, np.bool_ if type_name == "int1" else type_name)
+
+
+@jit
+def _atomic_kernel(p, KIND: tl.constexpr):
+    if KIND == "add":
+        tl.atomic_add(p, 1)
+    elif KIND == "max":
+        tl.atomic_max(p, 1)
+    elif KIND == "min":
+        tl.atomic_min(p, 1)
+    elif KIND == "xchg":
+        tl.atomic_xchg(p, 1)
+    elif KIND == "and":
+        tl.atomic_and(p, 1)
+    elif KIND == "or":
+        tl.atomic_or(p, 1)
+    elif KIND == "xor":
+        tl.atomic_xor(p, 1)
+    else:
+        tl.atomic_cas(p, 0, 1)
+
+
+@pytest.mark.parametrize("kind, type_name", [
+    (k, t) for k in _ATOMIC_KINDS for t in _ATOMIC_TYPES
+    # bitwise atomics on floats are not decided by this rule
+    if not (k in ("and", "or", "xor") and _ATOMIC_TYPES[t][0].startswith(("fp", "bf")))])
+def test_atomics_refuse_the_element_types_triton_refuses(kind, type_name):
+    name, bits = _ATOMIC_TYPES[type_name]
+    buf = _atomic_buffer(type_name)
+    want = _triton_atomic_refusal(kind, name, bits)
+    if want is None:
+        _atomic_kernel[(1,)](buf, KIND=kind)
+        got = float(np.asarray(tl.bf16_to_float32(buf) if type_name == "bfloat16" else buf,
+                               np.float64)[0])
+        assert got == (0.0 if kind in ("and", "min") else 1.0)
+    else:
+        with pytest.raises(LangError) as err:
+            _atomic_kernel[(1,)](buf, KIND=kind)
+        assert want in str(err.value)
+        assert np.asarray(buf).view(np.uint8).max() == 0  # nothing was written
+
+
+@jit
+def _const_copy(in_ptr: tl.const, out, c_out: tl.const, TO_CONST: tl.constexpr,
+                ATOMIC: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    val = tl.load(in_ptr + offs)
+    dst = c_out if TO_CONST else out
+    if ATOMIC:
+        tl.atomic_add(dst + offs, val)
+    else:
+        tl.store(dst + offs, val)
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+@pytest.mark.parametrize("batch", [False, True])
+def test_tl_const_pointer_loads_but_refuses_stores(atomic, batch):
+    # Triton's test_const ("direct" mode): out and c_out alias one array; only the
+    # parameter annotated tl.const refuses the store, with Triton's message
+    x = np.arange(1, 9, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    _const_copy[(1,)](x, y, y, TO_CONST=False, ATOMIC=atomic, N=8, batch_programs=batch)
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(LangError) as err:
+        _const_copy[(1,)](x, y, y, TO_CONST=True, ATOMIC=atomic, N=8, batch_programs=batch)
+    op = "atomic_add" if atomic else "store"
+    assert (f"Cannot store to a constant pointer: {op} through argument 'c_out', annotated "
+            "tl.const") in str(err.value)
+    np.testing.assert_array_equal(y, x)  # unchanged by the refused launch
+    # a pointer cast keeps the constness
+    @jit
+    def cast_store(p: tl.const):
+        tl.store(p.to(tl.pointer_type(tl.int32)), 1)
+
+    with pytest.raises(LangError, match="Cannot store to a constant pointer"):
+        cast_store[(1,)](np.zeros(1, np.float32))

@@ -269,3 +269,41 @@ def test_keep_dims_reduction_over_all_axes_keeps_the_rank(rank, s, op, dt, seed,
     ref = {"sum": np.sum, "max": np.max, "min": np.min,
            "xor_sum": np.bitwise_xor.reduce}[op](x.reshape(-1))
     np.testing.assert_array_equal(o, ref.astype(out_dt))
+
+
+@jit
+def _int1_sums(x_ptr, s_ptr, c_ptr, N: tl.constexpr, REVERSE: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    x = tl.load(x_ptr + offs) != 0
+    tl.store(s_ptr + tl.program_id(0), tl.sum(x, axis=0, dtype=tl.int1).to(tl.int32))
+    tl.store(c_ptr + offs, tl.cumsum(x, 0, reverse=REVERSE, dtype=tl.int1).to(tl.int32))
+
+
+@settings(max_examples=40, deadline=None)
+@given(bits=st.lists(st.integers(0, 1), min_size=64, max_size=64), log_n=st.integers(0, 5),
+       reverse=st.booleans(), batch=st.booleans())
+def test_int1_sum_and_cumsum_wrap_modulo_2(bits, log_n, reverse, batch):
+    # Triton's sum(x, dtype=tl.int1) adds in i1: the count of ones modulo 2 (1024 ones -> 0,
+    # Triton's test_sum_dtype), not NumPy's logical or
+    n = 2 ** log_n
+    x = np.asarray(bits, np.int32)
+    s = np.full(64 // n, -1, np.int32)
+    c = np.full(64, -1, np.int32)
+    _int1_sums[(64 // n,)](x, s, c, N=n, REVERSE=reverse, batch_programs=batch)
+    rows = x.reshape(-1, n)
+    np.testing.assert_array_equal(s, rows.sum(axis=1) % 2)
+    want = np.flip(np.cumsum(np.flip(rows, 1), axis=1), 1) if reverse else np.cumsum(rows, axis=1)
+    np.testing.assert_array_equal(c, (want % 2).reshape(-1))
+
+
+def test_int1_sum_of_1024_ones_is_0_and_default_sum_counts():
+    @jit
+    def k(o_ptr, OUT: tl.constexpr):
+        x = tl.full((32, 32), 1, dtype=tl.int1)
+        tl.store(o_ptr, tl.sum(x, dtype=OUT).to(tl.int32))
+
+    o = np.full(1, -1, np.int32)
+    k[(1,)](o, OUT=tl.int1)
+    assert o[0] == 0
+    k[(1,)](o, OUT=None)  # default: int1 sums in uint32
+    assert o[0] == 1024
