@@ -97,6 +97,7 @@ import sys
 
 from autotile.lang import _core as _core_mod
 from autotile.lang import math, random
+from autotile.lang._backend import TritonBackendWarning, backend_rules
 from autotile.lang._coalesce import (
     CoalesceReport,
     ThreadLayout,
@@ -315,7 +316,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     # kernels and launch
     "jit", "JITFunction", "const", "constexpr", "tensor", "IRListing", "ir_listing",
-    "from_triton", "is_triton_kernel",
+    "from_triton", "is_triton_kernel", "backend_rules", "TritonBackendWarning",
     # recording
     "LaunchRecord", "AccessTrace", "Recorder", "recording", "live_values", "LiveValues",
     # dtypes

@@ -32,16 +32,19 @@ def dot(input: Any, other: Any, acc: Any = None, input_precision: Any = None,
     float32, so the result matches a float32 GEMM.  ``input_precision`` and
     ``allow_tf32`` do not change the result: float32 operands are multiplied
     in full float32 (the GPU would use TF32 by default), but
-    ``input_precision`` must be one that Triton accepts.  The inner
-    dimension ``K`` must be at least 16 (32 for 8-bit operands), as Triton's
-    NVIDIA backend requires; ``M`` and ``N`` may be smaller.
+    ``input_precision`` must be one that Triton accepts.  Triton's NVIDIA
+    backend needs the inner dimension ``K`` to be at least 16 (32 for 8-bit
+    operands; ``M`` and ``N`` may be smaller): a smaller ``K`` is computed, as
+    Triton's interpreter does, with a :class:`~autotile.lang.TritonBackendWarning`,
+    and is an error inside :func:`~autotile.lang.backend_rules` ``("nvidia")``.
 
     Raises
     ------
     LangError
         If ranks are not 2/3, inner dimensions differ, dtypes differ,
-        ``K < 16`` (``K < 32`` for int8, uint8 or fp8 operands; Triton's
-        message "Input shapes should have M >= 1, N >= 1 and K >= 16") or
+        ``K < 16`` under ``backend_rules("nvidia")`` (``K < 32`` for int8,
+        uint8 or fp8 operands; Triton's message "Input shapes should have
+        M >= 1, N >= 1 and K >= 16") or
         ``input_precision`` is not None or one of Triton's ``"tf32"``,
         ``"tf32x3"``, ``"ieee"``, ``"bf16x3"``, ``"bf16x6"`` (any case).
     """

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import operator
 import reprlib
+import warnings
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ import numpy.typing as npt
 
 from autotile.errors import LangError
 from autotile.lang import _dtypes as D
+from autotile.lang._backend import TritonBackendWarning, current_backend
 
 __all__ = [
     "computation_type",
@@ -311,21 +313,35 @@ def check_dot_min_size(a_shape: tuple[int, ...], b_shape: tuple[int, ...],
     bitwidth : int
         Bits per operand element (both operands have the same dtype).
 
+    Under the default rules (Triton's CPU interpreter, which checks nothing)
+    a smaller ``K`` is computed and warned about; inside
+    ``backend_rules("nvidia")`` (the GPU model's runs) it is an error.
+
+    Warns
+    -----
+    TritonBackendWarning
+        Under the interpreter's rules, with the message below.
+
     Raises
     ------
     LangError
-        "Input shapes should have M >= 1, N >= 1 and K >= 16" (``K >= 32`` for
-        8-bit operands), Triton's message, followed by the shapes and a note
-        that Triton's CPU interpreter does not check this minimum (a kernel
-        moved from it meets the rule here first).
+        Under ``backend_rules("nvidia")``: "Input shapes should have M >= 1,
+        N >= 1 and K >= 16" (``K >= 32`` for 8-bit operands), Triton's
+        message, followed by the shapes and a note that Triton's CPU
+        interpreter does not check this minimum.
     """
     m_min, n_min, k_min = (1, 1, 32) if bitwidth == 8 else (1, 1, 16)
     if a_shape[-2] >= m_min and a_shape[-1] >= k_min and b_shape[-1] >= n_min:
         return
-    raise LangError(f"Input shapes should have M >= {m_min}, N >= {n_min} and K >= {k_min}; "
-                    f"got a.shape={a_shape} and b.shape={b_shape} (M={a_shape[-2]}, "
-                    f"N={b_shape[-1]}, K={a_shape[-1]}); this is the minimum of Triton's "
-                    f"NVIDIA backend, which Triton's CPU interpreter does not check")
+    msg = (f"Input shapes should have M >= {m_min}, N >= {n_min} and K >= {k_min}; "
+           f"got a.shape={a_shape} and b.shape={b_shape} (M={a_shape[-2]}, "
+           f"N={b_shape[-1]}, K={a_shape[-1]}); this is the minimum of Triton's "
+           f"NVIDIA backend, which Triton's CPU interpreter does not check")
+    if current_backend() == "nvidia":
+        raise LangError(msg)
+    warnings.warn(f"{msg}: computed as Triton's interpreter does; the kernel will not "
+                  f"compile for an NVIDIA GPU (with autotile.lang.backend_rules('nvidia') "
+                  f"this is an error)", TritonBackendWarning, stacklevel=4)
 
 
 #: ``tl.dot``'s ``input_precision`` values (Triton's NVIDIA backend,

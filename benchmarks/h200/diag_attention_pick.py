@@ -66,7 +66,9 @@ def main() -> None:
               f"mode {tuner.compile_mode}", flush=True)
         for r in tuner.history:
             if r.status == "ok":
-                print("   ", config_text(r.config), {k: round(v * 1e6, 2) if k.endswith("_s") and k != "compile_s" else round(v, 3) for k, v in r.metrics.items()}, flush=True)
+                shown = {k: round(v * 1e6, 2) if k.endswith("_s") and k != "compile_s"
+                         else round(v, 3) for k, v in r.metrics.items()}
+                print("   ", config_text(r.config), shown, flush=True)
     with open(args.out / "diag_attention_pick.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

@@ -150,19 +150,54 @@ def test_dot_accumulates_in_fp32(dt, shape):  # (M, N, K): M and N may be below 
     np.testing.assert_allclose(c, ref + 1.0, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("dt, shape, k_min", [
+_SMALL_K = [
     (np.float32, (16, 16, 8), 16), (np.float16, (4, 8, 2), 16), (np.float64, (32, 32, 8), 16),
-    (np.int8, (16, 16, 16), 32), (np.uint8, (64, 64, 16), 32)])
-def test_dot_refuses_k_below_tritons_minimum(dt, shape, k_min):
+    (np.int8, (16, 16, 16), 32), (np.uint8, (64, 64, 16), 32)]
+
+
+def _small_k_message(M, N, K, k_min):
+    return (f"Input shapes should have M >= 1, N >= 1 and K >= {k_min}; got a.shape=({M}, {K}) "
+            f"and b.shape=({K}, {N}) (M={M}, N={N}, K={K}); this is the minimum of Triton's "
+            "NVIDIA backend, which Triton's CPU interpreter does not check")
+
+
+@pytest.mark.parametrize("dt, shape, k_min", _SMALL_K)
+def test_dot_refuses_k_below_the_nvidia_minimum_under_its_rules(dt, shape, k_min):
     # Triton's NVIDIA backend (min_dot_size): K >= 16, K >= 32 for 8-bit operands
     M, N, K = shape
     a, b = np.ones((M, K), dt), np.ones((K, N), dt)
     c = np.zeros((M, N), np.int32 if np.dtype(dt).kind in "iu" else np.float32)
-    with pytest.raises(LangError) as err:
+    with tl.backend_rules("nvidia"), pytest.raises(LangError) as err:
         dot_kernel[(1,)](a, b, c, M=M, N=N, K=K, USE_ACC=False)
-    assert f"Input shapes should have M >= 1, N >= 1 and K >= {k_min}; got a.shape=({M}, {K}) " \
-           f"and b.shape=({K}, {N}) (M={M}, N={N}, K={K}); this is the minimum of Triton's " \
-           "NVIDIA backend, which Triton's CPU interpreter does not check" in str(err.value)
+    assert _small_k_message(M, N, K, k_min) in str(err.value)
+
+
+@pytest.mark.parametrize("dt, shape, k_min", [x for x in _SMALL_K if x[0] is not np.float64])
+def test_dot_below_the_nvidia_minimum_computes_and_warns_as_tritons_interpreter(
+        dt, shape, k_min):
+    # Triton's CPU interpreter runs these (its test_core test_dot has K = 4 cases);
+    # autotile computes them too, and warns that the GPU will not compile them
+    M, N, K = shape
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, (M, K)).astype(dt) if np.dtype(dt).kind == "i" else \
+        rng.integers(0, 4, (M, K)).astype(dt)
+    b = rng.integers(0, 4, (K, N)).astype(dt)
+    c = np.zeros((M, N), np.int32 if np.dtype(dt).kind in "iu" else np.float32)
+    kern = int_dot_kernel if np.dtype(dt).kind in "iu" else dot_kernel
+    extra = {} if np.dtype(dt).kind in "iu" else {"USE_ACC": False}
+    with pytest.warns(tl.TritonBackendWarning) as rec:
+        kern[(1,)](a, b, c, M=M, N=N, K=K, **extra)
+    assert _small_k_message(M, N, K, k_min) in str(rec[0].message)
+    assert "backend_rules('nvidia')" in str(rec[0].message)
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    np.testing.assert_array_equal(c, want.astype(c.dtype))
+
+
+def test_backend_rules_names_the_bad_backend():
+    with pytest.raises(ValueError, match=r"backend_rules\(\) takes one of \('interpreter', "
+                                         r"'nvidia'\), got 'amd'"):
+        with tl.backend_rules("amd"):
+            pass
 
 
 @pytest.mark.parametrize("dt", [np.int8, np.uint8])

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import autotile.lang as tl
+from autotile.errors import LangError
 from autotile.kernels._spec import KernelLaunch
 from autotile.measure import H200_MEASURED_L2
 from autotile.measure.gpu import _records_model as rm
@@ -99,3 +100,26 @@ def test_load_groups_start_when_a_buffer_repeats():
     # several trace rows of one op count once
     assert rm._load_groups(np.zeros(3, np.int64), np.zeros(3, np.int64),
                            np.zeros(3, np.int64)) == 1.0
+
+
+@tl.jit
+def small_k_dot_kernel(a_ptr, b_ptr, c_ptr, BLOCK_K: tl.constexpr):
+    m = tl.arange(0, 16)
+    k = tl.arange(0, BLOCK_K)
+    a = tl.load(a_ptr + m[:, None] * BLOCK_K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * 16 + m[None, :])
+    tl.store(c_ptr + m[:, None] * 16 + m[None, :], tl.dot(a, b))
+
+
+def test_the_model_applies_the_nvidia_backends_dot_minimum():
+    # Triton's interpreter (and autotile's, by default) computes a K = 8 dot with a
+    # warning; the GPU cannot compile it, so the GPU model's run must refuse it
+    a, b = np.ones((16, 8), np.float16), np.ones((8, 16), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    with pytest.warns(tl.TritonBackendWarning):
+        small_k_dot_kernel[(1,)](a, b, c, BLOCK_K=8)
+    np.testing.assert_array_equal(c, np.full((16, 16), 8.0, np.float32))
+    launch = KernelLaunch(small_k_dot_kernel, (1,), {"a_ptr": a, "b_ptr": b, "c_ptr": c},
+                          {"BLOCK_K": 8}, num_warps=4)
+    with pytest.raises(LangError, match="K >= 16; got a.shape=\\(16, 8\\)"):
+        rm.launch_features(launch, H200_MEASURED_L2, GpuModelParams())

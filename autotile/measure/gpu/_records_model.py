@@ -345,11 +345,14 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         :func:`_load_groups`).
     """
     n_prog = launch.n_programs
-    with tl.recording(trace="sector") as rec0, tl.live_values() as live:
+    # the NVIDIA backend's rules (tl.dot's minimum K): a config the GPU cannot
+    # compile raises here and is never scored as feasible
+    with tl.backend_rules("nvidia"), tl.recording(trace="sector") as rec0, \
+            tl.live_values() as live:
         launch.run(programs=[0], sanitize_overflow=sanitize_overflow)
     first = rec0.last.trace
     win = _window(n_prog, float(len(first)) if first is not None else 1.0)
-    with tl.recording(trace="sector") as rec:
+    with tl.backend_rules("nvidia"), tl.recording(trace="sector") as rec:
         launch.run(programs=win, batch_programs=True, sanitize_overflow=sanitize_overflow)
     r = rec.last
     tr = r.trace
