@@ -480,17 +480,24 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
         sl_line[i] = y
         slot_of[y] = i
         sl_time[i] = tmp_time[i]
+    _link_slots(sl_prev, sl_next, ends, n)
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _link_slots(sl_prev, sl_next, ends, k):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Make slots ``0 .. k-1`` the fully associative stack, MRU first."""
+    for i in range(k):
         sl_prev[i] = i - 1
         sl_next[i] = i + 1
-    if n == 0:
+    if k == 0:
         ends[0] = -1
         ends[1] = -1
     else:
-        sl_next[n - 1] = -1
+        sl_next[k - 1] = -1
         ends[0] = 0
-        ends[1] = n - 1
-    ends[2] = n
-    return True
+        ends[1] = k - 1
+    ends[2] = k
 
 
 @numba.njit(cache=True, nogil=True)
@@ -567,18 +574,28 @@ def _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends, sa, fa, sh
         y = x + shift_l[_region(x, lo, hi)] * times
         slot_of[y] = i
         sl_line[i] = y
-        sl_prev[i] = i - 1
-        sl_next[i] = i + 1
         sl_time[i] = -1
         k += 1
-    if k == 0:
-        ends[0] = -1
-        ends[1] = -1
-    else:
-        sl_next[k - 1] = -1
-        ends[0] = 0
-        ends[1] = k - 1
-    ends[2] = k
+    _link_slots(sl_prev, sl_next, ends, k)
+
+
+@numba.njit(cache=True, nogil=True)
+def _skip(l, r, clock, active, last_touch, last, addr, step, cnt, window, n_jumps):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Skip ``r`` iterations of loop ``l`` after a jump.
+
+    The sets in ``active`` (restored) count as touched at ``clock``; the next
+    body iteration compares no lines with the last one's; the addresses and the
+    counter move on, and an in-line loop's line window begins after the jump.
+    """
+    for s in range(active.shape[0]):
+        if active[s]:
+            last_touch[s] = clock
+    for a in range(last.shape[0]):
+        last[a] = -1
+        addr[a] += step[l, a] * r
+    cnt[l] += r
+    window[l] = cnt[l] + 1
+    n_jumps[l] += 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -960,15 +977,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     fa_hits += q * (fa_hits - snap_hits[old, 1]) \
                         + snap_hits[part, 1] - snap_hits[old, 1]
                     clock += 1  # the restored sets count as touched now
-                    for s in range(n_sets):
-                        if active[s]:
-                            last_touch[s] = clock
-                    for a in range(p):
-                        last[a] = -1
-                        addr[a] += step[l, a] * rem
-                    cnt[l] += rem
-                    window[l] = cnt[l] + 1
-                    n_jumps[l] += 1
+                    _skip(l, rem, clock, active, last_touch, last, addr, step, cnt, window,
+                          n_jumps)
                     matched[l] = True
                     if sparse_try:
                         learned[l] = c
@@ -1029,16 +1039,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
                                  snap_sa[h0 + 1], snap_fa[h0 + 1], half_shift[l], 1, lo, hi,
                                  active)
-                        for s in range(n_sets):
-                            if active[s]:
-                                last_touch[s] = clock
-                        r_ = e - 1 - cn
-                        for a in range(p):
-                            last[a] = -1
-                            addr[a] += step[l, a] * r_
-                        cnt[l] += r_
-                        window[l] = cnt[l] + 1
-                        n_jumps[l] += 1
+                        _skip(l, e - 1 - cn, clock, active, last_touch, last, addr, step, cnt,
+                              window, n_jumps)
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
