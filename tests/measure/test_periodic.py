@@ -25,7 +25,9 @@ from autotile.measure.cpu._periodic import (
     FIRST_SPARSE,
     GIVE_UP,
     GIVE_UP_IN_LINE,
+    INNER_MIN_EXT,
     MAX_BACKOFF,
+    _fa_extend,
     _fa_relabel,
     _live_equal,
     _range_ok,
@@ -387,3 +389,138 @@ def test_in_line_loops_of_two_periods_are_extrapolated_exactly() -> None:
         if n_half == 10:
             break
     assert n_half == 10
+
+
+def _lru_run(stack: list[int], trace: list[list[int]], cap: int, t0: int
+             ) -> tuple[list[list[int]], list[int], list[dict[int, int]], list[int]]:
+    """Plain fully associative LRU over iterations: states, hits, last-touch clocks.
+
+    Returns the stack (MRU first) after each iteration, the hits of each, the clock
+    of each line's last touch after each iteration (the run's accesses are clocks
+    ``t0 + 1, t0 + 2, ...``) and each iteration's hits on lines not touched since
+    the first iteration ended.
+    """
+    stack = list(stack)
+    when: dict[int, int] = {}
+    clock = t0
+    states, hits, times, q_hits = [], [], [], []
+    thr = t0 + len(trace[0])
+    for it in trace:
+        h = qh = 0
+        for ln in it:
+            clock += 1
+            if ln in stack:
+                h += 1
+                qh += when.get(ln, -1) <= thr
+                stack.remove(ln)
+            stack.insert(0, ln)
+            del stack[cap:]
+            when[ln] = clock
+        states.append(list(stack))
+        hits.append(h)
+        times.append(dict(when))
+        q_hits.append(qh)
+    return states, hits, times, q_hits
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_extending_a_stack_that_is_not_fresh_equals_plain_lru(seed: int) -> None:
+    # an innermost loop of period 1 whose stack still holds lines from before its
+    # run (P) and lines of its first iteration (U): _fa_extend either refuses or
+    # gives the stack that plain LRU reaches at the run's end, and the iterations it
+    # skips have the hits of the current one
+    rng = np.random.default_rng(seed)
+    cap, n_ids, t0 = 12, 3000, 50
+    lo = np.array([0, 1000, 2000], np.int64)
+    hi = np.array([1000, 2000, 3000], np.int64)
+    n_ok = n_u = n_flag = n_refused = n_short = 0
+    for _ in range(400):
+        shift = rng.choice([-3, -1, 0, 1, 2, 4], 3)
+        n_it = int(rng.integers(6, 40))
+        p = int(rng.integers(1, 4))
+        reg = rng.integers(0, 3, p)
+        y0 = np.array([int(lo[r]) + 300 + int(rng.integers(0, 60)) for r in reg])
+        trace = [[int(y0[a] + t * shift[reg[a]]) for a in range(p)] for t in range(n_it)]
+        # lines from before the run: some that the run touches later, some it never does
+        later = [ln for it in trace[3:] for ln in it]
+        pool = list(rng.choice(later, min(len(later), cap // 2), replace=False)) + \
+            [int(lo[r]) + 900 + int(rng.integers(0, 90)) for r in rng.integers(0, 3, cap)]
+        pre = list(dict.fromkeys(int(x) for x in pool))[:int(rng.integers(cap // 2, cap + 1))]
+        states, hits, times, q_hits = _lru_run(pre, trace, cap, t0)
+        thr = t0 + p
+        for c in range(1, n_it - 1):
+            if q_hits[c]:
+                continue  # the walker does not try then
+            st = states[c]
+            k = len(st)
+            sl_line = np.array(st + [-1] * (cap - k), np.int64)
+            # times: exact for the run's lines; at or before t0 (any) for the others
+            sl_time = np.array([times[c].get(x, int(rng.integers(-1, t0 + 1))) for x in st]
+                               + [-1] * (cap - k), np.int64)
+            sl_prev = np.array([i - 1 for i in range(k)] + [-1] * (cap - k), np.int64)
+            sl_next = np.array([i + 1 if i + 1 < k else -1 for i in range(k)]
+                               + [-1] * (cap - k), np.int64)
+            ends = np.array([0 if k else -1, k - 1, k], np.int64)
+            slot_of = np.full(n_ids, -1, np.int32)
+            slot_of[st] = np.arange(k)
+            before = (sl_line.copy(), sl_time.copy(), ends.copy(), slot_of.copy())
+            times_k = n_it - 1 - c
+            lines = np.array(trace[c], np.int64)
+            ok = _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, cap, lines,
+                            shift.astype(np.int64), times_k, lo, hi, t0, thr,
+                            p - hits[c], t0 + 1, np.empty(cap, np.int64),
+                            np.empty(cap, np.int64), np.zeros(cap, np.bool_))
+            if not ok:
+                n_refused += 1
+                assert sl_line.tolist() == before[0].tolist()
+                assert sl_time.tolist() == before[1].tolist()
+                assert ends.tolist() == before[2].tolist()
+                assert np.array_equal(slot_of, before[3])
+                continue
+            n_ok += 1
+            n_u += any(t0 < times[c].get(x, -1) <= thr for x in st)
+            n_flag += any(x not in times[c] and x in later for x in st)
+            n_short += k < cap
+            # the skipped iterations repeat iteration c's hits
+            assert hits[c + 1:] == [hits[c]] * times_k
+            # the stack is plain LRU's at the run's end, slots and times consistent
+            got, x = [], int(ends[0])
+            while x >= 0:
+                got.append(int(sl_line[x]))
+                x = int(sl_next[x])
+            assert got == states[-1]
+            assert int(ends[2]) == len(got)
+            assert all(slot_of[ln] >= 0 and sl_line[slot_of[ln]] == ln for ln in got)
+            assert int((slot_of >= 0).sum()) == len(got)
+            for i in range(int(ends[2])):  # never later than the line's last access
+                assert sl_time[i] <= times[-1].get(int(sl_line[i]), t0)
+    assert n_ok > 200 and n_refused > 50
+    assert n_u > 20 and n_flag > 10 and n_short > 10
+
+
+def test_innermost_loops_with_stacks_not_fresh_match_full_simulation() -> None:
+    # at n = 128 with 8 sets (a row of 512 bytes is one set cycle) an i loop of
+    # INNER_MIN_EXT iterations innermost has period 1: it is extrapolated from its
+    # iteration INNER_FIRST on, before its stack is fresh
+    space = gemm_space(128)
+    m = ScheduleMeasurer(space)
+    cache = CacheConfig(size_bytes=2048, line_bytes=64, ways=4)
+    n_inner = n_neg = 0
+    for cfg in space.sample(np.random.default_rng(5), 400):
+        nest = m.nest(cfg).simplified()
+        ext, step, _, base = _affine_steps(nest)
+        w = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
+        if not (w[0][-1] == 1 and not w[2][-1] and ext[-1] >= INNER_MIN_EXT
+                and step[-1].any()):
+            continue
+        _, tries, jumps, sim = _walk(nest, cache)
+        assert jumps[-1] > 0
+        # about INNER_FIRST + 1 iterations of each run simulated, not 2 * ext / 3 lines
+        runs = nest.n_iters // int(ext[-1])
+        assert sim < runs * len(nest.accesses) * 10
+        got = _counts(simulate_nest(nest, cache, extrapolate=True))
+        assert got == _counts(simulate_nest(nest, cache, extrapolate=False)), cfg
+        n_neg += got[4] < 0
+        n_inner += 1
+    assert n_inner == 30
+    assert n_neg == 1  # the set-associative count below the fully associative one, kept

@@ -77,6 +77,52 @@ value against the clock at the end of iteration ``w0``. The sets of the
 set-associative cache are still compared with a snapshot, and on a match the
 stack is relabelled in place (``phi^q`` of each line) instead of rebuilt.
 
+A stack that is not fresh
+-------------------------
+An innermost loop of period 1 with a long run waits, as above, until its
+stack is fresh: with ``C`` lines and ``m`` new lines per iteration, about
+``C / m`` iterations (64 at ``n = 1024``), while its sets match after a few.
+Let the run begin at iteration ``w0`` (clock ``t0`` before its first access,
+``t1`` after it). Every iteration after ``w0`` is simulated access by access
+(some access moves, so no iteration repeats the previous one's lines), so a
+line's time above ``t0`` is its exact last access in the run. The stack after
+iteration ``c`` is then ``R ++ P``: ``R`` the lines touched in the run by last
+use (time above ``t0``), whose tail ``U`` holds those last touched in
+iteration ``w0`` (time at most ``t1``), and ``P`` older lines.
+
+Hits repeat. Take access ``a`` of iteration ``t + 1 > c`` on line ``x``, and
+``y = phi^-1(x)`` its line in iteration ``t``. (i) If ``x`` was touched after
+iteration ``w0``, at ``(s, b)``, then ``y`` was touched at ``(s - 1, b)`` and
+not since (``phi`` is one-to-one on trace lines), and the distinct lines in
+between are ``phi`` of those of ``y``: equal stack distances, equal hits, for
+any earlier state. (ii) Else ``x`` is a line of ``U`` or ``P`` or new, and
+``y`` was not touched in the run before: both hit only if still held from
+before. The walker tries a jump only if no access of iteration ``c`` hit a
+line with time at most ``t1`` (counted while simulating), so the first-touch
+accesses of iteration ``c`` missed; and :func:`_fa_extend` refuses if a later
+iteration touches a line of ``U``, or a line of ``P`` at position ``pos``
+(0 = most recent) at an iteration ``c + k`` with ``m_c * (k - 1) < C - pos``,
+``m_c`` the misses of iteration ``c``. By induction over the accesses, each
+later iteration has ``m_c`` misses; hits on ``R`` do not move the older lines
+below them, so every miss pushes that line one place down and it has left the
+cache before ``c + k``: those accesses miss too. So every later iteration
+has the hits of iteration ``c`` (the set-associative cache by the comparison
+of its sets with ``phi`` of the snapshot, as above).
+
+The final state. Lines last used at ``s + K`` after ``K`` more iterations are
+``phi^K`` of those last used at ``s`` now, for ``s >= w0``, in the same
+order; lines last used at ``w0 + j`` (``j < K``) are ``phi^j(U)``, as no line
+of ``U`` is touched again. Older lines keep their order and are never hit.
+So the stack after the run's last iteration (``K = e - 1 - c`` later) is the
+first ``C`` lines of ``phi^K(R) ++ phi^(K-1)(U) ++ ... ++ U ++ P'``, with
+``P'`` the lines of ``P`` that no later iteration touches (one that is
+touched, after its eviction, is in the run's part). If a full stack would
+come out shorter than ``C``, the lines below are unknown and nothing is
+extrapolated. The new lines get time ``t0 + 1``, never later than their last
+access. Such a loop is compared from iteration ``INNER_FIRST`` on, if it runs
+at least ``INNER_MIN_EXT`` iterations (a shorter one gains less than the
+rebuild costs).
+
 Loops of exactly two periods
 ----------------------------
 At ``n = 1024`` a row of 4 KB is two set cycles (2 KB), so many loops that
@@ -133,6 +179,10 @@ FIRST_SPARSE = 32
 GIVE_UP_IN_LINE = 4
 #: Most runs of a loop left unwatched after runs without a match (see walk_periodic).
 MAX_BACKOFF = 63
+#: First comparison in a run of an innermost loop of period 1 (see _fa_extend).
+INNER_FIRST = 4
+#: Fewest iterations of an innermost loop for that (a shorter one gains less than it costs).
+INNER_MIN_EXT = 128
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -315,6 +365,142 @@ def _fa_relabel(slot_of, sl_line, sl_time, ends, shift_l, times, lo, hi, x_lo, x
 
 
 @numba.njit(cache=True, nogil=True)
+def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines, shift_l,  # type: ignore[no-untyped-def]
+               times, lo, hi, thr0, thr, n_miss, new_time, tmp_line, tmp_time, tmp_flag
+               ):  # pragma: no cover
+    """Set the fully associative stack to its state ``times`` iterations later, if provable.
+
+    For an innermost loop of period 1 at the end of its iteration ``c`` of a run
+    whose first iteration began after clock ``thr0`` and ended at clock ``thr``
+    (the stack's times exact since then; see "A stack that is not fresh" in the
+    module docstring). ``lines`` holds the lines of iteration ``c``, ``n_miss``
+    its misses. The stack is ``R ++ P``: ``R`` the lines touched in the run
+    (time above ``thr0``), ending with ``U``, those last touched in its first
+    iteration (time at most ``thr``), and ``P`` the older lines. Returns False,
+    changing nothing, if a later iteration of the run may touch a line of
+    ``U``, or a line of ``P`` before ``n_miss`` misses per iteration have
+    evicted it. Else the stack becomes the first ``fa_cap`` lines of
+    ``phi^times(R) ++ phi^(times-1)(U) ++ ... ++ phi(U) ++ U ++ P'``, ``P'``
+    the lines of ``P`` that no later iteration touches (False if a full stack
+    would come out short), the new lines' times ``new_time``; returns True.
+    ``tmp_line``, ``tmp_time`` and ``tmp_flag`` (``fa_cap`` long) are scratch.
+    """
+    p = lines.shape[0]
+    k_all = ends[2]
+    full = k_all == fa_cap
+    dd = np.empty(p, np.int64)  # lines each access moves per iteration
+    dmask = np.empty(p, np.int64)  # |dd| - 1 where a power of two (no division), else -1
+    for a in range(p):
+        d = shift_l[_region(lines[a], lo, hi)]
+        dd[a] = d
+        d = abs(d)
+        dmask[a] = d - 1 if d > 0 and (d & (d - 1)) == 0 else -1
+    # pass 1: the lines not touched after the run's first iteration (U and P) that a
+    # later iteration touches (phi^k of a line of iteration c, 1 <= k <= times). A
+    # line of P at position pos is evicted after fa_cap - pos misses: touched at
+    # k <= k_near it may still be held (False); later, it is left out of P'
+    m = 0  # lines of R
+    u = 0  # lines of U
+    pos = 0
+    x = ends[0]
+    while x >= 0:
+        t = sl_time[x]
+        tmp_flag[pos] = False
+        if t > thr:
+            m += 1
+        else:
+            in_u = t > thr0
+            if in_u:
+                m += 1
+                u += 1
+            if in_u or not full or n_miss == 0:
+                k_near = times
+            else:
+                k_near = (fa_cap - pos + n_miss - 1) // n_miss
+            z = sl_line[x]
+            for a in range(p):
+                d = dd[a]
+                if d == 0:
+                    continue  # y itself, touched in iteration c: not this line
+                diff = z - lines[a]
+                if d > 0:
+                    if diff < d or diff > times * d:
+                        continue
+                elif diff > d or diff < times * d:
+                    continue
+                mk = dmask[a]
+                if (diff & mk) == 0 if mk >= 0 else diff % d == 0:
+                    if diff // d <= k_near:
+                        return False
+                    tmp_flag[pos] = True
+        pos += 1
+        x = sl_next[x]
+    # pass 2: the new list, in tmp_line / tmp_time
+    n = 0
+    x = ends[0]
+    while x >= 0 and n < m and n < fa_cap:
+        y = sl_line[x]
+        tmp_line[n] = y + shift_l[_region(y, lo, hi)] * times
+        tmp_time[n] = new_time
+        n += 1
+        x = sl_next[x]
+    if u > 0:
+        ustart = ends[0]  # the first line of U: the last u lines of R
+        for _ in range(m - u):
+            ustart = sl_next[ustart]
+        j = times - 1
+        while j >= 0 and n < fa_cap:
+            x = ustart
+            for _ in range(u):
+                if n >= fa_cap:
+                    break
+                y = sl_line[x]
+                tmp_line[n] = y + shift_l[_region(y, lo, hi)] * j
+                tmp_time[n] = new_time
+                n += 1
+                x = sl_next[x]
+            j -= 1
+    x = ends[0]
+    for _ in range(m):
+        x = sl_next[x]
+    pos = m
+    while x >= 0 and n < fa_cap:
+        if not tmp_flag[pos]:
+            tmp_line[n] = sl_line[x]
+            tmp_time[n] = sl_time[x]
+            n += 1
+        pos += 1
+        x = sl_next[x]
+    if full and n < fa_cap:
+        return False  # the lines below P' are not known
+    for i in range(k_all):
+        slot_of[sl_line[i]] = -1
+    for i in range(n):
+        y = tmp_line[i]
+        sl_line[i] = y
+        slot_of[y] = i
+        sl_time[i] = tmp_time[i]
+    _link_slots(sl_prev, sl_next, ends, n)
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _link_slots(sl_prev, sl_next, ends, k):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Make slots ``0 .. k-1`` the fully associative stack, MRU first."""
+    for i in range(k):
+        sl_prev[i] = i - 1
+        sl_next[i] = i + 1
+    if k == 0:
+        ends[0] = -1
+        ends[1] = -1
+    else:
+        sl_next[k - 1] = -1
+        ends[0] = 0
+        ends[1] = k - 1
+    ends[2] = k
+
+
+@numba.njit(cache=True, nogil=True)
 def _restore_sa(tags, sa, shift_l, times, lo, hi, active):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Set the sets in ``active`` to ``phi^times`` of a snapshot's."""
     n_sets, ways = tags.shape
@@ -388,18 +574,28 @@ def _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends, sa, fa, sh
         y = x + shift_l[_region(x, lo, hi)] * times
         slot_of[y] = i
         sl_line[i] = y
-        sl_prev[i] = i - 1
-        sl_next[i] = i + 1
         sl_time[i] = -1
         k += 1
-    if k == 0:
-        ends[0] = -1
-        ends[1] = -1
-    else:
-        sl_next[k - 1] = -1
-        ends[0] = 0
-        ends[1] = k - 1
-    ends[2] = k
+    _link_slots(sl_prev, sl_next, ends, k)
+
+
+@numba.njit(cache=True, nogil=True)
+def _skip(l, r, clock, active, last_touch, last, addr, step, cnt, window, n_jumps):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Skip ``r`` iterations of loop ``l`` after a jump.
+
+    The sets in ``active`` (restored) count as touched at ``clock``; the next
+    body iteration compares no lines with the last one's; the addresses and the
+    counter move on, and an in-line loop's line window begins after the jump.
+    """
+    for s in range(active.shape[0]):
+        if active[s]:
+            last_touch[s] = clock
+    for a in range(last.shape[0]):
+        last[a] = -1
+        addr[a] += step[l, a] * r
+    cnt[l] += r
+    window[l] = cnt[l] + 1
+    n_jumps[l] += 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -445,7 +641,10 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
 
     A loop of period 1 whose fully associative stack is fresh (see the module
     docstring) compares only its set-associative sets with the snapshot, and
-    snapshots that such a loop takes next skip the stack. ``half_p`` and
+    snapshots that such a loop takes next skip the stack. An innermost loop of
+    period 1 and at least ``INNER_MIN_EXT`` iterations is compared from iteration
+    ``INNER_FIRST`` of each run on; when its stack is not fresh, it may still jump
+    by :func:`_fa_extend` (see the module docstring). ``half_p`` and
     ``half_shift`` (from :func:`~autotile.measure.cpu._periodic_loops.loop_periods`)
     give each in-line loop of two periods its second comparison, at iteration
     ``P`` (or ``P + j2``); those count in ``n_tries`` and ``n_jumps`` too.
@@ -508,6 +707,27 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     simulated = 0
     clock = 0
     cnt = np.zeros(n_loops, np.int64)
+    # an innermost loop of period 1 that moves some access (so that every iteration
+    # after its run's first is simulated, with exact times) may jump with a stack that
+    # is not fresh (_fa_extend): it counts the fully associative hits on lines not
+    # touched since the end of its run's first iteration (qthr) and keeps the hits
+    # and those counts at the end of the last iteration (fa_mark, q_mark)
+    inner = n_loops - 1
+    inner_ok = n_loops > 0 and period[inner] == 1 and not local[inner] \
+        and ext[max(inner, 0)] >= INNER_MIN_EXT
+    if inner_ok:
+        moves = False
+        for a in range(p):
+            if step[inner, a] != 0:
+                moves = True
+        inner_ok = moves
+    inner_tmp = np.empty(max(fa_cap, 1), np.int64)
+    inner_flag = np.zeros(max(fa_cap, 1), np.bool_)
+    qthr = -2  # sl_time is at least -1: no hit counts until a run's first iteration ends
+    q_hits = 0
+    q_mark = 0
+    fa_mark = 0
+    w0_same = True  # whether the run's first iteration took the same-lines shortcut
     lines = np.zeros(p, np.int64)
     last = np.full(p, -1, np.int64)
     addr = addr0.copy()
@@ -573,6 +793,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 sl = slot_of[ln]
                 if sl >= 0:
                     fa_hits += 1
+                    if sl_time[sl] <= qthr:
+                        q_hits += 1
                     if sl == head:
                         sl_time[sl] = c0
                         continue
@@ -610,6 +832,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             break
         # ---- advance the mixed-radix counter; watch the loops whose iteration ends
         l = n_loops - 1
+        it_miss = p - (fa_hits - fa_mark)  # of the innermost iteration that just ended
+        it_q = q_hits - q_mark
         while l >= 0:
             per = period[l]
             c = cnt[l]
@@ -643,6 +867,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 window[l] = 0
             if per == 1 and c == (window[l] if local[l] else 0):
                 thr[l] = clock
+                if inner_ok and l == inner:
+                    qthr = clock
+                    w0_same = same
             if per > 0 and not watched[l]:
                 pass
             elif per > 0 and local[l]:
@@ -679,6 +906,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     # after first_sparse (and after the dense ones) with the partial
                     # block empty
                     x = max(first_sparse, per + give_up + 1)
+                    if inner_ok and l == inner:
+                        x = INNER_FIRST  # _fa_extend needs no fresh stack
                     if learned[l] > 0:  # where the last sparse comparison matched
                         x = learned[l]
                     next_sparse[l] = x + (e - 1 - x) % per
@@ -715,7 +944,22 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                                             x_lo, x_hi, clock + 1, relabel_tmp):
                         jumped = True
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
-                elif snap_has_fa[old] and snap_has_fa[part]:
+                extended = False
+                if not fresh and inner_ok and l == inner and part == old and c >= 1 \
+                        and not w0_same and it_q == 0:
+                    # an innermost loop's stack that is not fresh: extended if provable
+                    # ("A stack that is not fresh" in the module docstring)
+                    n_tries[l] += 1
+                    if _sa_equal(tags, snap_sa[old], shift[l], lo, hi, active, x_lo, x_hi) \
+                            and _range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi) \
+                            and _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
+                                           fa_cap, lines, shift[l], q, lo, hi, qthr - p, qthr,
+                                           it_miss, qthr - p + 1, relabel_tmp, inner_tmp,
+                                           inner_flag):
+                        jumped = True
+                        extended = True
+                        _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
+                if not fresh and not jumped and snap_has_fa[old] and snap_has_fa[part]:
                     n_tries[l] += 1
                     if _live_equal(tags, sl_line, sl_next, ends, snap_sa[old], snap_fa[old],
                                    shift[l], lo, hi, active, x_lo, x_hi) and \
@@ -725,7 +969,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         jumped = True
                         _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
                                  snap_sa[part], snap_fa[part], shift[l], q + 1, lo, hi, active)
-                fresh_last[l] = fresh
+                fresh_last[l] = fresh or extended
                 if jumped:
                     # the hits of blocks c-per+1 .. c repeat q times, then a partial block
                     sa_hits += q * (sa_hits - snap_hits[old, 0]) \
@@ -733,15 +977,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     fa_hits += q * (fa_hits - snap_hits[old, 1]) \
                         + snap_hits[part, 1] - snap_hits[old, 1]
                     clock += 1  # the restored sets count as touched now
-                    for s in range(n_sets):
-                        if active[s]:
-                            last_touch[s] = clock
-                    for a in range(p):
-                        last[a] = -1
-                        addr[a] += step[l, a] * rem
-                    cnt[l] += rem
-                    window[l] = cnt[l] + 1
-                    n_jumps[l] += 1
+                    _skip(l, rem, clock, active, last_touch, last, addr, step, cnt, window,
+                          n_jumps)
                     matched[l] = True
                     if sparse_try:
                         learned[l] = c
@@ -802,16 +1039,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
                                  snap_sa[h0 + 1], snap_fa[h0 + 1], half_shift[l], 1, lo, hi,
                                  active)
-                        for s in range(n_sets):
-                            if active[s]:
-                                last_touch[s] = clock
-                        r_ = e - 1 - cn
-                        for a in range(p):
-                            last[a] = -1
-                            addr[a] += step[l, a] * r_
-                        cnt[l] += r_
-                        window[l] = cnt[l] + 1
-                        n_jumps[l] += 1
+                        _skip(l, e - 1 - cn, clock, active, last_touch, last, addr, step, cnt,
+                              window, n_jumps)
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
@@ -821,6 +1050,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 addr[a] -= step[l, a] * e
             cnt[l] = 0
             l -= 1
+        fa_mark = fa_hits
+        q_mark = q_hits
         if l < 0:
             break
     return sa_hits, fa_hits, simulated, n_tries, n_jumps
