@@ -416,7 +416,7 @@ def _all_measured(study: Study) -> bool:
                 valid[text] = True
             except Exception:  # noqa: BLE001 - not a config of the space
                 valid[text] = False
-    return sum(valid[text] for text in cache) >= n
+    return bool(sum(valid[text] for text in cache) >= n)
 
 
 def _pop(study: Study, trial_id: int, hb: _Heartbeat) -> bool:

@@ -265,7 +265,8 @@ def _load_groups(prog: np.ndarray, op: np.ndarray, buf: np.ndarray) -> float:
     b = buf[first]
     counts = []
     for q in np.unique(p)[:_GROUP_SAMPLE]:
-        n, seen = 0, set()
+        n = 0
+        seen: set[int] = set()
         for x in b[p == q].tolist():
             if not seen or x in seen:
                 n, seen = n + 1, set()
