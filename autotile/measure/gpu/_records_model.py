@@ -146,6 +146,10 @@ REDUCE_LATENCY_S = {1: 8.35e-8, 2: 1.434e-7, 4: 1.642e-7, 8: 1.915e-7, 16: 2.331
 #: predicted: such a program issues one load instruction per warp for a handful
 #: of elements.
 LOAD_ISSUE_SLOTS = 16.0
+#: Shares of the L2 (fractions of ``l2_bytes``) at which :func:`launch_features`
+#: also replays the window and returns the result as ``l2_curve`` (empty: not at
+#: all); set by ``benchmarks/h200/records_fit.py`` to refit the L2 share.
+_CURVE_FRACTIONS: tuple[float, ...] = ()
 #: Sectors one warp moves with a 16-byte-per-thread load (32 x 16 B = 512 B).
 _SECTORS_PER_WARP_LOAD = 16
 
@@ -342,7 +346,10 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``hit_rate``, ``inflight`` (bytes of a program's largest load op),
         ``run_r``, ``run_w`` (mean contiguous piece, bytes), ``n_steps``
         (load ops per program), ``n_groups`` (dependent load steps per program:
-        :func:`_load_groups`).
+        :func:`_load_groups`). With :data:`_CURVE_FRACTIONS` set (refits only)
+        also ``l2_curve`` (``[share, read_b, write_b, hit_rate]`` of the replay
+        at each share of ``l2_bytes``), ``window`` (programs run) and
+        ``uniq_read_b`` (distinct bytes read per program).
     """
     n_prog = launch.n_programs
     with tl.recording(trace="sector") as rec0, tl.live_values() as live:
@@ -375,6 +382,7 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     n_res = hw.n_sms * bps
     # -- HBM traffic: the window's line trace through the L2 share of the window ----
     read_b = write_b = 0.0
+    extra: dict[str, Any] = {}
     hit_rate = 0.0
     inflight = 0.0
     run_r = run_w = 256.0
@@ -393,6 +401,21 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
                                    l2_bytes=max(int(cap * f), _SECTOR_BYTES))
                 for f in L2_SHARE_SPREAD]
         scale = n_prog / W
+        if _CURVE_FRACTIONS:
+            # for refits (benchmarks/h200/records_fit.py): the replay at other shares
+            share = min(1.0, W / max(1, min(n_prog, n_res)))
+            curve = []
+            for frac in _CURVE_FRACTIONS:
+                st = simulate_l2_stream(inv.astype(np.int64), np.asarray(tr.is_write)[order],
+                                        np.full(ids.size, _SECTOR_BYTES, np.int64),
+                                        l2_bytes=max(int(hw.l2_bytes * frac * share),
+                                                     _SECTOR_BYTES))
+                curve.append([frac, st.hbm_read_bytes * scale, st.hbm_write_bytes * scale,
+                              st.l2_hit_rate])
+            extra["l2_curve"] = curve
+            extra["window"] = float(W)
+            extra["uniq_read_b"] = float(
+                np.unique(key[~np.asarray(tr.is_write)[order]]).size) * _SECTOR_BYTES / W
         read_b = float(np.mean([st.hbm_read_bytes for st in sims])) * scale
         write_b = float(np.mean([st.hbm_write_bytes for st in sims])) * scale
         hit_rate = float(np.mean([st.l2_hit_rate for st in sims]))
@@ -418,7 +441,7 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         "regs_need": float(regs_need),
         "regs_cap": float(regs_cap), "occupancy": float(occ.occupancy), "bps": float(bps),
         "read_b": read_b, "write_b": write_b, "hit_rate": hit_rate, "inflight": inflight,
-        "run_r": run_r, "run_w": run_w, "n_steps": n_steps, "n_groups": n_groups}
+        "run_r": run_r, "run_w": run_w, "n_steps": n_steps, "n_groups": n_groups, **extra}
 
 
 def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams,
