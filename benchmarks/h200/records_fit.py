@@ -15,7 +15,10 @@ as model v7 did: rerun ``--part features`` to evaluate model v8.
 L2 (``2**(k/2)``, k = -10..2, of ``l2_bytes``) and caches them as ``l2_curve``;
 ``--part shares`` then scores candidate rules for the L2 share (a centre times a
 spread of factors; the model's rule is 0.5 times 0.5-2) on every set and
-kernel, with leave-one-set-out, without rerunning the interpreter. With
+kernel, with leave-one-set-out, without rerunning the interpreter. The cache
+also holds two replays the model does not use (``l2_curve_stagger``: programs at
+staggered phases, stores passing or taking L2 lines), scored with ``--set-const
+CURVE=l2_curve_stagger`` or ``CURVE=l2_curve_stagger:alloc``. With
 ``--kernels``, ``--part features`` writes ``records_features_<set>_<kernels>.json``;
 ``--part eval`` and ``--part shares`` read a set's full cache and any such
 per-kernel files (the latter replace a kernel's rows).
@@ -52,6 +55,7 @@ def _features_of(set_name: str, name: str) -> list[dict[str, object]]:
     spec, shape, dtype = SETS[set_name][name]
     m = KernelModelMeasurer(spec, shape, H200_MEASURED_L2, dtype=dtype)
     rm._CURVE_FRACTIONS = tuple(float(2.0 ** (k / 2)) for k in range(-10, 3))
+    rm._CURVE_STAGGER = True
     rows: list[dict[str, object]] = []
     for i in range(m.space.size):
         cfg = dict(m.space.config_at(i))
@@ -105,10 +109,13 @@ def _load_features(cache: str, s: str) -> list[dict[str, object]]:
 def with_share(f: dict[str, float], fracs: list[float]) -> dict[str, float]:
     """Features with the L2 replay averaged over ``fracs`` (shares of ``l2_bytes``),
     interpolated in log share on the cached ``l2_curve``; unchanged without one."""
-    curve = f.get("l2_curve")
+    name, _, col = CURVE[0].partition(":")
+    curve = f.get(name)
     if not curve or not fracs:
         return f
     c = np.asarray(curve, float)
+    if col:  # the second triple of columns: stores take L2 lines
+        c = c[:, [0, 4, 5, 6]]
     x = np.log(c[:, 0])
     g = dict(f)
     for j, k in ((1, "read_b"), (2, "write_b"), (3, "hit_rate")):
@@ -117,6 +124,9 @@ def with_share(f: dict[str, float], fracs: list[float]) -> dict[str, float]:
 
 
 SHARES: list[float] = []
+#: Which cached replay :func:`with_share` reads (``--set-const CURVE=l2_curve_stagger``;
+#: a ``:alloc`` suffix: the replay in which stores take L2 lines).
+CURVE = ["l2_curve"]
 
 
 def _set_consts(pairs: list[str] | None) -> None:
@@ -130,7 +140,9 @@ def _set_consts(pairs: list[str] | None) -> None:
 
     for kv in pairs or []:
         k, v = kv.split("=")
-        if k == "SHARES":
+        if k == "CURVE":
+            CURVE[0] = v
+        elif k == "SHARES":
             SHARES[:] = [float(q) for q in v.split(",")]
         elif k == "REDUCE_SCALE":
             rm.REDUCE_LATENCY_S = {w: t * float(v) for w, t in rm.REDUCE_LATENCY_S.items()}
