@@ -11,9 +11,24 @@ best measured config. Caches written before model v8 lack ``n_groups`` (the
 chain's load groups); :func:`launch_time` then counts every load op as a step,
 as model v7 did: rerun ``--part features`` to evaluate model v8.
 
+``--part features`` also replays each window's L2 stream at 13 shares of the
+L2 (``2**(k/2)``, k = -10..2, of ``l2_bytes``) and caches them as ``l2_curve``;
+``--part shares`` then scores candidate rules for the L2 share (a centre times a
+spread of factors; the model's rule is 0.5 times 0.5-2) on every set and
+kernel, with leave-one-set-out, without rerunning the interpreter. The cache
+also holds two replays the model does not use (``l2_curve_stagger``: programs at
+staggered phases, stores passing or taking L2 lines), scored with ``--set-const
+CURVE=l2_curve_stagger`` or ``CURVE=l2_curve_stagger:alloc``. With
+``--kernels``, ``--part features`` writes ``records_features_<set>_<kernels>.json``;
+``--part eval`` and ``--part shares`` read a set's full cache and any such
+per-kernel files (the latter replace a kernel's rows).
+
     python benchmarks/h200/records_fit.py --part features --sets v1 v2 v3 v4 v5 v6
     python benchmarks/h200/records_fit.py --part eval --sets v1 v2 v3 v4 v5 v6
     python benchmarks/h200/records_fit.py --part fit --sets v1 --kernels gelu rms_norm
+    python benchmarks/h200/records_fit.py --part features --sets v8 \\
+        --kernels layer_norm rms_norm online_softmax
+    python benchmarks/h200/records_fit.py --part shares --sets v5 v6 v7 v8
 """
 
 from __future__ import annotations
@@ -39,6 +54,8 @@ def _features_of(set_name: str, name: str) -> list[dict[str, object]]:
 
     spec, shape, dtype = SETS[set_name][name]
     m = KernelModelMeasurer(spec, shape, H200_MEASURED_L2, dtype=dtype)
+    rm._CURVE_FRACTIONS = tuple(float(2.0 ** (k / 2)) for k in range(-10, 3))
+    rm._CURVE_STAGGER = True
     rows: list[dict[str, object]] = []
     for i in range(m.space.size):
         cfg = dict(m.space.config_at(i))
@@ -66,24 +83,68 @@ def features(args: argparse.Namespace) -> None:
     from joblib import Parallel, delayed
 
     for s in args.sets:
-        jobs = [(s, n) for n in SETS[s]]
+        jobs = [(s, n) for n in SETS[s] if not args.kernels or n in args.kernels]
         parts = Parallel(n_jobs=args.jobs)(delayed(_features_of)(*j) for j in jobs)
-        out = Path(args.cache) / f"records_features_{s}.json"
+        tag = "" if not args.kernels else "_" + "_".join(args.kernels)
+        out = Path(args.cache) / f"records_features_{s}{tag}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps([r for p in parts for r in p]))
         print(f"{s}: wrote {out}", flush=True)
 
 
+def _load_features(cache: str, s: str) -> list[dict[str, object]]:
+    """The cached features of set ``s``: ``records_features_{s}.json`` and any
+    ``records_features_{s}_<kernels>.json`` (later files replace a kernel's rows)."""
+    rows: dict[str, list[dict[str, object]]] = {}
+    files = sorted(Path(cache).glob(f"records_features_{s}_*.json"))
+    full = Path(cache) / f"records_features_{s}.json"
+    for path in ([full] if full.exists() else []) + files:
+        part: dict[str, list[dict[str, object]]] = {}
+        for r in json.loads(path.read_text()):
+            part.setdefault(str(r["kernel"]), []).append(r)
+        rows.update(part)
+    return [r for k in rows for r in rows[k]]
+
+
+def with_share(f: dict[str, float], fracs: list[float]) -> dict[str, float]:
+    """Features with the L2 replay averaged over ``fracs`` (shares of ``l2_bytes``),
+    interpolated in log share on the cached ``l2_curve``; unchanged without one."""
+    name, _, col = CURVE[0].partition(":")
+    curve = f.get(name)
+    if not curve or not fracs:
+        return f
+    c = np.asarray(curve, float)
+    if col:  # the second triple of columns: stores take L2 lines
+        c = c[:, [0, 4, 5, 6]]
+    x = np.log(c[:, 0])
+    g = dict(f)
+    for j, k in ((1, "read_b"), (2, "write_b"), (3, "hit_rate")):
+        g[k] = float(np.mean([np.interp(np.log(q), x, c[:, j]) for q in fracs]))
+    return g
+
+
+SHARES: list[float] = []
+#: Which cached replay :func:`with_share` reads (``--set-const CURVE=l2_curve_stagger``;
+#: a ``:alloc`` suffix: the replay in which stores take L2 lines).
+CURVE = ["l2_curve"]
+
+
 def _set_consts(pairs: list[str] | None) -> None:
     """Override the records model's module constants: ``NAME=VALUE`` each.
 
-    ``REDUCE_SCALE=x`` scales the measured reduction latencies (0: off).
+    ``REDUCE_SCALE=x`` scales the measured reduction latencies (0: off);
+    ``SHARES=a,b,...`` averages the cached L2 replays at those shares of the L2
+    (:func:`with_share`) in place of the model's own.
     """
     from autotile.measure.gpu import _records_model as rm
 
     for kv in pairs or []:
         k, v = kv.split("=")
-        if k == "REDUCE_SCALE":
+        if k == "CURVE":
+            CURVE[0] = v
+        elif k == "SHARES":
+            SHARES[:] = [float(q) for q in v.split(",")]
+        elif k == "REDUCE_SCALE":
             rm.REDUCE_LATENCY_S = {w: t * float(v) for w, t in rm.REDUCE_LATENCY_S.items()}
         else:
             setattr(rm, k, float(v))
@@ -100,7 +161,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
     params = GpuModelParams()
     res: dict[str, tuple[float, float]] = {}
     for s in args.sets:
-        feats = json.loads((Path(args.cache) / f"records_features_{s}.json").read_text())
+        feats = _load_features(args.cache, s)
         meas = {(r["kernel"], r["config"]): r for r in
                 csv.DictReader(open(DATA / f"records_model_{s}_h200.csv"))}
         for name in SETS[s]:
@@ -112,7 +173,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
                 if not mr or not mr["median_time_s"]:
                     continue
                 dtype = SETS[s][name][2]
-                p.append(sum(rm.launch_time(f, H200_MEASURED_L2, params, dtype)["time_s"]
+                p.append(sum(rm.launch_time(with_share(f, SHARES), H200_MEASURED_L2, params,
+                                            dtype)["time_s"]
                              for f in row["launches"]))
                 t.append(float(mr["median_time_s"]))
             if not p:
@@ -131,7 +193,7 @@ def _pairs(sets: list[str], kernels: list[str] | None, cache: str) -> list[tuple
     """(features of each launch, dtype, measured median s) for every timed config."""
     out = []
     for s in sets:
-        feats = json.loads((Path(cache) / f"records_features_{s}.json").read_text())
+        feats = _load_features(cache, s)
         meas = {(r["kernel"], r["config"]): r for r in
                 csv.DictReader(open(DATA / f"records_model_{s}_h200.csv"))}
         for row in feats:
@@ -166,17 +228,62 @@ def fit(args: argparse.Namespace) -> None:
           f"{best[0]:.4f} at HBM_LATENCY_S={best[1]:.3g}, PROGRAM_LATENCY_S={best[2]:.3g}")
 
 
+def _share_rules() -> dict[str, list[float]]:
+    """Candidate L2 shares: a centre times a log-spaced spread (the model's rule)."""
+    rules = {}
+    for c in (0.42, 0.5, 0.59, 0.667, 0.71, 0.84, 1.0):
+        for name, spread in (("1", (1.0,)), ("1.19", (0.84, 1.0, 1.19)),
+                             ("1.41", (0.71, 1.0, 1.41)),
+                             ("2", (0.5, 0.71, 1.0, 1.41, 2.0)),
+                             ("d1.41", (0.71, 1.0)), ("d2", (0.5, 0.71, 1.0)),
+                             ("d2.8", (0.35, 0.5, 0.71, 1.0))):
+            rules[f"c{c}/x{name}"] = [c * f for f in spread]
+    return rules
+
+
+def shares(args: argparse.Namespace) -> None:
+    """Spearman and pick of every kernel and set for each candidate L2 share rule,
+    and leave-one-set-out: the rule chosen on the other sets (most targets met,
+    then the highest mean Spearman), scored on the set left out."""
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    args.quiet = True
+    for rule, fr in _share_rules().items():
+        SHARES[:] = fr
+        table[rule] = evaluate(args)
+    SHARES[:] = []
+    keys = sorted(next(iter(table.values())))
+
+    def score(rule: str, sets: list[str]) -> tuple[int, float]:
+        v = [table[rule][k] for k in keys if k.split("/")[0] in sets]
+        met = sum((r >= 0.8) + (p <= 1.05) for r, p in v)
+        return met, float(np.mean([r for r, _ in v]))
+
+    print("rule (Spearman/pick per set and kernel; targets met, mean Spearman)")
+    print(" " * 14 + " ".join(f"{k[:2]} {k.split('/')[1][:6]:>6s}" for k in keys))
+    for rule in table:
+        met, mean = score(rule, args.sets)
+        print(f"{rule:13s} " + " ".join(f"{table[rule][k][0]:.2f}/{table[rule][k][1]:.2f}"
+                                        for k in keys) + f"  {met} {mean:.3f}")
+    for out in args.sets:
+        rest = [s for s in args.sets if s != out]
+        best = max(table, key=lambda r: score(r, rest))
+        held = {k: table[best][k] for k in keys if k.startswith(out + "/")}
+        print(f"leave {out} out: chosen {best}; on {out}: " + ", ".join(
+            f"{k.split('/')[1]} {r:.3f}/{p:.3f}" for k, (r, p) in held.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", required=True, choices=("features", "eval", "fit"))
-    ap.add_argument("--kernels", nargs="*", default=None, help="--part fit: kernels fitted on")
+    ap.add_argument("--part", required=True, choices=("features", "eval", "fit", "shares"))
+    ap.add_argument("--kernels", nargs="*", default=None,
+                    help="--part fit: kernels fitted on; --part features: kernels run")
     ap.add_argument("--sets", nargs="+", default=list(SETS))
     ap.add_argument("--cache", default="/tmp/records_fit")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--set-const", nargs="*", default=None)
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
-    {"features": features, "eval": evaluate, "fit": fit}[args.part](args)
+    {"features": features, "eval": evaluate, "fit": fit, "shares": shares}[args.part](args)
 
 
 if __name__ == "__main__":
