@@ -22,7 +22,8 @@ F16, F32, F64 = "tl.zeros((4,), tl.float16)", "tl.zeros((4,), tl.float32)", \
     ("tl.abs(x_ptr)", "tl.absf expects a floating-point tensor, got pointer<float32>"),
     (f"tl.where(tl.zeros((4,), tl.int1), {F32}, tl.zeros((8,), tl.float32))",
      "where: shapes (4,), (4,) and (8,) do not broadcast"),
-    (f"tl.maximum({F32}, tl.zeros((8,), tl.float32))", "max: shapes (4,) and (8,) do not broadcast"),
+    (f"tl.maximum({F32}, tl.zeros((8,), tl.float32))",
+     "max: shapes (4,) and (8,) do not broadcast"),
     (f"tl.clamp({F32}, 0.0, tl.zeros((8,), tl.float32))",
      "min: shapes (4,) and (8,) do not broadcast"),
     # fma raised AttributeError for a pointer and NumPy's ValueError for shapes

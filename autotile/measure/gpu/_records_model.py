@@ -341,7 +341,8 @@ def _staggered_stream(tr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]
     w_of = wr[first].tolist()
     grp = np.zeros(upk.size)
     n_grp = np.ones(upk.size)
-    cur, g, seen, start = -1, 0, set(), 0
+    seen: set[int] = set()
+    cur, g, start = -1, 0, 0
     for i in range(upk.size):
         if p_of[i] != cur:
             n_grp[start:i] = g + 1
