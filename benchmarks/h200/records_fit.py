@@ -54,8 +54,9 @@ def _features_of(set_name: str, name: str) -> list[dict[str, object]]:
 
     spec, shape, dtype = SETS[set_name][name]
     m = KernelModelMeasurer(spec, shape, H200_MEASURED_L2, dtype=dtype)
-    rm._CURVE_FRACTIONS = tuple(float(2.0 ** (k / 2)) for k in range(-10, 3))
-    rm._CURVE_STAGGER = True
+    from records_l2_curves import window_curves
+
+    rm._WINDOW_HOOK = window_curves
     rows: list[dict[str, object]] = []
     for i in range(m.space.size):
         cfg = dict(m.space.config_at(i))

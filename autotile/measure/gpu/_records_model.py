@@ -26,16 +26,16 @@ W``). Every assumption and constant is listed in docs/gpu_model.md, section
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
 
 import autotile.lang as tl
 from autotile.measure._result import MeasureResult
 from autotile.measure.gpu._analytic import _infeasible, _ok
 from autotile.measure.gpu._hardware import HardwareProfile
-from autotile.measure.gpu._l2sim import _touch, simulate_l2_stream
+from autotile.measure.gpu._l2sim import simulate_l2_stream
 from autotile.measure.gpu._time_model import GpuModelParams, occupancy
 
 __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "launch_features",
@@ -147,13 +147,11 @@ REDUCE_LATENCY_S = {1: 8.35e-8, 2: 1.434e-7, 4: 1.642e-7, 8: 1.915e-7, 16: 2.331
 #: predicted: such a program issues one load instruction per warp for a handful
 #: of elements.
 LOAD_ISSUE_SLOTS = 16.0
-#: Shares of the L2 (fractions of ``l2_bytes``) at which :func:`launch_features`
-#: also replays the window and returns the result as ``l2_curve`` (empty: not at
-#: all); set by ``benchmarks/h200/records_fit.py`` to refit the L2 share.
-_CURVE_FRACTIONS: tuple[float, ...] = ()
-#: With :data:`_CURVE_FRACTIONS`, also replay the window staggered
-#: (:func:`_stagger_curve`) and return it as ``l2_curve_stagger`` (refits only).
-_CURVE_STAGGER = False
+#: For refits only (``benchmarks/h200/records_fit.py``): a callable that
+#: :func:`launch_features` calls with the window's lockstep replay
+#: (``tr, order, key, inv, ids, hw, share, scale, W``) and whose dict it adds to
+#: the features; None (the default) for the model.
+_WINDOW_HOOK: Callable[..., dict[str, Any]] | None = None
 #: Sectors one warp moves with a 16-byte-per-thread load (32 x 16 B = 512 B).
 _SECTORS_PER_WARP_LOAD = 16
 
@@ -283,127 +281,6 @@ def _load_groups(prog: np.ndarray, op: np.ndarray, buf: np.ndarray) -> float:
     return max(1.0, float(np.mean(counts))) if counts else 1.0
 
 
-@numba.njit(cache=True, nogil=True)
-def _sim_alloc(ids, is_write, tb, cap):  # type: ignore[no-untyped-def]
-    """LRU replay in which stores also take L2 lines (write-back, allocate on write).
-
-    Returns ``[reads, read hits, read-miss bytes]``; a store is not a read.
-    """
-    n_t = tb.size
-    prv = np.full(n_t, -1, np.int64)
-    nxt = np.full(n_t, -1, np.int64)
-    inc = np.zeros(n_t, np.bool_)
-    st = np.array([-1, -1, 0], np.int64)
-    out = np.zeros(3, np.int64)
-    for i in range(ids.size):
-        tile = ids[i]
-        hit = _touch(tile, tb, cap, prv, nxt, inc, st)
-        if is_write[i]:
-            continue
-        out[0] += 1
-        if hit:
-            out[1] += 1
-        else:
-            out[2] += tb[tile]
-    return out
-
-
-def _staggered_stream(tr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The window's sector trace in a staggered steady state, for the L2 replay.
-
-    Program ``p`` runs its accesses (position ``u`` in ``[0, 1)``: its load group
-    over its groups, one chain step each, as :func:`_load_groups` counts them) from
-    time ``-phi_p``, then those of a next row (its addresses renamed) from
-    ``1 - phi_p``, with ``phi_p`` the fractional part of ``p`` times the golden
-    ratio (phases spread evenly). The accesses at times in ``[0, 1)`` (one
-    program's worth per program) are the ones counted; the earlier ones warm the L2.
-
-    Returns
-    -------
-    ids : ndarray of int64
-        Sector index of each access, in replay order.
-    is_write : ndarray of bool
-    tile_bytes : ndarray of int64
-        32 for every sector.
-    n_warm : int
-        Accesses before time 0 (not counted).
-    """
-    prog = np.asarray(tr.program, np.int64)
-    op = np.asarray(tr.op, np.int64)
-    key = (np.asarray(tr.buffer, np.int64) << 40) + (
-        np.asarray(tr.offset_bytes, np.int64) // _SECTOR_BYTES)
-    wr = np.asarray(tr.is_write, np.bool_)
-    # a program's clock: its load groups (_load_groups' rule), each one chain step
-    upk, first, inv_pk = np.unique(prog * (1 << 32) + op, return_index=True,
-                                   return_inverse=True)
-    p_of = (upk >> 32).tolist()
-    b_of = np.asarray(tr.buffer, np.int64)[first].tolist()
-    w_of = wr[first].tolist()
-    grp = np.zeros(upk.size)
-    n_grp = np.ones(upk.size)
-    seen: set[int] = set()
-    cur, g, start = -1, 0, 0
-    for i in range(upk.size):
-        if p_of[i] != cur:
-            n_grp[start:i] = g + 1
-            cur, g, seen, start = p_of[i], 0, set(), i
-        if not w_of[i]:
-            if seen and b_of[i] in seen:
-                g, seen = g + 1, set()
-            seen.add(b_of[i])
-        grp[i] = g
-    n_grp[start:] = g + 1
-    u = (grp / n_grp)[inv_pk]
-    phi = np.modf(prog * 0.6180339887498949)[0]
-    t0 = u - phi
-    nxt = u < phi
-    t = np.concatenate([t0, 1.0 + t0[nxt]])
-    k = np.concatenate([key, key[nxt] + (1 << 60)])
-    w = np.concatenate([wr, wr[nxt]])
-    pp = np.concatenate([prog, prog[nxt]])
-    oo = np.concatenate([op, op[nxt]])
-    order = np.lexsort((oo, pp, t))
-    t, k, w = t[order], k[order], w[order]
-    n_pre = int(np.searchsorted(t, 0.0, "left"))
-    ids, inv = np.unique(k, return_inverse=True)
-    return (inv.astype(np.int64), w, np.full(ids.size, _SECTOR_BYTES, np.int64), n_pre)
-
-
-def _replay_staggered(stream: tuple[np.ndarray, np.ndarray, np.ndarray, int],
-                      cap: int) -> tuple[float, float]:
-    """Read-miss bytes and read hit rate of the counted part of a staggered stream.
-
-    Stores take L2 lines (:func:`_sim_alloc`). ``cap`` in bytes.
-    """
-    inv, w, tb, n_pre = stream
-    full = _sim_alloc(inv, w, tb, cap)
-    pre = _sim_alloc(inv[:n_pre], w[:n_pre], tb, cap)
-    n_r, hits, rb = (int(full[j] - pre[j]) for j in range(3))
-    return float(rb), (hits / n_r if n_r else 0.0)
-
-
-def _stagger_curve(tr: Any, hw: HardwareProfile, share: float, scale: float,
-                   lockstep: list[list[float]]) -> list[list[float]]:
-    """The staggered replay (:func:`_staggered_stream`) at each share (refits only).
-
-    Returns ``[share, read bytes, write bytes (the lockstep's), read hit rate]``
-    with stores not taking L2 lines, then the same three with stores taking lines,
-    per share of :data:`_CURVE_FRACTIONS`.
-    """
-    stream = _staggered_stream(tr)
-    inv, w, tb, n_pre = stream
-    out = []
-    for frac, _, wb, *_ in lockstep:
-        cap = max(int(hw.l2_bytes * frac * share), _SECTOR_BYTES)
-        f1 = simulate_l2_stream(inv, w, tb, l2_bytes=cap)
-        p1 = simulate_l2_stream(inv[:n_pre], w[:n_pre], tb, l2_bytes=cap)
-        n_r, hits = f1.n_reads - p1.n_reads, f1.n_read_hits - p1.n_read_hits
-        rb_a, h_a = _replay_staggered(stream, cap)
-        out.append([frac, (f1.hbm_read_bytes - p1.hbm_read_bytes) * scale, wb,
-                    hits / n_r if n_r else 0.0, rb_a * scale, wb, h_a])
-    return out
-
-
 def _interleave(trace: Any) -> np.ndarray:
     """Row order of a lockstep replay: op 0 of every program, then op 1, ..."""
     prog = np.asarray(trace.program, np.int64)
@@ -472,10 +349,8 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``hit_rate``, ``inflight`` (bytes of a program's largest load op),
         ``run_r``, ``run_w`` (mean contiguous piece, bytes), ``n_steps``
         (load ops per program), ``n_groups`` (dependent load steps per program:
-        :func:`_load_groups`). With :data:`_CURVE_FRACTIONS` set (refits only)
-        also ``l2_curve`` (``[share, read_b, write_b, hit_rate]`` of the replay
-        at each share of ``l2_bytes``), ``window`` (programs run) and
-        ``uniq_read_b`` (distinct bytes read per program).
+        :func:`_load_groups`). With :data:`_WINDOW_HOOK` set (refits only)
+        also what it returns.
     """
     n_prog = launch.n_programs
     # the NVIDIA backend's rules (tl.dot's minimum K): a config the GPU cannot
@@ -530,27 +405,10 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
                                    l2_bytes=max(int(cap * f), _SECTOR_BYTES))
                 for f in L2_SHARE_SPREAD]
         scale = n_prog / W
-        if _CURVE_FRACTIONS:
-            # for refits (benchmarks/h200/records_fit.py): the replay at other shares
-            share = min(1.0, W / max(1, min(n_prog, n_res)))
-            curve = []
-            for frac in _CURVE_FRACTIONS:
-                st = simulate_l2_stream(inv.astype(np.int64), np.asarray(tr.is_write)[order],
-                                        np.full(ids.size, _SECTOR_BYTES, np.int64),
-                                        l2_bytes=max(int(hw.l2_bytes * frac * share),
-                                                     _SECTOR_BYTES))
-                al = _sim_alloc(inv.astype(np.int64), np.asarray(tr.is_write)[order],
-                                np.full(ids.size, _SECTOR_BYTES, np.int64),
-                                max(int(hw.l2_bytes * frac * share), _SECTOR_BYTES))
-                curve.append([frac, st.hbm_read_bytes * scale, st.hbm_write_bytes * scale,
-                              st.l2_hit_rate, al[2] * scale, st.hbm_write_bytes * scale,
-                              al[1] / al[0] if al[0] else 0.0])
-            extra["l2_curve"] = curve
-            if _CURVE_STAGGER:
-                extra["l2_curve_stagger"] = _stagger_curve(tr, hw, share, n_prog / W, curve)
-            extra["window"] = float(W)
-            extra["uniq_read_b"] = float(
-                np.unique(key[~np.asarray(tr.is_write)[order]]).size) * _SECTOR_BYTES / W
+        if _WINDOW_HOOK is not None:  # refits only (benchmarks/h200/records_fit.py)
+            extra.update(_WINDOW_HOOK(
+                tr=tr, order=order, key=key, inv=inv, ids=ids, hw=hw, W=W, scale=scale,
+                share=min(1.0, W / max(1, min(n_prog, n_res)))))
         read_b = float(np.mean([st.hbm_read_bytes for st in sims])) * scale
         write_b = float(np.mean([st.hbm_write_bytes for st in sims])) * scale
         hit_rate = float(np.mean([st.l2_hit_rate for st in sims]))
