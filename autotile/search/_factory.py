@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import warnings
 from typing import Any
 
@@ -99,6 +100,9 @@ def make_searcher(
     ValueError
         If ``name`` is unknown or ``seed`` is not None or an int with
         ``0 <= seed < 2**32``.
+    TypeError
+        If ``kwargs`` holds an option the searcher does not take; the message
+        names it and lists the options it does take.
     ImportError
         If an Optuna sampler's optional dependency is missing (``cmaes`` for
         CMA-ES; ``torch`` and ``scipy`` for GP), naming the package.
@@ -114,10 +118,12 @@ def make_searcher(
     _require(key)
     if key in _AUTOTILE:
         module, cls = _AUTOTILE[key]
-        searcher: BaseSampler = getattr(importlib.import_module(module), cls)(
-            space, seed=seed, **kwargs)
+        ctor = getattr(importlib.import_module(module), cls)
+        _check_options(name, ctor, kwargs)
+        searcher: BaseSampler = ctor(space, seed=seed, **kwargs)
         return searcher
     samplers = optuna.samplers
+    _check_options(name, getattr(samplers, _OPTUNA_CLASS[key]), kwargs)
     if key == "tpe":
         # constant liar: running trials (other workers', or earlier ones of a batch) count as
         # bad, so TPE proposes away from configs being measured
@@ -133,6 +139,28 @@ def make_searcher(
         return samplers.NSGAIISampler(seed=seed, **kwargs)
     kwargs.setdefault("scramble", seed is not None)
     return samplers.QMCSampler(seed=seed, **kwargs)
+
+
+#: The Optuna sampler class behind each of Optuna's searcher names.
+_OPTUNA_CLASS = {"tpe": "TPESampler", "cmaes": "CmaEsSampler", "gp": "GPSampler",
+                 "nsga2": "NSGAIISampler", "qmc": "QMCSampler"}
+
+
+def _check_options(name: str, ctor: Any, kwargs: dict[str, Any]) -> None:
+    """Refuse options ``ctor`` does not take, naming them and the ones it does."""
+    try:
+        params = inspect.signature(ctor).parameters
+    except (TypeError, ValueError):  # no signature to read: let the constructor decide
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    known = [n for n, p in params.items() if n not in ("self", "space", "seed")
+             and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                            inspect.Parameter.KEYWORD_ONLY)]
+    unknown = sorted(set(kwargs) - set(known))
+    if unknown:
+        raise TypeError(f"searcher {name!r} has no option(s) {unknown}; its options are "
+                        f"{known}")
 
 
 def encoding_for(sampler: BaseSampler) -> Encoding:

@@ -7,7 +7,8 @@ that one is resumed. ``--out DIR`` names the folder itself: a finished
 report there is kept unless ``--force`` is given, an interrupted run with
 the same settings is resumed, one with other settings is refused. The
 folder's ``run.json`` records the command, the settings, the storage and
-whether the run finished.
+whether the run finished; a database password in the storage URL is stored
+masked (``***``), so resuming such a run needs ``--storage`` again.
 """
 
 from __future__ import annotations
@@ -40,15 +41,17 @@ class RunFolder:
         The contents of ``run.json``.
     """
 
-    def __init__(self, path: Path, record: dict[str, Any], resumed: bool) -> None:
+    def __init__(self, path: Path, record: dict[str, Any], resumed: bool,
+                 url: str | None = None) -> None:
         self.path = path
         self.record = record
         self.resumed = resumed
+        self._url = url
 
     @property
     def storage(self) -> str:
-        """The storage URL of the run's studies."""
-        return str(self.record["storage"])
+        """The storage URL of the run's studies (with its password: never written)."""
+        return self._url or str(self.record["storage"])
 
     def save(self) -> None:
         """Write ``run.json`` (atomically)."""
@@ -71,6 +74,34 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _mask(url: Any) -> str:
+    from autotile.search._study_args import _hide_password
+
+    return _hide_password(str(url))
+
+
+def _masked_command(command: list[str]) -> list[str]:
+    """``command`` with the password of every ``--storage`` URL masked."""
+    out, after_storage = [], False
+    for arg in command:
+        if after_storage:
+            arg, after_storage = _mask(arg), False
+        elif arg == "--storage":
+            after_storage = True
+        elif arg.startswith("--storage="):
+            arg = "--storage=" + _mask(arg[len("--storage="):])
+        out.append(arg)
+    return out
+
+
+def _same_storage(storage: str | None, old: dict[str, Any]) -> bool:
+    """Whether ``--storage`` (None: not given) can resume a run recorded as ``old``."""
+    recorded = str(old.get("storage"))
+    if storage is None:  # the recorded URL must be usable as it is: no masked password
+        return ":***@" not in recorded
+    return _mask(storage) == recorded
+
+
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     keys = sorted(set(old) | set(new))
     return [f"{k}={old.get(k)!r} then, {new.get(k)!r} now" for k in keys
@@ -81,9 +112,10 @@ def _new(path: Path, settings: dict[str, Any], storage: str | None,
          command: list[str]) -> RunFolder:
     path.mkdir(parents=True, exist_ok=True)
     url = storage or f"sqlite:///{(path / _STORE).absolute()}"
-    record = {"command": command, "settings": settings, "storage": url, "status": "running",
+    record = {"command": _masked_command(command), "settings": settings,
+              "storage": _mask(url), "status": "running",
               "started": time.strftime("%Y-%m-%d %H:%M:%S")}
-    folder = RunFolder(path, record, resumed=False)
+    folder = RunFolder(path, record, resumed=False, url=url)
     folder.save()
     return folder
 
@@ -145,17 +177,19 @@ def open_run_folder(out: str | None, default_base: str, settings: dict[str, Any]
         old = _read(path) if path.is_dir() else None
         if old is not None and not force:
             diffs = _differences(old.get("settings") or {}, settings)
-            if old.get("status") != "done" and not diffs and resume and (
-                    storage is None or storage == old.get("storage")):
-                folder = RunFolder(path, old, resumed=True)
-                folder.record["command"] = command
+            if old.get("status") != "done" and not diffs and resume and _same_storage(
+                    storage, old):
+                folder = RunFolder(path, old, resumed=True, url=storage)
+                folder.record["command"] = _masked_command(command)
                 folder.save()
                 return folder
-            other = storage is not None and storage != old.get("storage")
+            other = not _same_storage(storage, old)
+            where = (f"not in --storage {_hide(storage)}" if storage is not None else
+                     "whose password is not recorded: pass that --storage again to resume it")
             what = ("a finished report" if old.get("status") == "done" else
                     "an interrupted run with other settings (" + "; ".join(diffs) + ")"
                     if diffs else f"an interrupted run stored in {_hide(old.get('storage'))}, "
-                    f"not in --storage {_hide(storage)}" if other else
+                    f"{where}" if other else
                     "an interrupted run")
             raise ValueError(
                 f"--out {out!r} holds {what} from {old.get('started', 'an earlier run')}; "
@@ -181,9 +215,9 @@ def open_run_folder(out: str | None, default_base: str, settings: dict[str, Any]
             old = _read(p)
             if (old is not None and old.get("status") != "done"
                     and not _differences(old.get("settings") or {}, settings)
-                    and (storage is None or storage == old.get("storage"))):
-                folder = RunFolder(p, old, resumed=True)
-                folder.record["command"] = command
+                    and _same_storage(storage, old)):
+                folder = RunFolder(p, old, resumed=True, url=storage)
+                folder.record["command"] = _masked_command(command)
                 folder.save()
                 _link_latest(base, p)
                 return folder

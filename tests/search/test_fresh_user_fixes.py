@@ -298,3 +298,21 @@ def test_python_default_study_name_of_a_kernel_tuner_file_has_its_stem(tmp_path:
                           storage=db, progress=False).study_name)
     assert names == ["pnpoly__A-cn_pnpoly-random-time-seed0",
                      "pnpoly__B-cn_pnpoly-random-time-seed0"]
+
+
+@pytest.mark.parametrize("name", ["model", "bandit", "random", "tpe", "nsga2"])
+def test_unknown_searcher_option_names_it_and_the_known_ones(name):
+    from autotile.search import make_searcher
+    from autotile.space import gemm_space
+
+    with pytest.raises(TypeError, match=rf"searcher '{name}' has no option\(s\) \['plan_sise'\]; "
+                                        r"its options are \["):
+        make_searcher(name, gemm_space(64), seed=0, plan_sise=8)
+
+
+def test_known_searcher_options_still_pass():
+    from autotile.search import make_searcher
+    from autotile.space import gemm_space
+
+    s = make_searcher("model", gemm_space(64), seed=0, plan_size=8)
+    assert s.plan_size == 8
