@@ -312,8 +312,18 @@ def tune_main(argv: Sequence[str] | None = None) -> int:
                     seed=args.seed, budget=args.budget)
         return _run(spec, args, args.storage, args.study_name, prog)
     except (_UsageError, ValueError, TypeError, ImportError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {_as_flags(str(exc))}", file=sys.stderr)
         return 2
+
+
+def _as_flags(message: str) -> str:
+    """A library error about ``seed``/``objective`` worded with the command's flags."""
+    for name in ("seed", "objective"):
+        if message.startswith(f"{name} must"):
+            message = f"--{name}" + message[len(name):]
+            message = message.replace(f"got {name}=", f"got --{name} ").replace(
+                "must be None or an int", "must be an int")
+    return message
 
 
 def _check_storage_file_exists(storage: str) -> None:

@@ -316,3 +316,16 @@ def test_known_searcher_options_still_pass():
 
     s = make_searcher("model", gemm_space(64), seed=0, plan_size=8)
     assert s.plan_size == 8
+
+
+def test_tune_cli_errors_name_the_flags(capsys):
+    from autotile.search._cli_tune import tune_main
+
+    assert tune_main(["--space", "gemm", "--seed", "-1", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("autotile tune: error: --seed must be an int with 0 <= seed < 2**32, "
+                   "got --seed -1")
+    assert tune_main(["--space", "gemm", "--objective", "nope", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("autotile tune: error: --objective must be one of (")
+    assert err.endswith("got 'nope'")
