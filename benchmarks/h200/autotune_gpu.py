@@ -69,6 +69,17 @@ EIGHT_V3_SHAPES = "384x10240x6144:float16,448x4096x20480:bfloat16,6144x6144x6144
                   "12288x1536x8192:float16,2500x7000x3000:float16,1800x2400x20000:bfloat16," \
                   "1024x16384x2048:float16,3100x3300x4100:bfloat16"
 
+#: The fourth run's eight shapes, fixed (with the model's zero-shot predictions,
+#: ``benchmarks/h200/data/autotune_gpu_v4_predictions.csv``) before it: none in an earlier
+#: data file; small M (320, 480), deep K (16384, 24000), N >> M, M >> N, no size a
+#: multiple of 128 in five of them, K not a multiple of 16 (A, and at N = 4600 also B,
+#: loaded unvectorised), a partial last wave at deep K, fp16 and bf16:
+#: ``--shapes eight_v4``.
+EIGHT_V4_SHAPES = "4000x4600x2600:float16,320x6144x16384:bfloat16," \
+                  "3600x2800x3000:bfloat16,10000x704x4096:float16," \
+                  "1700x2800x24000:bfloat16,480x12000x8192:float16," \
+                  "14000x960x6000:bfloat16,5200x4800x4000:float16"
+
 T0 = time.perf_counter()
 
 
@@ -83,6 +94,8 @@ def parse_shapes(text: str) -> list[tuple[int, int, int, str]]:
         text = SLOWER4_SHAPES
     elif text == "eight_v3":
         text = EIGHT_V3_SHAPES
+    elif text == "eight_v4":
+        text = EIGHT_V4_SHAPES
     out = []
     for item in text.split(","):
         dims, _, dtype = item.strip().partition(":")

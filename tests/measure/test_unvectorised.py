@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from autotile.errors import MeasureError
 from autotile.measure import GpuModelParams, KernelModelMeasurer
 from autotile.measure.gpu import H200_MEASURED_L2, estimate_time
 from autotile.measure.gpu._time_model import matmul_regs_per_thread, matmul_smem_bytes
@@ -88,3 +89,32 @@ def test_a_wave_tail_runs_at_a_higher_clock():
     # measured 51.1 us and 62.1 us: the wide tile is now predicted the faster one
     assert m.measure(wide).metrics["time_s"] < m.measure(narrow).metrics["time_s"]
     assert fixed.measure(wide).metrics["time_s"] > fixed.measure(narrow).metrics["time_s"]
+
+
+def test_chains_run_in_waves_of_resident_programs():
+    hw = H200_MEASURED_L2
+    flops = hw.tensor_flops_per_s("float16") / hw.n_sms * 5e-6  # c0 = 5 us per program
+    kw = dict(flops_per_program=flops, hbm_bytes=0.0, efficiency=1.0, num_stages=3,
+              n_steps_per_program=10, scalar_step_elems=4000)
+    # 396 programs, 2 resident per SM: 2 waves of 264 chains of (10 x 2.7 + 5) us each,
+    # not 3 rounds / 2 = 1.5 chains
+    three = estimate_time(hw, P, n_programs=396, blocks_per_sm=2, **kw)
+    assert three.compute_s == pytest.approx(64e-6)
+    # 264 programs fill one wave: the same 32 us as before
+    assert estimate_time(hw, P, n_programs=264, blocks_per_sm=2, **kw).compute_s == \
+        pytest.approx(32e-6)
+
+
+def test_unvectorised_a_costs_less_than_b():
+    # 2500 x 7000 x 3000 fp16: K and N not multiples of 16, A and B scalar. Measured on the
+    # H200: 128x64x32 1.149 ms, 64x128x32 1.655 ms (same programs and steps, A and B swapped)
+    m = KernelModelMeasurer("matmul", {"M": 2500, "N": 7000, "K": 3000}, H200_MEASURED_L2)
+    tall = m.measure(cfg(128, 64, 32, 4, 4)).metrics["time_s"]
+    wide = m.measure(cfg(64, 128, 32, 4, 4)).metrics["time_s"]
+    assert tall < wide
+    even = KernelModelMeasurer("matmul", {"M": 2500, "N": 7000, "K": 3000}, H200_MEASURED_L2,
+                               params=GpuModelParams(scalar_a_weight=1.0))
+    assert even.measure(cfg(128, 64, 32, 4, 4)).metrics["time_s"] == pytest.approx(
+        even.measure(cfg(64, 128, 32, 4, 4)).metrics["time_s"], rel=1e-3)
+    with pytest.raises(MeasureError, match="scalar_a_weight"):
+        GpuModelParams(scalar_a_weight=-0.1)

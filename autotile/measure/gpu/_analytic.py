@@ -81,7 +81,9 @@ def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
     # a descriptor kernel is modelled as aligned operands (TMA needs 16-byte strides only)
     acc = matmul_access(M, 16, 16, isz) if descriptors else matmul_access(M, N, K, isz)
     n_a, n_b = acc.n_buffers(ns)
-    scalar_step = (0 if acc.a.is_async else bm * bk) + (0 if acc.b.is_async else bk * bn)
+    scalar_a = 0 if acc.a.is_async else bm * bk
+    scalar_b = 0 if acc.b.is_async else bk * bn
+    scalar_step = scalar_a + scalar_b
     scalar_out = bm * bn if acc.c.vector_elems == 1 else 0
     smem = matmul_smem_bytes(bm, bn, bk, ns, isz, a_buffers=n_a, b_buffers=n_b)
     regs = matmul_regs_per_thread(bm, bn, nw, p, staged_elems=scalar_step)
@@ -117,7 +119,7 @@ def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
                         num_stages=ns, dtype=self.dtype, n_steps_per_program=n_steps,
                         step_bytes=float((bm + bn) * bk * isz),
                         smem_step_bytes=matmul_smem_step_bytes(bm, bn, bk, nw, isz),
-                        scalar_step_elems=float(scalar_step),
+                        scalar_step_elems=p.scalar_a_weight * scalar_a + scalar_b,
                         scalar_epilogue_elems=float(scalar_out * (n_steps // nk)))
     return _ok(self, config, {
         "time_s": est.time_s, "tflops": 2.0 * M * N * K / est.time_s / 1e12,

@@ -78,6 +78,12 @@ SMEM_BYTES_PER_CLK_PER_SM = 128
 #: per SM at 1.83 GHz, 15x below the 32 load-store lanes of an SM (H100 whitepaper).
 SCALAR_ELEMS_PER_S_PER_SM = 4.0e9
 UNPIPELINED_LATENCY_S = 1.7e-6
+#: ``w_A`` of eq. 5d: what one element of A loaded with scalar loads (K % 16 != 0) costs
+#: relative to one of B, selected by leave-one-shape-out over the four H200 shapes with
+#: unvectorised operands (docs/gpu_model.md, "Unvectorised operands"); the pair
+#: 128x64x32 / 64x128x32 at 2500 x 7000 x 3000 (same programs and steps, A and B
+#: swapped) alone gives 0.30.
+SCALAR_A_WEIGHT = 0.3
 #: ``N`` of the ``wgmma`` shapes Triton may pick for 16-bit and fp32 operands,
 #: largest first [6].
 _WGMMA_N = tuple(range(256, 0, -8))
@@ -159,6 +165,15 @@ class GpuModelParams:
         synchronously loaded tile waits besides moving its elements: the
         load latency the pipeline no longer hides, the store to shared
         memory and the barrier before ``tl.dot``.
+    scalar_a_weight : float, default=SCALAR_A_WEIGHT
+        ``w_A`` in eq. 5d: the cost of one element of the A tile loaded with
+        scalar loads relative to one of B (``e = w_A * BLOCK_M * BLOCK_K +
+        BLOCK_K * BLOCK_N`` when both are scalar). Measured, not derived: at
+        2500 x 7000 x 3000 on the H200, 128x64x32 (A 4096, B 2048 elements a
+        step) ran 1.44x faster than 64x128x32 (A 2048, B 4096) with the same
+        programs and steps, ``w_A`` = 0.30. Why A is cheaper (its tile is
+        contiguous along K, the order ``wgmma`` reads A in) is an unchecked
+        assumption. Must be ``>= 0``.
 
     Raises
     ------
@@ -193,6 +208,7 @@ class GpuModelParams:
     unpipelined_latency_s: float = UNPIPELINED_LATENCY_S
     clock_exponent: float = 1.0 / 3.0
     max_clock_boost: float = 1.47
+    scalar_a_weight: float = SCALAR_A_WEIGHT
 
     def __post_init__(self) -> None:
         def real(name: str, value: Any, *, finite: bool = True,
@@ -217,7 +233,8 @@ class GpuModelParams:
             raise MeasureError(f"overlap_decay must be in [0, 1), got overlap_decay={decay}")
         object.__setattr__(self, "overlap_decay", decay)
         for name in ("tile_overhead_elems", "k_overhead_elems", "pipeline_latency_s",
-                     "power_cap_s_per_byte", "unpipelined_latency_s", "clock_exponent"):
+                     "power_cap_s_per_byte", "unpipelined_latency_s", "clock_exponent",
+                     "scalar_a_weight"):
             v = real(name, getattr(self, name), rule="finite and >= 0")
             if v < 0:
                 rule = "finite and >= 0" if name == "power_cap_s_per_byte" else ">= 0"
@@ -643,11 +660,13 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
       unpipelined_latency_s`` and ``c0`` the tensor time of eq. 5: the SM
       moves scalar elements at rate ``R``, ``scalar_s = r *
       (n_steps_per_program * e + e_c) / R``; and, when ``e > 0``, ``chain_s =
-      (r * n_steps_per_program * (L_u + e / R) + c0) / b'``: such a tile has
-      one shared-memory buffer and is not pipelined, so a program's steps run
-      load, store to shared memory and ``tl.dot`` in turn and only the ``b'``
-      resident programs overlap. ``compute_s = max(compute_s, scalar_s,
-      chain_s)``;
+      ceil(n_programs / (n_sms * blocks_per_sm)) * (n_steps_per_program *
+      (L_u + e / R) + c0 / r)``: such a tile has one shared-memory buffer and
+      is not pipelined, so a program's steps run load, store to shared memory
+      and ``tl.dot`` in turn, the resident programs overlap and the launch
+      runs in waves of ``n_sms * blocks_per_sm`` such chains (wave
+      quantization over resident programs). ``compute_s = max(compute_s,
+      scalar_s, chain_s)``;
     * memory (eq. 6): ``hbm_bytes / (hbm_bytes_per_s * bandwidth_efficiency)``;
     * overlap (eq. 7): ``o = 1 - overlap_decay ** (num_stages * blocks_per_sm - 1)``;
     * time (eq. 8): ``max(c, m) + (1 - o) * min(c, m) + launch_overhead_s``:
@@ -744,9 +763,10 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
         scalar_s = rounds * (steps * scalar_step_elems + scalar_epilogue_elems) / rate
         compute_s = max(compute_s, scalar_s)
         if scalar_step_elems > 0:
-            b_res = min(blocks_per_sm, rounds)
-            chain_s = (rounds * steps * (params.unpipelined_latency_s + scalar_step_elems / rate)
-                       + tensor_s) / b_res
+            per_prog_s = (steps * (params.unpipelined_latency_s + scalar_step_elems / rate)
+                          + tensor_s / rounds)
+            # the chains run in waves of resident programs (co-resident chains overlap)
+            chain_s = -(-n_programs // (hw.n_sms * blocks_per_sm)) * per_prog_s
             compute_s = max(compute_s, chain_s)
     memory_s = hbm_bytes / (hw.hbm_bytes_per_s * params.bandwidth_efficiency)
     o = 1.0 - params.overlap_decay ** (num_stages * blocks_per_sm - 1)
