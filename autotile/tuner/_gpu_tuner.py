@@ -266,6 +266,7 @@ class GpuAutotuner(TunerCommon):
         self.bench_ms = 0.0
         self.prior_note = ""
         self._model_s_per_prediction: float | None = None
+        self._n_rankings = 0
         self.cache_hit = False
         self.cache_source: str | None = None
         self.bench_time = 0.0
@@ -388,8 +389,9 @@ class GpuAutotuner(TunerCommon):
         for each remaining candidate would exceed it (the first prediction
         also pays one-time costs, so it does not project). When an earlier
         tuning of this kernel (another key) saw predictions that slow, the
-        prior is skipped before any prediction. :attr:`prior_note` says what
-        happened.
+        prior is skipped before any prediction (a first tuning that stopped
+        after its single prediction is not evidence enough: that one may be
+        one-time costs). :attr:`prior_note` says what happened.
         """
         t0 = time.perf_counter()
         n = len(candidates)
@@ -414,12 +416,13 @@ class GpuAutotuner(TunerCommon):
             t1 = time.perf_counter()
             out[c] = model(c)
             last = time.perf_counter() - t1
-        if last is not None and len(out) >= 2:
+        # remember a prediction's cost for the next key: the latest one, unless it was
+        # the only one of this tuner's first ranking (one-time costs, e.g. imports and
+        # the interpreter's caches, may be all of it; the next key then predicts one again)
+        if last is not None and (len(out) >= 2 or self._n_rankings > 0):
             self._model_s_per_prediction = last
-        elif last is not None and len(out) < n:
-            # stopped after one prediction: the next tuning skips the prior unless the
-            # one it saw (one-time costs included) would fit the cap
-            self._model_s_per_prediction = last
+        if out:
+            self._n_rankings += 1
         self.prior_note = (f"ranked {len(out)} of {n} in {time.perf_counter() - t0:.3g} s"
                            + (f" (cap {cap:.3g} s)" if cap is not None else ""))
         return out

@@ -189,12 +189,41 @@ def test_a_prior_slower_than_timing_the_list_stops_after_one_and_is_skipped_next
     assert calls == [1] and len(k.predictions) == 1
     assert k.prior_note == "ranked 1 of 6 in 1.5 s (cap 0.75 s)"
     assert k.best_config.num_warps == 4 and k.n_timed == 6
-    # a new key: 6 x 1.5 s > 0.75 s, so no prediction at all
+    # a new key: the first tuning's single prediction may have been one-time costs, so
+    # one more is made; it is as slow: stop again, and now it is remembered
     x2, y2 = _data(300)
     k[grid](x2, y2, 300)
-    assert calls == [1] and k.predictions == {}
+    assert calls == [1, 1] and len(k.predictions) == 1
+    # a third key: 6 x 1.5 s > 0.75 s, so no prediction at all
+    x3, y3 = _data(400)
+    k[grid](x3, y3, 400)
+    assert calls == [1, 1] and k.predictions == {}
     assert k.prior_note.startswith("skipped: 6 predictions at 1.5 s each")
-    np.testing.assert_array_equal(y2, x2)
+    np.testing.assert_array_equal(y3, x3)
+
+
+def test_a_slow_first_prediction_alone_does_not_disable_the_prior(monkeypatch):
+    # the first prediction pays one-time costs (1.0 s), the next ones 0.02 s each: the
+    # first key stops after one, the second key ranks all six
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    cost = iter([1.0] + [0.02] * 20)
+
+    def scorer(config, args):
+        calls.append(config.num_warps)
+        clock[0] += next(cost)
+        return 1e-3 * config.num_warps
+
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, scorer=scorer,
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == [1]
+    x2, y2 = _data(300)
+    k[grid](x2, y2, 300)
+    assert calls == [1] + list(WARPS) and len(k.predictions) == 6
+    assert k.prior_note == "ranked 6 of 6 in 0.12 s (cap 0.75 s)"
 
 
 def test_a_ranking_that_cannot_finish_within_the_cap_stops_at_the_second(monkeypatch):
