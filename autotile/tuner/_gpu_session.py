@@ -210,40 +210,85 @@ class GpuSession:
                        ) -> dict[LaunchConfig, TuningRecord]:
         failed: dict[LaunchConfig, TuningRecord] = {}
         jobs, job_configs = [], []
-        for c in configs:
+        early: list[Any] = []  # [configs, thread, box] handed to the pool during the probe
+        for i, c in enumerate(configs):
             try:
                 grid = self.grid_of(c)
             except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
                 failed[c] = TuningRecord(c, "failed", reason=f"the grid raised {_err(exc)}")
                 continue
             if pool is None or self.compile_mode != "pool":
-                rec = self._compile_here(c, pool)
+                rest = list(configs[i + 1:])
+
+                def hand_off(rest: list[LaunchConfig] = rest) -> None:
+                    # the probe is slow: the rest of this batch compiles in the workers
+                    # while it finishes (pool.run waits on pipes in a helper thread)
+                    assert pool is not None  # only called by the probe of a pool
+                    workers = pool
+                    cs, js = [], []
+                    for r in rest:
+                        try:
+                            g = self.grid_of(r)
+                        except Exception as exc:  # noqa: BLE001 - data, as above
+                            failed[r] = TuningRecord(r, "failed",
+                                                     reason=f"the grid raised {_err(exc)}")
+                            continue
+                        js.append(self.backend.compile_job(self.kernel, self.args,
+                                                           self.kwargs, g, r))
+                        cs.append(r)
+                    box: dict[str, Any] = {}
+
+                    def run() -> None:
+                        try:
+                            box["out"] = workers.run(js) if js else []
+                        except BaseException as exc:  # noqa: BLE001 - re-raised on join
+                            box["exc"] = exc
+
+                    th = threading.Thread(target=run, name="autotile-pool-run", daemon=True)
+                    th.start()
+                    early.extend([cs, th, box])
+
+                rec = self._compile_here(c, pool, hand_off if pool is not None and rest
+                                         else None)
                 if rec is not None:
                     failed[c] = rec
+                if early:
+                    break
                 continue
             jobs.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, grid, c))
             job_configs.append(c)
+        if early:
+            cs, th, box = early
+            th.join()
+            if "exc" in box:
+                raise box["exc"]
+            self._pool_outcomes(cs, box["out"], failed)
         if pool is not None and jobs:
-            for c, out in zip(job_configs, pool.run(jobs)):
-                self.n_compiled += 1
-                self.compile_s[c] = out.compile_s
-                metrics = {"compile_s": out.compile_s}
-                if out.status == "ok":
-                    continue
-                if out.status == "timeout":
-                    failed[c] = TuningRecord(c, "failed", reason=f"compile timeout: {out.error}",
-                                             metrics=metrics)
-                elif out.status == "error":
-                    status = classify_error_text(out.error_types, out.error or "")
-                    failed[c] = TuningRecord(c, status, reason=_short(f"compile: {out.error}"),
-                                             metrics=metrics)
-                else:
-                    failed[c] = TuningRecord(c, "failed", reason=f"compile worker: {out.error}",
-                                             metrics=metrics)
+            self._pool_outcomes(job_configs, pool.run(jobs), failed)
         return failed
 
-    def _compile_here(self, config: LaunchConfig, pool: CompilePool | None = None
-                      ) -> TuningRecord | None:
+    def _pool_outcomes(self, configs: Sequence[LaunchConfig], outcomes: Sequence[Any],
+                       failed: dict[LaunchConfig, TuningRecord]) -> None:
+        """Book the pool's compile outcomes of ``configs``; add the failures to ``failed``."""
+        for c, out in zip(configs, outcomes):
+            self.n_compiled += 1
+            self.compile_s[c] = out.compile_s
+            metrics = {"compile_s": out.compile_s}
+            if out.status == "ok":
+                continue
+            if out.status == "timeout":
+                failed[c] = TuningRecord(c, "failed", reason=f"compile timeout: {out.error}",
+                                         metrics=metrics)
+            elif out.status == "error":
+                status = classify_error_text(out.error_types, out.error or "")
+                failed[c] = TuningRecord(c, status, reason=_short(f"compile: {out.error}"),
+                                         metrics=metrics)
+            else:
+                failed[c] = TuningRecord(c, "failed", reason=f"compile worker: {out.error}",
+                                         metrics=metrics)
+
+    def _compile_here(self, config: LaunchConfig, pool: CompilePool | None = None,
+                      hand_off: Callable[[], None] | None = None) -> TuningRecord | None:
         """Compile ``config`` in this process, in a thread, waiting at most ``pool.timeout_s``.
 
         Without a pool (``compile_ahead=False``) there is no limit. With one, the
@@ -252,7 +297,9 @@ class GpuSession:
         here too and no worker is ever started; otherwise (slower, failed to
         finish or past the limit) they go to the pool, whose
         :attr:`pool_workers` workers start as soon as the probe has run
-        :data:`IN_PROCESS_PROBE_S` (their start-up overlaps the probe's rest). A compile past the
+        :data:`IN_PROCESS_PROBE_S` (their start-up overlaps the probe's rest),
+        and ``hand_off()`` is then called: it gives the rest of the batch to
+        the workers while the probe finishes. A compile past the
         time limit cannot be interrupted: its thread is left to finish in the
         background, the config is ``"failed"`` (compile timeout) and every later
         config compiles in the pool, so no two compiles run in this process;
@@ -278,6 +325,8 @@ class GpuSession:
             if th.is_alive():
                 with self.phase("pool"):
                     pool.start(self.pool_workers)
+                if hand_off is not None:
+                    hand_off()
                 th.join(None if limit is None else max(0.0, limit - (time.perf_counter() - t0)))
         else:
             th.join(None if pool is None else pool.timeout_s)

@@ -327,3 +327,50 @@ def test_phases_account_for_the_tunings_wall_time():
     assert k.phase_s["first_pass"] >= 6 * 0.0125 * 2 / 3
     assert k.phase_s["retime"] >= 3 * 0.0125 * 2 / 3
     assert k.phase_s["check"] > 0.0
+
+
+def stamped_compile_worker(job):
+    """Compile-pool worker: write the job's start time to its stamp file, then sleep."""
+    with open(job["stamp"], "w") as f:
+        f.write(repr(time.time()))
+    time.sleep(job["sleep_s"])
+
+
+def test_the_rest_compiles_in_the_workers_while_a_slow_first_compile_finishes(
+        monkeypatch, tmp_path):
+    # layer norm 3584 x 10240 on the H200: the first compile (1 warp) ran 28.7 s in the
+    # process, and only then did 2, 4 and 8 warps (7.9, 2.3, 1.7 s) go to the workers.
+    # Now they are handed over once the first has run IN_PROCESS_PROBE_S
+    import autotile.tuner._gpu_session as S
+
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.2)
+    ends = {}
+
+    class Stamped(FakeBackend):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.worker_fn = stamped_compile_worker
+
+        def compile_job(self, kernel, args, kwargs, grid, config):
+            job = super().compile_job(kernel, args, kwargs, grid, config)
+            return {**job, "stamp": str(tmp_path / f"job_{config.kwargs['BLOCK']}")}
+
+        def compile(self, kernel, args, kwargs, grid, config):
+            super().compile(kernel, args, kwargs, grid, config)
+            ends[config.kwargs["BLOCK"]] = time.time()
+
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in (16, 32, 64, 128)]
+    be = Stamped(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                 compile_sleep_s={16: 2.5, 32: 0.3, 64: 0.3, 128: 0.3})
+    k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=3, compile_timeout_s=20.0)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert be.compiled == [16] and be.jobs == [32, 64, 128] and k.n_compiled == 4
+    assert k.compile_mode == "pool"
+    starts = {b: float((tmp_path / f"job_{b}").read_text()) for b in (32, 64, 128)}
+    # every worker job started before the first compile (here) ended
+    assert max(starts.values()) < ends[16]
+    assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
+        16: "ok", 32: "ok", 64: "ok", 128: "ok"}
+    np.testing.assert_array_equal(y, x)
