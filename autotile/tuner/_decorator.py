@@ -195,8 +195,9 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             Compile in worker processes, under ``compile_timeout_s``: the
             model's first ``min_measured`` candidates in parallel before any
             is timed, each later one when the early stop reaches it. The
-            first compile runs in this process; the workers start only once
-            it has run 2 s, and when it takes less, everything compiles here.
+            first compile runs in this process: when it takes at most 2 s,
+            everything compiles here and the workers are stopped; once it
+            has run 2 s, the rest of its batch goes to the workers at once.
         n_compile_jobs : int, optional
             Compile workers (default ``min(8, os.cpu_count())``).
         compile_timeout_s : float or None, default=60.0

@@ -120,7 +120,7 @@ class GpuSession:
         self.retime_orders: list[list[LaunchConfig]] = []
         self.winner: LaunchConfig | None = None
         self.bench_share = 1.0
-        #: workers the pool starts when the probe compile turns out slow
+        #: workers the pool starts with (when the tuner has not started it)
         self.pool_workers = 1
         self.phase_s: dict[str, float] = dict.fromkeys(PHASES, 0.0)
         self.n_bench = 0
@@ -294,12 +294,12 @@ class GpuSession:
         Without a pool (``compile_ahead=False``) there is no limit. With one, the
         first such compile (``compile_mode == "probe"``) decides the rest of
         the tuning: done within :data:`IN_PROCESS_PROBE_S`, later configs compile
-        here too and no worker is ever started; otherwise (slower, failed to
-        finish or past the limit) they go to the pool, whose
-        :attr:`pool_workers` workers start as soon as the probe has run
-        :data:`IN_PROCESS_PROBE_S` (their start-up overlaps the probe's rest),
-        and ``hand_off()`` is then called: it gives the rest of the batch to
-        the workers while the probe finishes. A compile past the
+        here too and the pool's workers are stopped; otherwise (slower, failed
+        to finish or past the limit) they go to the pool: as soon as the probe
+        has run :data:`IN_PROCESS_PROBE_S`, the pool is started (if the tuner
+        has not started it yet, with :attr:`pool_workers` workers) and
+        ``hand_off()`` is called: it gives the rest of the batch to the
+        workers while the probe finishes. A compile past the
         time limit cannot be interrupted: its thread is left to finish in the
         background, the config is ``"failed"`` (compile timeout) and every later
         config compiles in the pool, so no two compiles run in this process;
@@ -318,8 +318,7 @@ class GpuSession:
         th = threading.Thread(target=work, name="autotile-compile", daemon=True)
         th.start()
         if pool is not None and self.compile_mode == "probe":
-            # the pool's workers start only once the probe turns out slow: a kernel that
-            # compiles fast never pays their start-up (processes importing Triton)
+            # once the probe turns out slow, the rest compiles in the workers meanwhile
             limit = pool.timeout_s
             th.join(IN_PROCESS_PROBE_S if limit is None else min(limit, IN_PROCESS_PROBE_S))
             if th.is_alive():
@@ -348,7 +347,7 @@ class GpuSession:
         if self.compile_mode == "probe":
             self.compile_mode = "here" if dt <= IN_PROCESS_PROBE_S else "pool"
             if self.compile_mode == "here":
-                pool.close()  # no worker was started; none will be
+                pool.close()  # its workers are not needed: free their CPU now
         exc = box.get("exc")
         if exc is not None:
             return TuningRecord(config, classify_error(exc), reason=f"compile: {_err(exc)}",

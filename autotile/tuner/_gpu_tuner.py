@@ -14,13 +14,14 @@ The protocol of one tuning (one key), in order:
    whole list costs, and ``model_budget_s``); a ranking that cannot finish
    within it stops, and a kernel whose predictions were seen that slow skips
    the prior at its next key (:meth:`GpuAutotuner.predict`).
-4. The first compile runs in this process; when it takes at most
-   :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`, all compile here,
-   each under ``compile_timeout_s``, and no worker process is started.
-   Otherwise ``n_compile_jobs`` worker processes start (while the first
-   compile finishes) and compile the rest ahead, each under
-   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`,
-   :meth:`GpuSession.compile_ahead`).
+4. The survivors compile ahead in ``n_compile_jobs`` processes (started
+   while the model ranks), each under ``compile_timeout_s``
+   (:class:`~autotile.tuner.CompilePool`), unless the first compile, run in
+   this process, takes at most
+   :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`: then all compile
+   here, each under the same limit, and the workers are stopped. Once the
+   first compile has run that long, the rest of its batch goes to the
+   workers at once, while it finishes (:meth:`GpuSession.compile_ahead`).
 5. In model order, each candidate is checked (one run on the call's tensors,
    compared with ``reference`` or the first valid candidate) and timed once
    with ``do_bench``, until the early-stop rule
@@ -545,10 +546,15 @@ class GpuAutotuner(TunerCommon):
         pool = self._pool() if todo else None
         self.prior_note = ""
         try:
-            # the pool's workers start only when the first compile turns out slow
-            # (GpuSession._compile_here): a handful of fast-compiling configs never
-            # pays their start-up
             session.pool_workers = min(len(todo), self.min_measured) + 1
+            if pool is not None:
+                # the workers start up while the model ranks and the first compile runs:
+                # a first compile of just over IN_PROCESS_PROBE_S (matmul on the H200:
+                # 1.9-2.3 s) would otherwise wait their whole start-up (3.3-3.5 s); for
+                # a kernel that compiles fast, starting and stopping them costs the
+                # tuning process about 0.1 s (5 workers, spawn, on the shared VM)
+                with session.phase("pool"):
+                    pool.start(session.pool_workers)
             with session.phase("model"):
                 preds = self.predict(todo, named, grid) if todo else {}
             self.predictions = preds
