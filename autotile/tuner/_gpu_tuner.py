@@ -549,8 +549,9 @@ class GpuAutotuner(TunerCommon):
             session.pool_workers = min(len(todo), self.min_measured) + 1
             if pool is not None:
                 # the workers start up while the model ranks and the first compile runs:
-                # a first compile of just over IN_PROCESS_PROBE_S (matmul on the H200:
-                # 1.9-2.3 s) would otherwise wait their whole start-up (3.3-3.5 s); for
+                # a first compile of just over IN_PROCESS_PROBE_S (most matmul configs
+                # compiled in 1.3-2.8 s on the H200) would otherwise wait their whole
+                # start-up (3.3-3.5 s); for
                 # a kernel that compiles fast, starting and stopping them costs the
                 # tuning process about 0.1 s (5 workers, spawn, on the shared VM)
                 with session.phase("pool"):
