@@ -551,9 +551,9 @@ class GpuAutotuner(TunerCommon):
                 # the workers start up while the model ranks and the first compile runs:
                 # a first compile of just over IN_PROCESS_PROBE_S (most matmul configs
                 # compiled in 1.3-2.8 s on the H200) would otherwise wait their whole
-                # start-up (3.3-3.5 s); for
-                # a kernel that compiles fast, starting and stopping them costs the
-                # tuning process about 0.1 s (5 workers, spawn, on the shared VM)
+                # start-up (3.3-3.5 s); for a kernel that compiles fast, starting and
+                # stopping them costs the tuning process about 0.1 s (5 spawned workers
+                # on the shared VM)
                 with session.phase("pool"):
                     pool.start(session.pool_workers)
             with session.phase("model"):
