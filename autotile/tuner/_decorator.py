@@ -178,9 +178,15 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             gives no remaining candidate a chance to beat the best time.
         retime_top, retime_rounds : int, default=3, 3
             Re-time the ``retime_top`` fastest in ``retime_rounds``
-            interleaved rounds (fresh random order each) and pick by median.
-            Each round times with ``warmup / retime_rounds`` and ``rep /
-            retime_rounds``: a candidate's re-timing costs one first timing.
+            interleaved rounds (fresh random order each) and pick by median;
+            a third or later one more than 10 % behind the fastest first
+            time is left out (``RETIME_GAP``). Each round times with ``1 /
+            retime_rounds`` of a first timing's budgets: a candidate's
+            re-timing costs one first timing. Every timing gets the share
+            ``min(1, n_list / (n_timed + n_retimed))`` of ``warmup`` and
+            ``rep`` (``bench_share``), so that the first pass and the re-time
+            together cost no more device time than ``triton.autotune``
+            spends timing the same list.
             A measured candidate whose time still beats the winner's fastest
             round is then re-timed against the winner in the same way (at
             most 3 times), so the pick is never decided between times taken
@@ -188,19 +194,25 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         compile_ahead : bool, default=True
             Compile in worker processes, under ``compile_timeout_s``: the
             model's first ``min_measured`` candidates in parallel before any
-            is timed, each later one when the early stop reaches it.
+            is timed, each later one when the early stop reaches it. The
+            first compile runs in this process: when it takes at most 2 s,
+            everything compiles here and the workers are stopped; once it
+            has run 2 s, the rest of its batch goes to the workers at once.
         n_compile_jobs : int, optional
             Compile workers (default ``min(8, os.cpu_count())``).
         compile_timeout_s : float or None, default=60.0
             Longest compile of one config, seconds; a slower one is stopped
             and recorded ``"failed"`` (and remembered in the disk cache).
         model_budget_s : float or None, default=3.0
-            Longest time the model prior may spend ranking, seconds; past it
-            the remaining candidates stay unranked and are measured after the
-            ranked ones (None: no limit). A choice, not measured: about what
-            compiling and timing two or three small candidates costs, so that
-            a slow prediction (the records model of a long-row kernel at its
-            real size) cannot cost more than it saves.
+            Longest time the model prior may spend ranking, seconds; the
+            ranking is also capped at what timing the whole list costs
+            (``n_list * (warmup + rep)``). A ranking that cannot finish within
+            the cap stops, the remaining candidates unranked and measured after
+            the ranked ones; at the next key the prior is skipped when
+            predictions that slow would not fit (None: no limit at all). A
+            choice, not measured: a slow prediction (the records model of a
+            long-row kernel at its real size, 1.5-2 s each) must not cost more
+            than the measuring it can save.
 
     Returns
     -------

@@ -2,9 +2,12 @@
 
 Pure bookkeeping, no device: :func:`rank_by_model` orders and prunes the
 candidates with the GPU model's predictions, :func:`worth_measuring` is the
-early-stop rule, :func:`interleaved_retime` re-times the leaders in rounds of
-fresh random order and :func:`median` picks by the median. The GPU tuner
-(:mod:`autotile.tuner._gpu_tuner`) applies them in that order.
+early-stop rule, :func:`bench_share` sizes the timings so that they cost no
+more device time than ``triton.autotune`` over the same list,
+:func:`retime_leaders` chooses whom to re-time, :func:`interleaved_retime`
+re-times them in rounds of fresh random order and :func:`median` picks by the
+median. :func:`prior_cost_cap_s` bounds what the model prior may cost. The GPU
+tuner (:mod:`autotile.tuner._gpu_tuner`) applies them in that order.
 """
 
 from __future__ import annotations
@@ -19,9 +22,20 @@ import numpy as np
 from autotile.tuner._config import LaunchConfig
 
 __all__ = ["Prediction", "rank_by_model", "worth_measuring", "diversity_probe",
-           "interleaved_retime", "median"]
+           "interleaved_retime", "median", "bench_share", "retime_leaders",
+           "prior_cost_cap_s", "RETIME_GAP"]
 
 C = TypeVar("C", bound=Hashable)
+
+#: A measured candidate whose first-pass time is more than ``1 + RETIME_GAP``
+#: times the fastest first-pass time is not re-timed (the two fastest always
+#: are). A choice, not fitted: on the H200 v3 run (benchmarks/h200/data/
+#: autotune_kernels_v3/call1) a first-pass time and the same config's re-timed
+#: median differed by 0.9 % at most, and the slow spell seen in the v2 run
+#: inflated a few consecutive timings by 4-56 %; 10 % is ten times the former,
+#: and a spell larger than the gap can hide a candidate from the re-time with
+#: or without this rule (it then is not among the top ``retime_top`` either).
+RETIME_GAP = 0.10
 
 
 @dataclass(frozen=True)
@@ -239,3 +253,131 @@ def interleaved_retime(calls: Mapping[C, Callable[[], float]], n_rounds: int,
         for c in order:
             times[c].append(float(calls[c]()))
     return times, orders
+
+
+def bench_share(n_list: int, n_first_pass: int, n_retime: int) -> float:
+    """Fraction of ``warmup`` and ``rep`` each timing gets: Triton's timing budget, shared.
+
+    ``triton.autotune`` times each of the ``n_list`` configs once with
+    ``do_bench(warmup, rep)``: ``n_list * (warmup + rep)`` of device time.
+    autotile times at most ``n_first_pass`` candidates once and re-times
+    ``n_retime`` of them (a re-timing costs one first-pass timing in all,
+    :meth:`~autotile.tuner._gpu_session.GpuSession.retime`). With every timing
+    given ``share * (warmup, rep)``, the first pass and the re-time together
+    cost at most Triton's budget::
+
+        share = min(1, n_list / (n_first_pass + n_retime))
+
+    Only a challenger's extra rounds (:data:`~autotile.tuner._gpu_tuner.MAX_CHALLENGES`,
+    run only when a time taken at another moment beats the re-timed winner)
+    can exceed it. The share is at least 1/2 whenever ``n_first_pass <=
+    n_list`` and ``n_retime <= n_first_pass``.
+
+    Parameters
+    ----------
+    n_list : int
+        Candidates Triton would time (the list after the disk cache), ``>= 0``.
+    n_first_pass : int
+        Candidates autotile may time once (those the model did not prune).
+    n_retime : int
+        Candidates that will be re-timed (``min(retime_top, n_first_pass)``, 0
+        when fewer than two are timed).
+
+    Returns
+    -------
+    float
+        In ``(0, 1]``; 1.0 when nothing is timed.
+
+    Raises
+    ------
+    ValueError
+        If a count is negative.
+
+    Examples
+    --------
+    Six configs, none pruned, the top three re-timed: each timing gets 2/3.
+
+    >>> bench_share(6, 6, 3)
+    0.6666666666666666
+    >>> bench_share(16, 5, 3)
+    1.0
+    """
+    for name, v in (("n_list", n_list), ("n_first_pass", n_first_pass),
+                    ("n_retime", n_retime)):
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0, got {name}={v}")
+    if n_first_pass + n_retime == 0 or n_list == 0:
+        return 1.0
+    return min(1.0, n_list / (n_first_pass + n_retime))
+
+
+def retime_leaders(first_s: Mapping[C, float], retime_top: int,
+                   gap: float = RETIME_GAP) -> list[C]:
+    """The candidates to re-time: the fastest ``retime_top`` within ``1 + gap`` of the best.
+
+    The two fastest are always kept (the pick is decided between candidates
+    timed in the same rounds); a third or later one is dropped when its
+    first-pass time is more than ``(1 + gap)`` times the fastest.
+
+    Parameters
+    ----------
+    first_s : mapping of config to float
+        First-pass time of each measured candidate, seconds.
+    retime_top : int
+        Most candidates re-timed, ``>= 1``.
+    gap : float, default=RETIME_GAP
+        Relative gap, ``>= 0``.
+
+    Returns
+    -------
+    list
+        Fastest first; empty when fewer than two candidates were measured.
+
+    Examples
+    --------
+    >>> retime_leaders({"a": 1.0, "b": 1.12, "c": 1.13, "d": 1.5}, 3)
+    ['a', 'b']
+    >>> retime_leaders({"a": 1.0, "b": 1.01, "c": 1.05, "d": 1.06}, 3)
+    ['a', 'b', 'c']
+    """
+    if len(first_s) < 2:
+        return []
+    ranked = sorted(first_s, key=lambda c: first_s[c])
+    best = first_s[ranked[0]]
+    return [c for i, c in enumerate(ranked[:retime_top])
+            if i < 2 or first_s[c] <= (1.0 + gap) * best]
+
+
+def prior_cost_cap_s(n_candidates: int, warmup_ms: float, rep_ms: float,
+                     model_budget_s: float | None) -> float | None:
+    """Most seconds the model prior may spend ranking ``n_candidates``.
+
+    The prior pays only by saving measurements, so its ranking must not cost
+    more than timing the whole list (``n_candidates * (warmup_ms + rep_ms)``,
+    what ``triton.autotune`` spends in ``do_bench`` alone, compiles left out),
+    nor more than ``model_budget_s``.
+
+    Parameters
+    ----------
+    n_candidates : int
+        Candidates to rank.
+    warmup_ms, rep_ms : float
+        One first-pass timing's budgets, milliseconds.
+    model_budget_s : float or None
+        The absolute cap, seconds; None: no cap at all.
+
+    Returns
+    -------
+    float or None
+        Seconds; None when ``model_budget_s`` is None.
+
+    Examples
+    --------
+    >>> prior_cost_cap_s(6, 25.0, 100.0, 3.0)
+    0.75
+    >>> prior_cost_cap_s(40, 25.0, 100.0, 3.0)
+    3.0
+    """
+    if model_budget_s is None:
+        return None
+    return min(float(model_budget_s), n_candidates * (warmup_ms + rep_ms) * 1e-3)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,15 @@ from autotile.tuner._gpu_check import GpuChecker
 from autotile.tuner._gpu_protocol import interleaved_retime, median
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["GpuSession", "IN_PROCESS_PROBE_S"]
+__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "PHASES"]
+
+#: The phases of one tuning's wall time (:attr:`GpuSession.phase_s`):
+#: ``"model"`` (the prior's ranking), ``"pool"`` (starting and stopping the
+#: compile workers), ``"compile"`` (compiles here or waits on the pool, and waits
+#: for a compile left past its limit), ``"check"`` (result checks, the baseline's
+#: included), ``"first_pass"`` and ``"retime"`` (``bench`` calls, challengers'
+#: rounds included) and ``"other"`` (the rest of the tuning's wall time).
+PHASES = ("model", "pool", "compile", "check", "first_pass", "retime", "other")
 
 _MAX_REASON = 1000
 
@@ -69,10 +78,22 @@ class GpuSession:
     checker : GpuChecker or None
         The result check (None: ``check=False``).
     warmup_ms, rep_ms : float
-        ``bench``'s warm-up and timing budgets, milliseconds.
+        ``bench``'s warm-up and timing budgets, milliseconds, of one
+        first-pass timing before :attr:`bench_share` scales them.
 
     Attributes
     ----------
+    bench_share : float
+        Fraction of ``warmup_ms`` and ``rep_ms`` each timing gets (1.0 unless
+        the tuner sets it; :func:`~autotile.tuner._gpu_protocol.bench_share`).
+    phase_s : dict of str to float
+        Wall seconds spent in each phase of :data:`PHASES` so far (the tuner
+        adds ``"model"``, ``"pool"`` and ``"other"``).
+    n_bench : int
+        ``bench`` calls made (first pass and re-time rounds).
+    bench_ms : float
+        The ``warmup_ms + rep_ms`` budgets of every ``bench`` call made, summed
+        (milliseconds): the device time the timings were allowed.
     compile_s : dict of LaunchConfig to float
         Compile seconds of each config compiled (ahead or here).
     n_compiled, n_timed : int
@@ -98,6 +119,12 @@ class GpuSession:
         self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
         self.winner: LaunchConfig | None = None
+        self.bench_share = 1.0
+        #: workers the pool starts with (when the tuner has not started it)
+        self.pool_workers = 1
+        self.phase_s: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+        self.n_bench = 0
+        self.bench_ms = 0.0
         #: "probe": the next compile runs here and decides; "here": compile in this
         #: process (each under the pool's time limit); "pool": in the pool's workers
         self.compile_mode = "probe"
@@ -105,6 +132,20 @@ class GpuSession:
         #: may wait for them (:meth:`_wait_for_compiles`)
         self._running: list[threading.Thread] = []
         self._wait_s = 0.0
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Add the wall time of the ``with`` block to ``phase_s[name]``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phase_s[name] = self.phase_s.get(name, 0.0) + time.perf_counter() - t0
+
+    def _bench(self, call: Callable[[], Any], warmup_ms: float, rep_ms: float) -> float:
+        self.n_bench += 1
+        self.bench_ms += warmup_ms + rep_ms
+        return float(self.backend.bench(call, warmup_ms, rep_ms))
 
     # -- launches ---------------------------------------------------------------------
     def full(self, config: LaunchConfig) -> dict[str, Any]:
@@ -162,49 +203,103 @@ class GpuSession:
         compile past the time limit or a crashed worker is ``"failed"``, with
         the reason.
         """
+        with self.phase("compile"):
+            return self._compile_ahead(configs, pool)
+
+    def _compile_ahead(self, configs: Sequence[LaunchConfig], pool: CompilePool | None
+                       ) -> dict[LaunchConfig, TuningRecord]:
         failed: dict[LaunchConfig, TuningRecord] = {}
         jobs, job_configs = [], []
-        for c in configs:
+        early: list[Any] = []  # [configs, thread, box] handed to the pool during the probe
+        for i, c in enumerate(configs):
             try:
                 grid = self.grid_of(c)
             except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
                 failed[c] = TuningRecord(c, "failed", reason=f"the grid raised {_err(exc)}")
                 continue
             if pool is None or self.compile_mode != "pool":
-                rec = self._compile_here(c, pool)
+                rest = list(configs[i + 1:])
+
+                def hand_off(rest: list[LaunchConfig] = rest) -> None:
+                    # the probe is slow: the rest of this batch compiles in the workers
+                    # while it finishes (pool.run waits on pipes in a helper thread)
+                    assert pool is not None  # only called by the probe of a pool
+                    workers = pool
+                    cs, js = [], []
+                    for r in rest:
+                        try:
+                            g = self.grid_of(r)
+                        except Exception as exc:  # noqa: BLE001 - data, as above
+                            failed[r] = TuningRecord(r, "failed",
+                                                     reason=f"the grid raised {_err(exc)}")
+                            continue
+                        js.append(self.backend.compile_job(self.kernel, self.args,
+                                                           self.kwargs, g, r))
+                        cs.append(r)
+                    box: dict[str, Any] = {}
+
+                    def run() -> None:
+                        try:
+                            box["out"] = workers.run(js) if js else []
+                        except BaseException as exc:  # noqa: BLE001 - re-raised on join
+                            box["exc"] = exc
+
+                    th = threading.Thread(target=run, name="autotile-pool-run", daemon=True)
+                    th.start()
+                    early.extend([cs, th, box])
+
+                rec = self._compile_here(c, pool, hand_off if pool is not None and rest
+                                         else None)
                 if rec is not None:
                     failed[c] = rec
+                if early:
+                    break
                 continue
             jobs.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, grid, c))
             job_configs.append(c)
+        if early:
+            cs, th, box = early
+            th.join()
+            if "exc" in box:
+                raise box["exc"]
+            self._pool_outcomes(cs, box["out"], failed)
         if pool is not None and jobs:
-            for c, out in zip(job_configs, pool.run(jobs)):
-                self.n_compiled += 1
-                self.compile_s[c] = out.compile_s
-                metrics = {"compile_s": out.compile_s}
-                if out.status == "ok":
-                    continue
-                if out.status == "timeout":
-                    failed[c] = TuningRecord(c, "failed", reason=f"compile timeout: {out.error}",
-                                             metrics=metrics)
-                elif out.status == "error":
-                    status = classify_error_text(out.error_types, out.error or "")
-                    failed[c] = TuningRecord(c, status, reason=_short(f"compile: {out.error}"),
-                                             metrics=metrics)
-                else:
-                    failed[c] = TuningRecord(c, "failed", reason=f"compile worker: {out.error}",
-                                             metrics=metrics)
+            self._pool_outcomes(job_configs, pool.run(jobs), failed)
         return failed
 
-    def _compile_here(self, config: LaunchConfig, pool: CompilePool | None = None
-                      ) -> TuningRecord | None:
+    def _pool_outcomes(self, configs: Sequence[LaunchConfig], outcomes: Sequence[Any],
+                       failed: dict[LaunchConfig, TuningRecord]) -> None:
+        """Book the pool's compile outcomes of ``configs``; add the failures to ``failed``."""
+        for c, out in zip(configs, outcomes):
+            self.n_compiled += 1
+            self.compile_s[c] = out.compile_s
+            metrics = {"compile_s": out.compile_s}
+            if out.status == "ok":
+                continue
+            if out.status == "timeout":
+                failed[c] = TuningRecord(c, "failed", reason=f"compile timeout: {out.error}",
+                                         metrics=metrics)
+            elif out.status == "error":
+                status = classify_error_text(out.error_types, out.error or "")
+                failed[c] = TuningRecord(c, status, reason=_short(f"compile: {out.error}"),
+                                         metrics=metrics)
+            else:
+                failed[c] = TuningRecord(c, "failed", reason=f"compile worker: {out.error}",
+                                         metrics=metrics)
+
+    def _compile_here(self, config: LaunchConfig, pool: CompilePool | None = None,
+                      hand_off: Callable[[], None] | None = None) -> TuningRecord | None:
         """Compile ``config`` in this process, in a thread, waiting at most ``pool.timeout_s``.
 
         Without a pool (``compile_ahead=False``) there is no limit. With one, the
         first such compile (``compile_mode == "probe"``) decides the rest of
         the tuning: done within :data:`IN_PROCESS_PROBE_S`, later configs compile
         here too and the pool's workers are stopped; otherwise (slower, failed
-        to finish or past the limit) they go to the pool. A compile past the
+        to finish or past the limit) they go to the pool: as soon as the probe
+        has run :data:`IN_PROCESS_PROBE_S`, the pool is started (if the tuner
+        has not started it yet, with :attr:`pool_workers` workers) and
+        ``hand_off()`` is called: it gives the rest of the batch to the
+        workers while the probe finishes. A compile past the
         time limit cannot be interrupted: its thread is left to finish in the
         background, the config is ``"failed"`` (compile timeout) and every later
         config compiles in the pool, so no two compiles run in this process;
@@ -222,7 +317,18 @@ class GpuSession:
         t0 = time.perf_counter()
         th = threading.Thread(target=work, name="autotile-compile", daemon=True)
         th.start()
-        th.join(None if pool is None else pool.timeout_s)
+        if pool is not None and self.compile_mode == "probe":
+            # once the probe turns out slow, the rest compiles in the workers meanwhile
+            limit = pool.timeout_s
+            th.join(IN_PROCESS_PROBE_S if limit is None else min(limit, IN_PROCESS_PROBE_S))
+            if th.is_alive():
+                with self.phase("pool"):
+                    pool.start(self.pool_workers)
+                if hand_off is not None:
+                    hand_off()
+                th.join(None if limit is None else max(0.0, limit - (time.perf_counter() - t0)))
+        else:
+            th.join(None if pool is None else pool.timeout_s)
         dt = time.perf_counter() - t0
         self.n_compiled += 1
         self.compile_s[config] = dt
@@ -282,17 +388,21 @@ class GpuSession:
         if model_time_s is not None:
             metrics["model_time_s"] = float(model_time_s)
         if self.checker is not None:
-            reason, exc = self.checker.check(*self.check_parts(config))
+            with self.phase("check"):
+                reason, exc = self.checker.check(*self.check_parts(config))
             if exc is not None:
                 return TuningRecord(config, classify_error(exc),
                                     reason=f"launch raised {_err(exc)}", metrics=metrics)
             if reason is not None:
                 return TuningRecord(config, "wrong", reason=reason, metrics=metrics)
-        if self._wait_for_compiles():
-            metrics["compile_running"] = 1.0
+        with self.phase("compile"):
+            if self._wait_for_compiles():
+                metrics["compile_running"] = 1.0
         try:
             self.n_timed += 1
-            t = self.backend.bench(self.kernel_call(config), self.warmup_ms, self.rep_ms)
+            with self.phase("first_pass"):
+                t = self._bench(self.kernel_call(config), self.warmup_ms * self.bench_share,
+                                self.rep_ms * self.bench_share)
         except Exception as exc:  # noqa: BLE001 - classified into the record
             return TuningRecord(config, classify_error(exc), reason=f"timing raised {_err(exc)}",
                                 metrics=metrics)
@@ -306,9 +416,9 @@ class GpuSession:
                rng: np.random.Generator) -> list[TuningRecord]:
         """Re-time ``records``' configs in ``n_rounds`` interleaved rounds; time = the median.
 
-        Each round's ``bench`` gets ``warmup_ms / n_rounds`` and ``rep_ms /
-        n_rounds``, so the whole re-timing of a candidate costs about one
-        first-pass timing.
+        Each round's ``bench`` gets ``bench_share * warmup_ms / n_rounds`` and
+        ``bench_share * rep_ms / n_rounds``, so the whole re-timing of a
+        candidate costs about one first-pass timing.
 
         Returns
         -------
@@ -323,19 +433,26 @@ class GpuSession:
             whose re-timing raised keeps its time and gets the metric
             ``retime_failed`` = 1.
         """
-        busy = self._wait_for_compiles()
+        with self.phase("compile"):
+            busy = self._wait_for_compiles()
+        with self.phase("retime"):
+            return self._retime(records, n_rounds, rng, busy)
+
+    def _retime(self, records: Sequence[TuningRecord], n_rounds: int,
+                rng: np.random.Generator, busy: bool) -> list[TuningRecord]:
         calls: dict[LaunchConfig, Callable[[], float]] = {}
         # each round gets 1/n_rounds of the first pass's budgets: re-timing a candidate
         # costs one first-pass timing in all (the candidates are compiled, loaded and
         # warm by now; the rounds are there to spread the device's drifts, not for more
         # samples per round)
-        warmup_ms, rep_ms = self.warmup_ms / n_rounds, self.rep_ms / n_rounds
+        warmup_ms = self.warmup_ms * self.bench_share / n_rounds
+        rep_ms = self.rep_ms * self.bench_share / n_rounds
         for r in records:
             call = self.kernel_call(r.config)
 
             def timed(call: Callable[[], None] = call) -> float:
                 try:
-                    return self.backend.bench(call, warmup_ms, rep_ms)
+                    return self._bench(call, warmup_ms, rep_ms)
                 except Exception:  # noqa: BLE001 - a failed re-time keeps the first time
                     return math.inf
 

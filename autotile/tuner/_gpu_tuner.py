@@ -9,23 +9,39 @@ The protocol of one tuning (one key), in order:
 3. The GPU model ranks the rest (:func:`~autotile.tuner._gpu_protocol.rank_by_model`):
    a candidate it finds infeasible, or predicts slower than ``prune_factor``
    times its best, is pruned and never compiled.
-4. The survivors compile ahead in ``n_compile_jobs`` processes, each under
-   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`), unless the
-   first compile, run in this process, took at most
+   The ranking may cost at most
+   :func:`~autotile.tuner._gpu_protocol.prior_cost_cap_s` (what timing the
+   whole list costs, and ``model_budget_s``); a ranking that cannot finish
+   within it stops, and a kernel whose predictions were seen that slow skips
+   the prior at its next key (:meth:`GpuAutotuner.predict`).
+4. The survivors compile ahead in ``n_compile_jobs`` processes (started
+   while the model ranks), each under ``compile_timeout_s``
+   (:class:`~autotile.tuner.CompilePool`), unless the first compile, run in
+   this process, takes at most
    :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`: then all compile
-   here, each under the same limit (:meth:`GpuSession.compile_ahead`).
+   here, each under the same limit, and the workers are stopped. Once the
+   first compile has run that long, the rest of its batch goes to the
+   workers at once, while it finishes (:meth:`GpuSession.compile_ahead`).
 5. In model order, each candidate is checked (one run on the call's tensors,
    compared with ``reference`` or the first valid candidate) and timed once
    with ``do_bench``, until the early-stop rule
    (:func:`~autotile.tuner._gpu_protocol.worth_measuring`) says the rest cannot
-   pay.
-6. The ``retime_top`` fastest are re-timed in ``retime_rounds`` interleaved
-   rounds, each with ``1 / retime_rounds`` of the first pass's ``warmup`` and
-   ``rep``; the winner has the lowest median. A measured candidate whose time
+   pay. Every timing gets the share
+   :func:`~autotile.tuner._gpu_protocol.bench_share` of ``warmup`` and ``rep``
+   that keeps the first pass and the re-time within ``triton.autotune``'s own
+   timing budget over the list (``len(list) * (warmup + rep)``).
+6. The ``retime_top`` fastest (less those more than
+   :data:`~autotile.tuner._gpu_protocol.RETIME_GAP` slower than the fastest;
+   the two fastest always) are re-timed in ``retime_rounds`` interleaved
+   rounds, each with ``1 / retime_rounds`` of a first-pass timing's budgets;
+   the winner has the lowest median. A measured candidate whose time
    (taken at another moment) beats the winner's fastest round is re-timed
    against the winner in the same way; the pick is the winner of the last
    rounds (or a better cached record), never a time taken at another moment
    (:meth:`GpuAutotuner._retime`).
+
+The wall time of each step is kept in :attr:`GpuAutotuner.phase_s`
+(:data:`~autotile.tuner._gpu_session.PHASES`).
 """
 
 from __future__ import annotations
@@ -42,6 +58,7 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure import HardwareProfile
+from autotile.tuner import _gpu_protocol
 from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _names, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import LaunchConfig, check_bench_budgets, check_space_search
@@ -52,8 +69,11 @@ from autotile.tuner._gpu_check import GpuChecker
 from autotile.tuner._gpu_prior import model_prior
 from autotile.tuner._gpu_protocol import (
     Prediction,
+    bench_share,
     diversity_probe,
+    prior_cost_cap_s,
     rank_by_model,
+    retime_leaders,
     worth_measuring,
 )
 from autotile.tuner._gpu_session import GpuSession
@@ -118,6 +138,20 @@ class GpuAutotuner(TunerCommon):
         compiled nothing with the pool on, or ran without one).
     predictions : dict of LaunchConfig to Prediction
         The model's predictions of the latest tuning.
+    prior_note : str
+        What the model prior did in the latest tuning (ranked how many in how
+        long, skipped and why, or no model).
+    phase_s : dict of str to float
+        Wall seconds of the latest tuning per phase
+        (:data:`~autotile.tuner._gpu_session.PHASES`); they sum to
+        ``bench_time``.
+    bench_share : float
+        The share of ``warmup`` and ``rep`` each timing of the latest tuning got
+        (:func:`~autotile.tuner._gpu_protocol.bench_share`).
+    n_bench : int
+        ``do_bench`` calls of the latest tuning (first pass and re-time rounds).
+    bench_ms : float
+        The ``warmup + rep`` budgets of those calls, summed, milliseconds.
     """
 
     _convert = staticmethod(as_launch_config)
@@ -227,6 +261,13 @@ class GpuAutotuner(TunerCommon):
         self.n_tuned = self.n_compiled = self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
         self.compile_mode = "probe"
+        self.phase_s: dict[str, float] = {}
+        self.bench_share = 1.0
+        self.n_bench = 0
+        self.bench_ms = 0.0
+        self.prior_note = ""
+        self._model_s_per_prediction: float | None = None
+        self._n_rankings = 0
         self.cache_hit = False
         self.cache_source: str | None = None
         self.bench_time = 0.0
@@ -340,21 +381,51 @@ class GpuAutotuner(TunerCommon):
         """The model's prediction of each candidate at the call's shape (no device use).
 
         See :meth:`model`; empty when ``model_prior=False`` or no model applies.
-        Candidates are predicted in order until ``model_budget_s`` seconds have
-        passed (at least one is); the rest are left out (unknown).
+        The ranking may cost at most
+        :func:`~autotile.tuner._gpu_protocol.prior_cost_cap_s` seconds (timing
+        the whole list, and ``model_budget_s``; the model's construction
+        counts). Candidates are predicted in order; the ranking stops, leaving
+        the rest unknown, once the time spent exceeds the cap or, from the
+        second prediction on, the time spent plus the latest prediction's time
+        for each remaining candidate would exceed it (the first prediction
+        also pays one-time costs, so it does not project). When an earlier
+        tuning of this kernel (another key) saw predictions that slow, the
+        prior is skipped before any prediction (a first tuning that stopped
+        after its single prediction is not evidence enough: that one may be
+        one-time costs). :attr:`prior_note` says what happened.
         """
         t0 = time.perf_counter()
+        n = len(candidates)
+        cap = prior_cost_cap_s(n, self.warmup_ms, self.rep_ms, self.model_budget_s)
+        per = self._model_s_per_prediction
+        if cap is not None and per is not None and n * per > cap:
+            self.prior_note = (f"skipped: {n} predictions at {per:.3g} s each (an earlier "
+                               f"tuning) would exceed the prior's cap of {cap:.3g} s")
+            return {}
         model = self.model(named, grid)
         if model is None:
+            self.prior_note = "no model"
             return {}
         out: dict[LaunchConfig, Prediction] = {}
-        for c in candidates:
-            # the prior must cost less than the measuring it saves: past model_budget_s
-            # the remaining candidates stay unknown (measured after the predicted ones)
-            if self.model_budget_s is not None and out \
-                    and time.perf_counter() - t0 > self.model_budget_s:
+        last = None
+        for i, c in enumerate(candidates):
+            # the prior must cost less than the measuring it saves (prior_cost_cap_s)
+            spent = time.perf_counter() - t0
+            if cap is not None and out and (spent > cap or (
+                    len(out) >= 2 and last is not None and spent + last * (n - i) > cap)):
                 break
+            t1 = time.perf_counter()
             out[c] = model(c)
+            last = time.perf_counter() - t1
+        # remember a prediction's cost for the next key: the latest one, unless it was
+        # the only one of this tuner's first ranking (one-time costs, e.g. imports and
+        # the interpreter's caches, may be all of it; the next key then predicts one again)
+        if last is not None and (len(out) >= 2 or self._n_rankings > 0):
+            self._model_s_per_prediction = last
+        if out:
+            self._n_rankings += 1
+        self.prior_note = (f"ranked {len(out)} of {n} in {time.perf_counter() - t0:.3g} s"
+                           + (f" (cap {cap:.3g} s)" if cap is not None else ""))
         return out
 
     def model(self, named: Mapping[str, Any], grid: Any
@@ -415,6 +486,11 @@ class GpuAutotuner(TunerCommon):
         self.bench_time = time.perf_counter() - t0
         self.n_tuned += 1
         self.n_compiled, self.n_timed = session.n_compiled, session.n_timed
+        self.phase_s = dict(session.phase_s)
+        self.phase_s["other"] = max(0.0, self.bench_time - sum(
+            v for k, v in self.phase_s.items() if k != "other"))
+        self.bench_share, self.n_bench = session.bench_share, session.n_bench
+        self.bench_ms = session.bench_ms
         self.retime_orders = session.retime_orders
         self.compile_mode = session.compile_mode
         self.history = history
@@ -468,12 +544,25 @@ class GpuAutotuner(TunerCommon):
                 records[c] = record_from_json(c, known[str(c)])
         todo = [c for c in candidates if c not in records]
         pool = self._pool() if todo else None
+        self.prior_note = ""
         try:
-            if pool is not None:  # the workers start up while the model ranks
-                pool.start(min(len(todo), self.min_measured) + 1)
-            preds = self.predict(todo, named, grid) if todo else {}
+            session.pool_workers = min(len(todo), self.min_measured) + 1
+            if pool is not None:
+                # the workers start up while the model ranks and the first compile runs:
+                # a first compile of just over IN_PROCESS_PROBE_S (most matmul configs
+                # compiled in 1.3-2.8 s on the H200) would otherwise wait their whole
+                # start-up (3.3-3.5 s); for a kernel that compiles fast, starting and
+                # stopping them costs the tuning process about 0.1 s (5 spawned workers
+                # on the shared VM)
+                with session.phase("pool"):
+                    pool.start(session.pool_workers)
+            with session.phase("model"):
+                preds = self.predict(todo, named, grid) if todo else {}
             self.predictions = preds
             order, pruned = rank_by_model(todo, preds, self.prune_factor)
+            # the timings share triton.autotune's budget over the same list (bench_share)
+            n_retime = min(self.retime_top, len(order)) if len(order) >= 2 else 0
+            session.bench_share = bench_share(len(todo), len(order), n_retime)
             for c, why in pruned.items():
                 records[c] = TuningRecord(c, "pruned", reason=why,
                                           metrics={} if preds[c].time_s is None else
@@ -488,7 +577,8 @@ class GpuAutotuner(TunerCommon):
             compiled = set(to_compile)
             if baseline is not None and baseline not in failed and session.checker is not None:
                 # its outputs are what the new candidates are compared with (not timed)
-                session.checker.check(*session.check_parts(baseline))
+                with session.phase("check"):
+                    session.checker.check(*session.check_parts(baseline))
             pairs = [(float(r.metrics["model_time_s"]), r.time_s) for r in records.values()
                      if r.status == "ok" and "model_time_s" in r.metrics]
             best_s = min([r.time_s for r in records.values() if r.status == "ok"],
@@ -538,7 +628,8 @@ class GpuAutotuner(TunerCommon):
                         pairs.append((pred, rec.time_s))
         finally:
             if pool is not None:
-                pool.close()
+                with session.phase("pool"):
+                    pool.close()
         self._retime(session, measured, records)
         return [records[c] for c in candidates if c in records]
 
@@ -559,10 +650,17 @@ class GpuAutotuner(TunerCommon):
         time below the winner's fastest round (beyond the winner's own
         round-to-round noise), it is re-timed together with the winner (at
         most ``len(measured)`` times; :data:`MAX_CHALLENGES`).
+
+        The leaders are the ``retime_top`` fastest of the first pass, less
+        those more than :data:`~autotile.tuner._gpu_protocol.RETIME_GAP`
+        slower than the fastest (the two fastest always are re-timed;
+        :func:`~autotile.tuner._gpu_protocol.retime_leaders`).
         """
         if len(measured) < 2:
             return
-        top = sorted(measured, key=lambda r: r.time_s)[:self.retime_top]
+        by_config = {r.config: r for r in measured}
+        top = [by_config[c] for c in retime_leaders({r.config: r.time_s for r in measured},
+                                                    self.retime_top, _gpu_protocol.RETIME_GAP)]
         rng = np.random.default_rng(self.seed)
         group = session.retime(top, self.retime_rounds, rng)
         for r in group:

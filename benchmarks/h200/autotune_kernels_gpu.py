@@ -311,9 +311,14 @@ def tune_autotile(case: Case, tuning: CsvOut) -> Any:
                   "pick": config_text(best), "rel_error": err,
                   **{f"n_{k}": v for k, v in counts.items()},
                   "model_times": json.dumps(model), "triton_cache": cache,
-                  "compile_mode": tuner.compile_mode, "autotile_times": json.dumps(timed)})
-    log(f"{case.id} autotile: {wall:.2f}s, compiled {tuner.n_compiled} ({tuner.compile_mode}), "
-        f"timed {tuner.n_timed}, "
+                  "compile_mode": tuner.compile_mode, "autotile_times": json.dumps(timed),
+                  "phase_s": json.dumps(tuner.phase_s), "bench_share": tuner.bench_share,
+                  "n_bench": tuner.n_bench, "bench_ms": tuner.bench_ms,
+                  "prior_note": tuner.prior_note})
+    phases = ", ".join(f"{k} {v:.2f}" for k, v in tuner.phase_s.items())
+    log(f"{case.id} autotile: {wall:.2f}s ({phases}; {tuner.n_bench} do_bench at share "
+        f"{tuner.bench_share:.2f}; prior: {tuner.prior_note}), "
+        f"compiled {tuner.n_compiled} ({tuner.compile_mode}), timed {tuner.n_timed}, "
         f"pick {config_text(best)}, {counts}, rel err {err:.2e}")
     return best
 
@@ -357,7 +362,9 @@ def tune_triton(case: Case, tuning: CsvOut) -> tuple[Any, Any]:
                   "n_compiled": len(configs), "n_timed": len(configs),
                   "pick": config_text(best), "rel_error": err, "n_ok": "", "n_pruned": 0,
                   "n_infeasible": "", "n_failed": "", "n_wrong": "", "model_times": "",
-                  "triton_cache": cache, "compile_mode": "in-process", "autotile_times": ""})
+                  "triton_cache": cache, "compile_mode": "in-process", "autotile_times": "",
+                  "phase_s": "", "bench_share": "", "n_bench": len(configs), "bench_ms": "",
+                  "prior_note": ""})
     log(f"{case.id} triton.autotune: {wall:.2f}s, pick {config_text(best)}, rel err {err:.2e}")
     return best, kern
 

@@ -68,9 +68,13 @@ def test_gpu_path_times_candidates_and_launches_the_fastest():
     assert k.cache_source == "memory" and len(be.benched) == n_bench
 
 
-def test_interleaved_retime_of_the_top_three_picks_by_median():
+def test_interleaved_retime_of_the_top_three_picks_by_median(monkeypatch):
     # BLOCK 64 is lucky once (first pass 0.9 ms) but its median is 1.3 ms; BLOCK 128 is
-    # steady at 1.1 ms: the median picks 128
+    # steady at 1.1 ms: the median picks 128. The gap rule is opened wide (32's first pass
+    # is 2.2x the fastest) so that the top 3 are re-timed
+    import autotile.tuner._gpu_protocol as P
+
+    monkeypatch.setattr(P, "RETIME_GAP", 2.0)
     seqs = {meta_key({"BLOCK": 64, "num_warps": 4, "num_stages": 3}): [0.9e-3, 1.3e-3, 1.3e-3,
                                                                        1.3e-3],
             meta_key({"BLOCK": 128, "num_warps": 4, "num_stages": 3}): [1.1e-3] * 4}
@@ -362,8 +366,10 @@ def test_model_scorer_result_types():
 
 
 def test_retime_rounds_share_one_first_pass_budget():
-    # the first pass times with warmup=25 ms, rep=100 ms; each of the 3 re-time rounds
-    # with a third of each, so a candidate's re-timing costs one first timing in all
+    # triton.autotune would time the 4 configs with warmup=25 ms, rep=100 ms each: 500 ms.
+    # autotile times 4 and re-times the top 3 (a re-timing costs one first timing), so
+    # each timing gets 4 / (4 + 3) of the budgets (bench_share). The gap rule then
+    # re-times only 64 and 128 (32's 2 ms is 2x the fastest 1 ms), in 3 rounds of a third
     budgets = []
 
     class Recording(FakeBackend):
@@ -376,17 +382,29 @@ def test_retime_rounds_share_one_first_pass_budget():
                  retime_top=3, retime_rounds=3)(double_kernel)
     x, y = _data()
     k[grid](x, y, 200)
-    assert budgets[:4] == [(25.0, 100.0)] * 4
-    assert budgets[4:] == [pytest.approx((25.0 / 3, 100.0 / 3))] * 9
+    share = 4 / 7
+    assert k.bench_share == pytest.approx(share)
+    assert budgets[:4] == [pytest.approx((25.0 * share, 100.0 * share))] * 4
+    assert budgets[4:] == [pytest.approx((25.0 * share / 3, 100.0 * share / 3))] * 6
+    assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[0]) == [64, 128]
+    assert k.n_bench == 10
+    # what the timings were allowed, against Triton's 4 x (25 + 100) ms
+    assert k.bench_ms == pytest.approx(125.0 * share * (4 + 2)) and k.bench_ms < 500.0
 
 
-def test_a_slow_spell_during_the_retime_cannot_hand_the_pick_to_a_candidate_never_retimed():
+def test_a_slow_spell_during_the_retime_cannot_hand_the_pick_to_a_candidate_never_retimed(
+        monkeypatch):
     # The v2 H200 run, attention 96 heads x N 512 x d 64 (benchmarks/h200/data/
     # autotune_kernels_v2/call2): five candidates timed once (30.1, 31.3, 33.2, 38.2 and
     # 44 us), the top 3 re-timed while the host was slow (launch-bound 30 us kernels read
     # up to 1.5x slower for a few hundred ms in the same run's own rounds), so their
     # medians (40, 42, 40.5 us) lost to the 4th's first-pass 38.2 us: it was picked at
     # 79.7% of the best. Now the 4th is re-timed against the winner in the same rounds.
+    # As in that run, the top 3 are re-timed (the gap rule is opened: the 3rd's first pass
+    # is 10.3% behind; test_the_gap_rule_on_the_slow_spell_case replays it with the rule)
+    import autotile.tuner._gpu_protocol as P
+
+    monkeypatch.setattr(P, "RETIME_GAP", 0.5)
     us = 1e-6
     blocks = (16, 32, 64, 128, 256)
     configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in blocks]

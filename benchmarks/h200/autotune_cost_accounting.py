@@ -1,0 +1,102 @@
+"""Where ``@autotune``'s and ``triton.autotune``'s tuning wall time went (CPU, logged data).
+
+Reads a run's ``autotune_kernels_tuning.csv`` (``benchmarks/h200/autotune_kernels_gpu.py
+--part time``) and splits each case's wall time into what the run logged and what the
+protocol implies:
+
+* compile: the sum of autotile's logged per-config ``compile_s`` (wall time when it
+  compiled in this process, ``compile_mode`` "here"; with the pool the compiles ran in
+  parallel and the sum exceeds their wall time);
+* timing: ``do_bench`` calls times their budget. A call with ``warmup`` and ``rep``
+  milliseconds runs the kernel for about ``warmup + rep`` ms (the first pass: 25 + 100;
+  each of ``retime_rounds`` rounds: a third of each), so the first pass costs 0.125 s a
+  config and re-timing a candidate 0.125 s in all. The re-timed candidates and their
+  rounds are in ``autotile_times``;
+* rest: the wall time left, which holds the model prior's ranking (``model_times``
+  tells how many configs it ranked), the result checks and the pool's start and stop.
+
+``triton.autotune`` is split the same way: 6 ``do_bench(25, 100)`` calls, the rest is
+compiles and Triton's own overhead. The "new protocol" columns give what the timings
+may cost under ``bench_share`` (Triton's budget shared by the first pass and the
+re-time) and which ranking the prior cap allows, from the same logged counts.
+
+Usage::
+
+    python benchmarks/h200/autotune_cost_accounting.py \
+        benchmarks/h200/data/autotune_kernels_v3/call1/autotune_kernels_tuning.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+BENCH_S = 0.125  # do_bench(warmup=25, rep=100): about 125 ms of device time
+
+
+def account(path: Path) -> list[dict[str, object]]:
+    """One row per case with both tuners: the split of each one's wall time, seconds."""
+    from autotile.tuner._gpu_protocol import bench_share, retime_leaders
+
+    rows = list(csv.DictReader(path.open()))
+    out = []
+    for case in dict.fromkeys(r["case"] for r in rows):
+        a = next((r for r in rows if r["case"] == case and r["tuner"] == "autotile"), None)
+        t = next((r for r in rows if r["case"] == case and r["tuner"] == "triton"), None)
+        if a is None or t is None or not a.get("autotile_times"):
+            continue
+        times = json.loads(a["autotile_times"])
+        model = json.loads(a["model_times"] or "{}")
+        n_list = len(model)
+        n_first = len(times)
+        n_retimed = sum(1 for v in times.values() if v["n_retimes"])
+        n_rounds = max((len(v["retime_s"]) for v in times.values()), default=0)
+        compile_s = sum(v["compile_s"] or 0.0 for v in times.values())
+        first_s = n_first * BENCH_S
+        retime_s = sum(v["n_retimes"] for v in times.values()) * BENCH_S
+        wall = float(a["wall_s"])
+        n_ranked = sum(1 for v in model.values() if v is not None)
+        n_pruned = int(a["n_pruned"] or 0)
+        # the new protocol on the same counts: the re-time set by the gap rule
+        leaders = retime_leaders({k: v["first_s"] for k, v in times.items()}, 3)
+        share = bench_share(n_list, n_list - n_pruned, min(3, n_list - n_pruned))
+        new_timing = (n_first + len(leaders)) * BENCH_S * share
+        t_wall = float(t["wall_s"])
+        out.append({
+            "case": case, "compile_mode": a["compile_mode"], "autotile_wall_s": wall,
+            "compile_s": compile_s,
+            "first_pass_s": first_s, "retime_s": retime_s,
+            "rest_s": wall - compile_s - first_s - retime_s,
+            "n_list": n_list, "n_ranked": n_ranked, "n_timed": n_first,
+            "n_retimed": n_retimed, "n_rounds": n_rounds,
+            "triton_wall_s": t_wall, "triton_timing_s": n_list * BENCH_S,
+            "triton_compile_and_rest_s": t_wall - n_list * BENCH_S,
+            "new_share": share, "new_timing_s": new_timing,
+            "timing_saved_s": first_s + retime_s - new_timing})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tuning_csv", type=Path, nargs="+")
+    args = ap.parse_args()
+    print("| case | autotile wall | compile (logged) | first pass | re-time | rest (model, "
+          "checks, pool) | ranked | triton wall | triton do_bench | triton compile + rest |"
+          " timing under bench_share |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for path in args.tuning_csv:
+        for r in account(path):
+            par = " (pool: summed over parallel workers, not wall)" \
+                if r["compile_mode"] == "pool" else ""
+            print(f"| {r['case']} | {r['autotile_wall_s']:.2f} | {r['compile_s']:.2f}{par} | "
+                  f"{r['first_pass_s']:.2f} ({r['n_timed']}) | {r['retime_s']:.2f} "
+                  f"({r['n_retimed']} x {r['n_rounds']} rounds) | {r['rest_s']:.2f} | "
+                  f"{r['n_ranked']} of {r['n_list']} | {r['triton_wall_s']:.2f} | "
+                  f"{r['triton_timing_s']:.2f} | {r['triton_compile_and_rest_s']:.2f} | "
+                  f"{r['new_timing_s']:.2f} (share {r['new_share']:.2f}) |")
+
+
+if __name__ == "__main__":
+    main()

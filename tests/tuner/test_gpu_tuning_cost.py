@@ -1,0 +1,356 @@
+"""What a GPU tuning costs against ``triton.autotune`` over the same list (simulated GPU).
+
+``triton.autotune`` compiles and times each config once with ``do_bench(warmup,
+rep)``. autotile's timings share that budget (``bench_share``), its model prior
+may cost at most timing the list (``prior_cost_cap_s``), it re-times only the
+leaders within ``RETIME_GAP``, hands the rest of a batch to the compile workers
+while a slow first compile finishes, and keeps each phase's wall time (``phase_s``).
+"""
+
+from __future__ import annotations
+
+import time
+import types
+
+import numpy as np
+import pytest
+
+import autotile.lang as tl
+from autotile.lang import jit
+from autotile.tuner import LaunchConfig, autotune
+from autotile.tuner._gpu_protocol import (
+    RETIME_GAP,
+    bench_share,
+    prior_cost_cap_s,
+    retime_leaders,
+)
+from autotile.tuner._gpu_session import PHASES
+from tests.tuner._fake_gpu import FakeBackend, meta_key
+
+
+@jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def grid(meta):
+    return (tl.cdiv(meta["n"], meta["BLOCK"]),)
+
+
+#: six configs as the issue's softmax and layer-norm lists (one block, six warp counts)
+WARPS = (1, 2, 4, 8, 16, 32)
+SIX = [LaunchConfig({"BLOCK": 64}, num_warps=w) for w in WARPS]
+
+
+def _data(n=200):
+    return np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
+
+
+def _by_warps(times_us):
+    return lambda meta: times_us[meta["num_warps"]] * 1e-6
+
+
+# -- the rules ----------------------------------------------------------------------------
+def test_bench_share_keeps_first_pass_and_retime_within_tritons_budget():
+    # 6 configs, none pruned, top 3 re-timed: 6 + 3 timings share 6 timings' budget
+    assert bench_share(6, 6, 3) == pytest.approx(2 / 3)
+    # softmax 24576 x 1280 of the v3 run: 1 config pruned, 5 timed, 3 re-timed
+    assert bench_share(6, 5, 3) == pytest.approx(0.75)
+    # a 16-config list the model cut to 5: the saving covers the re-time
+    assert bench_share(16, 5, 3) == 1.0
+    assert bench_share(2, 2, 2) == 0.5 and bench_share(0, 0, 0) == 1.0
+    for n in range(1, 30):
+        for m in range(0, n + 1):
+            k = min(3, m) if m >= 2 else 0
+            s = bench_share(n, m, k)
+            assert 0.5 <= s <= 1.0 and (m + k) * s <= n + 1e-12
+    with pytest.raises(ValueError, match="n_retime must be >= 0, got n_retime=-1"):
+        bench_share(6, 6, -1)
+
+
+def test_retime_leaders_keeps_the_two_fastest_and_those_within_the_gap():
+    assert RETIME_GAP == 0.10
+    # softmax 10240 x 5000 of the v3 run, first-pass us: w8 109.2, w4 122.4, w16 122.7
+    first = {"w8": 109.2, "w4": 122.4, "w16": 122.7, "w2": 123.2, "w32": 137.3, "w1": 176.9}
+    assert retime_leaders(first, 3) == ["w8", "w4"]
+    # softmax 24576 x 1280: w4 64.2, w1 64.8, w2 64.8 (within 1 %): all three
+    assert retime_leaders({"w4": 64.19, "w1": 64.80, "w2": 64.801, "w8": 67.58}, 3) == [
+        "w4", "w1", "w2"]
+    assert retime_leaders({"a": 1.0}, 3) == [] and retime_leaders({"a": 1.0, "b": 9.0}, 1) == ["a"]
+
+
+def test_prior_cost_cap_is_timing_the_list_or_model_budget():
+    assert prior_cost_cap_s(6, 25.0, 100.0, 3.0) == pytest.approx(0.75)
+    assert prior_cost_cap_s(21, 25.0, 100.0, 3.0) == pytest.approx(2.625)
+    assert prior_cost_cap_s(40, 25.0, 100.0, 3.0) == 3.0
+    assert prior_cost_cap_s(6, 25.0, 100.0, None) is None
+
+
+# -- do_bench calls and their budgets ---------------------------------------------------
+class Recording(FakeBackend):
+    """Records each ``bench`` call's budgets."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.budgets = []
+
+    def bench(self, call, warmup_ms, rep_ms):
+        self.budgets.append((warmup_ms, rep_ms))
+        return super().bench(call, warmup_ms, rep_ms)
+
+
+def test_six_configs_cost_no_more_timing_than_triton_autotune():
+    # within 5 %: w4, w2 and w8 are re-timed; 6 first-pass timings and 3 x 3 rounds share
+    # Triton's 6 x (25 + 100) ms, each timing getting 6 / 9 of the budgets
+    be = Recording(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, model_prior=False,
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert k.best_config.num_warps == 4
+    assert k.n_bench == len(be.budgets) == 6 + 9
+    assert be.budgets[:6] == [pytest.approx((25.0 * 2 / 3, 100.0 * 2 / 3))] * 6
+    assert be.budgets[6:] == [pytest.approx((25.0 * 2 / 9, 100.0 * 2 / 9))] * 9
+    assert k.bench_ms == pytest.approx(6 * 125.0)
+    assert sorted(c.num_warps for c in k.retime_orders[0]) == [2, 4, 8]
+
+
+def test_a_clear_leader_is_retimed_with_the_runner_up_only():
+    # w8 is 12 % ahead of the rest (softmax 10240 x 5000 on the H200): 2 re-timed, not 3
+    be = Recording(_by_warps({1: 176.9, 2: 123.2, 4: 122.4, 8: 109.2, 16: 122.7, 32: 137.3}))
+    k = autotune(configs=SIX, key=["n"], backend=be, model_prior=False,
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert k.best_config.num_warps == 8
+    assert sorted(c.num_warps for c in k.retime_orders[0]) == [4, 8]
+    assert k.n_bench == 6 + 2 * 3
+    assert k.bench_ms == pytest.approx(125.0 * 2 / 3 * (6 + 2)) and k.bench_ms < 6 * 125.0
+
+
+def test_the_gap_rule_on_the_slow_spell_case():
+    # the v2 run's slow spell (test_gpu_autotune's replay), now with the gap rule: the 3rd
+    # (33.2 us, 10.3 % behind) is not a leader; the leaders' rounds read slow (median 40
+    # us), so 64 and 128, whose first passes beat the winner's fastest round (39 us), are
+    # re-timed against it in the same rounds; the winner of those rounds is picked
+    us = 1e-6
+    blocks = (16, 32, 64, 128, 256)
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in blocks]
+    steady = {16: 30.1 * us, 32: 31.3 * us, 64: 33.2 * us, 128: 38.2 * us, 256: 44.0 * us}
+    key = {b: meta_key({"BLOCK": b, "num_warps": 4, "num_stages": 3}) for b in blocks}
+    seqs = {key[16]: [30.1 * us, 40 * us, 41 * us, 39 * us, 30.0 * us, 30.2 * us, 29.9 * us],
+            key[32]: [31.3 * us, 42 * us, 43 * us, 41 * us],
+            key[64]: [33.2 * us, 33.3 * us, 33.1 * us, 33.4 * us],
+            key[128]: [38.2 * us, 38.1 * us, 38.3 * us, 38.0 * us]}
+    be = FakeBackend(lambda meta: steady[meta["BLOCK"]], sequences=seqs)
+    k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 retime_top=3, retime_rounds=3)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[0]) == [16, 32]
+    assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[3]) == [16, 64, 128]
+    assert len(be.benched) == 5 + 2 * 3 + 3 * 3
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert k.best_config.kwargs["BLOCK"] == 16 and rec[16].time_s == pytest.approx(30.0 * us)
+    assert rec[64].time_s == pytest.approx(33.3 * us)
+
+
+# -- the model prior's cost ---------------------------------------------------------------
+def _fake_clock(monkeypatch):
+    import autotile.tuner._gpu_tuner as gt
+
+    clock = [0.0]
+    monkeypatch.setattr(gt, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    return clock
+
+
+def _slow_scorer(clock, seconds, calls):
+    def scorer(config, args):
+        calls.append(config.num_warps)
+        clock[0] += seconds
+        return 1e-3 * config.num_warps  # predicts 1 warp fastest
+
+    return scorer
+
+
+def test_a_prior_slower_than_timing_the_list_stops_after_one_and_is_skipped_next(monkeypatch):
+    # the records model of layer norm 16384 x 2560 took ~1.5 s a prediction on the H200
+    # host: ranking 6 configs would cost 9 s, timing them 0.75 s (the cap)
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, scorer=_slow_scorer(clock, 1.5, calls),
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == [1] and len(k.predictions) == 1
+    assert k.prior_note == "ranked 1 of 6 in 1.5 s (cap 0.75 s)"
+    assert k.best_config.num_warps == 4 and k.n_timed == 6
+    # a new key: the first tuning's single prediction may have been one-time costs, so
+    # one more is made; it is as slow: stop again, and now it is remembered
+    x2, y2 = _data(300)
+    k[grid](x2, y2, 300)
+    assert calls == [1, 1] and len(k.predictions) == 1
+    # a third key: 6 x 1.5 s > 0.75 s, so no prediction at all
+    x3, y3 = _data(400)
+    k[grid](x3, y3, 400)
+    assert calls == [1, 1] and k.predictions == {}
+    assert k.prior_note.startswith("skipped: 6 predictions at 1.5 s each")
+    np.testing.assert_array_equal(y3, x3)
+
+
+def test_a_slow_first_prediction_alone_does_not_disable_the_prior(monkeypatch):
+    # the first prediction pays one-time costs (1.0 s), the next ones 0.02 s each: the
+    # first key stops after one, the second key ranks all six
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    cost = iter([1.0] + [0.02] * 20)
+
+    def scorer(config, args):
+        calls.append(config.num_warps)
+        clock[0] += next(cost)
+        return 1e-3 * config.num_warps
+
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, scorer=scorer,
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == [1]
+    x2, y2 = _data(300)
+    k[grid](x2, y2, 300)
+    assert calls == [1] + list(WARPS) and len(k.predictions) == 6
+    assert k.prior_note == "ranked 6 of 6 in 0.12 s (cap 0.75 s)"
+
+
+def test_a_ranking_that_cannot_finish_within_the_cap_stops_at_the_second(monkeypatch):
+    # 0.2 s a prediction: after two (0.4 s), four more would end at 1.2 s > 0.75 s
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, scorer=_slow_scorer(clock, 0.2, calls),
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == [1, 2] and len(k.predictions) == 2
+
+
+def test_a_fast_prior_ranks_the_whole_list(monkeypatch):
+    # 0.02 s a prediction (the softmax and attention spec models): all 6 within 0.75 s,
+    # and the model prunes 4 to 32 warps (predicted > 3x its best, 1 ms)
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, scorer=_slow_scorer(clock, 0.02, calls),
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == list(WARPS) and len(k.predictions) == 6
+    assert k.prior_note == "ranked 6 of 6 in 0.12 s (cap 0.75 s)"
+    status = {r.config.num_warps: r.status for r in k.history}
+    assert status == {1: "ok", 2: "ok", 4: "pruned", 8: "pruned", 16: "pruned", 32: "pruned"}
+    # 2 timed, 2 re-timed: 2 + 2 timings within 6 timings' budget, so the full budgets
+    assert k.bench_share == 1.0 and k.n_bench == 2 + 2 * 3
+    assert k.bench_ms == pytest.approx(125.0 * (2 + 2))
+
+
+# -- the compile pool and the phases ------------------------------------------------------
+def test_the_pool_starts_while_the_model_ranks_and_its_time_is_a_phase(monkeypatch):
+    # a first compile of just over IN_PROCESS_PROBE_S (the matmul's on the H200) must not
+    # also wait for the workers' start-up: they start before the model ranks
+    import autotile.tuner._gpu_session as S
+    from autotile.tuner import CompilePool
+
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.2)
+    started = []
+    real_start = CompilePool.start
+
+    def start(self, n):
+        started.append(n)
+        return real_start(self, n)
+
+    monkeypatch.setattr(CompilePool, "start", start)
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in (16, 32, 64, 128)]
+    be = FakeBackend(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                     compile_sleep_s={16: 0.6})
+    k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=2, compile_timeout_s=10.0)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    # min_measured + 1 = 5 asked (n_jobs caps the workers at 2) before anything compiled
+    assert started[0] == 4 + 1 and k.compile_mode == "pool"
+    assert be.compiled == [16] and be.jobs == [32, 64, 128]
+    assert k.phase_s["pool"] > 0.0
+
+
+def test_phases_account_for_the_tunings_wall_time():
+    class Slow(FakeBackend):
+        def bench(self, call, warmup_ms, rep_ms):
+            time.sleep((warmup_ms + rep_ms) * 1e-4)  # 12.5 ms for a full 125 ms budget
+            return super().bench(call, warmup_ms, rep_ms)
+
+    be = Slow(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}),
+              compile_sleep_s={64: 0.02})
+    k = autotune(configs=SIX, key=["n"], backend=be, model_prior=False,
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert set(k.phase_s) == set(PHASES)
+    assert sum(k.phase_s.values()) == pytest.approx(k.bench_time, rel=1e-9)
+    assert k.prior_note == "no model" and k.phase_s["model"] < 0.01
+    assert k.phase_s["pool"] == 0.0
+    assert k.phase_s["compile"] >= 6 * 0.02
+    # first pass: 6 x 12.5 x 2/3 ms; re-time: 3 x 12.5 x 2/3 ms
+    assert k.phase_s["first_pass"] >= 6 * 0.0125 * 2 / 3
+    assert k.phase_s["retime"] >= 3 * 0.0125 * 2 / 3
+    assert k.phase_s["check"] > 0.0
+
+
+def stamped_compile_worker(job):
+    """Compile-pool worker: write the job's start time to its stamp file, then sleep."""
+    with open(job["stamp"], "w") as f:
+        f.write(repr(time.time()))
+    time.sleep(job["sleep_s"])
+
+
+def test_the_rest_compiles_in_the_workers_while_a_slow_first_compile_finishes(
+        monkeypatch, tmp_path):
+    # layer norm 3584 x 10240 on the H200: the first compile (1 warp) ran 28.7 s in the
+    # process, and only then did 2, 4 and 8 warps (7.9, 2.3, 1.7 s) go to the workers.
+    # Now they are handed over once the first has run IN_PROCESS_PROBE_S
+    import autotile.tuner._gpu_session as S
+
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.2)
+    ends = {}
+
+    class Stamped(FakeBackend):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.worker_fn = stamped_compile_worker
+
+        def compile_job(self, kernel, args, kwargs, grid, config):
+            job = super().compile_job(kernel, args, kwargs, grid, config)
+            return {**job, "stamp": str(tmp_path / f"job_{config.kwargs['BLOCK']}")}
+
+        def compile(self, kernel, args, kwargs, grid, config):
+            super().compile(kernel, args, kwargs, grid, config)
+            ends[config.kwargs["BLOCK"]] = time.time()
+
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in (16, 32, 64, 128)]
+    be = Stamped(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                 compile_sleep_s={16: 2.5, 32: 0.3, 64: 0.3, 128: 0.3})
+    k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=3, compile_timeout_s=20.0)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert be.compiled == [16] and be.jobs == [32, 64, 128] and k.n_compiled == 4
+    assert k.compile_mode == "pool"
+    starts = {b: float((tmp_path / f"job_{b}").read_text()) for b in (32, 64, 128)}
+    # every worker job started before the first compile (here) ended
+    assert max(starts.values()) < ends[16]
+    assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
+        16: "ok", 32: "ok", 64: "ok", 128: "ok"}
+    np.testing.assert_array_equal(y, x)
