@@ -29,6 +29,12 @@ per-kernel files (the latter replace a kernel's rows).
     python benchmarks/h200/records_fit.py --part features --sets v8 \\
         --kernels layer_norm rms_norm online_softmax
     python benchmarks/h200/records_fit.py --part shares --sets v5 v6 v7 v8
+    python benchmarks/h200/records_fit.py --part loso --sets v5 v6 v7 v8 v9 \\
+        --grid LOAD_ISSUE_SLOTS=4,8,12,16 REDUCE_ISSUE_SLOTS=0,25,50,75,100
+
+``--part loso`` scores a grid of the model's constants on every set and kernel
+(in-sample) and with leave-one-set-out (the v10 change: ``LOAD_ISSUE_SLOTS`` with
+``REDUCE_ISSUE_SLOTS``).
 """
 
 from __future__ import annotations
@@ -273,9 +279,49 @@ def shares(args: argparse.Namespace) -> None:
             f"{k.split('/')[1]} {r:.3f}/{p:.3f}" for k, (r, p) in held.items()))
 
 
+def loso(args: argparse.Namespace) -> None:
+    """Spearman and pick of every kernel and set on a grid of constants (``--grid
+    NAME=a,b,... NAME2=...``), targets met per grid point (all sets, in-sample), and
+    leave-one-set-out: the point chosen on the other sets (most targets met, then the
+    highest mean Spearman), scored on the set left out against the model's own."""
+    import itertools
+
+    from autotile.measure.gpu import _records_model as rm
+
+    names = [g.split("=")[0] for g in args.grid]
+    values = [[float(v) for v in g.split("=")[1].split(",")] for g in args.grid]
+    own = tuple(float(getattr(rm, n)) for n in names)
+    points = sorted(set(itertools.product(*values)) | {own})
+    table: dict[tuple[float, ...], dict[str, tuple[float, float]]] = {}
+    args.quiet = True
+    for pt in points:
+        for n, v in zip(names, pt):
+            setattr(rm, n, v)
+        table[pt] = evaluate(args)
+    for n, v in zip(names, own):
+        setattr(rm, n, v)
+    keys = sorted(table[own])
+
+    def score(pt: tuple[float, ...], sets: list[str]) -> tuple[int, float]:
+        v = [table[pt][k] for k in keys if k.split("/")[0] in sets]
+        return (int(sum((r >= 0.8) + (p <= 1.05) for r, p in v)),
+                float(np.mean([r for r, _ in v])))
+
+    print(f"{names}: targets met of {2 * len(keys)}, mean Spearman (in-sample)")
+    for pt in points:
+        print(pt, *score(pt, args.sets), "(the model's)" if pt == own else "")
+    for out in args.sets:
+        rest = [s for s in args.sets if s != out]
+        best = max(points, key=lambda q: score(q, rest))
+        print(f"leave {out} out: chosen {best}; on {out}: " + ", ".join(
+            f"{k.split('/')[1]} {table[best][k][0]:.3f}/{table[best][k][1]:.3f}"
+            f" (model {table[own][k][0]:.3f}/{table[own][k][1]:.3f})"
+            for k in keys if k.startswith(out + "/")))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", required=True, choices=("features", "eval", "fit", "shares"))
+    ap.add_argument("--part", required=True, choices=("features", "eval", "fit", "shares", "loso"))
     ap.add_argument("--kernels", nargs="*", default=None,
                     help="--part fit: kernels fitted on; --part features: kernels run")
     ap.add_argument("--sets", nargs="+", default=list(SETS))
@@ -283,8 +329,12 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--set-const", nargs="*", default=None)
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--grid", nargs="*", default=["LOAD_ISSUE_SLOTS=4,8,12,16",
+                                                  "REDUCE_ISSUE_SLOTS=0,25,50,75,100"],
+                    help="--part loso: constants and their values, NAME=a,b,...")
     args = ap.parse_args()
-    {"features": features, "eval": evaluate, "fit": fit, "shares": shares}[args.part](args)
+    {"features": features, "eval": evaluate, "fit": fit, "shares": shares,
+     "loso": loso}[args.part](args)
 
 
 if __name__ == "__main__":

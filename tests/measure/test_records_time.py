@@ -1,4 +1,4 @@
-"""The records model's time half: reduction latencies in a program's chain."""
+"""The records model's time half: reduction latencies in a program's chain and their issue slots."""
 
 import numpy as np
 import pytest
@@ -50,6 +50,24 @@ def test_each_program_waits_for_its_two_reductions():
     assert n_prog >= hw.n_sms * bps  # every SM slot busy: latency_s = programs per slot x chain
     extra = n_prog / (hw.n_sms * bps) * 2 * rm.reduce_latency_s(8)
     assert with_red["latency_s"] - without["latency_s"] == pytest.approx(extra, rel=1e-9)
+
+
+def test_every_warp_issues_each_reductions_slots():
+    hw, params = H200_MEASURED_L2, GpuModelParams()
+    _, f = rm.launch_features(_launch(num_warps=8), hw, params)
+    with_red = rm.launch_time(f, hw, params, "float16")
+    without = rm.launch_time(dict(f, reductions=0.0), hw, params, "float16")
+    rounds = -(-4096 // hw.n_sms)  # 32 programs on the busiest SM
+    assert rounds == 32
+    # 2 reductions x 8 warps x 50 slots, at 4 warp instructions per SM and clock
+    slots_s = 32 * 2 * 8 * 50.0 / (4 * hw.clock_hz)
+    assert rm.REDUCE_ISSUE_SLOTS == 50.0
+    assert with_red["compute_s"] - without["compute_s"] == pytest.approx(slots_s, rel=1e-9)
+    # the same two reductions spread over 16 warps take twice the slots
+    _, f16 = rm.launch_features(_launch(num_warps=16), hw, params)
+    d16 = (rm.launch_time(f16, hw, params, "float16")["compute_s"]
+           - rm.launch_time(dict(f16, reductions=0.0), hw, params, "float16")["compute_s"])
+    assert d16 == pytest.approx(2 * slots_s, rel=1e-9)
 
 
 def test_estimate_launch_is_features_then_time():

@@ -45,7 +45,7 @@ __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "launch_featur
            "REG_FLOOR_PER_THREAD", "REGS_PER_LIVE_WORD", "ALU_CYCLES_PER_WARP_OP",
            "SFU_CYCLES_PER_WARP_OP", "SHORT_READ_PENALTY", "SHORT_WRITE_PENALTY",
            "SOFT_MAX_EXPONENT", "soft_max", "REDUCE_LATENCY_S", "reduce_latency_s",
-           "LOAD_ISSUE_SLOTS"]
+           "LOAD_ISSUE_SLOTS", "REDUCE_ISSUE_SLOTS"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -140,13 +140,30 @@ REDUCE_LATENCY_S = {1: 8.35e-8, 2: 1.434e-7, 4: 1.642e-7, 8: 1.915e-7, 16: 2.331
 #: Issue slots per warp load instruction (the load with its address, predicate,
 #: conversion and loop work, beyond the counted ALU ops), charged at 4 warp
 #: instructions per SM and clock (4 schedulers per SM: NVIDIA H100 whitepaper).
-#: Fitted, not sourced: the value of 4, 8, 16 and 32 that gave the best ranks on
-#: the v5 and v6 timings (``benchmarks/h200/records_fit.py``; online softmax's
-#: pick 1.063 -> 1.000 and layer norm's Spearman 0.812 -> 0.850 on v6), where
-#: configs of many warps and a few elements per thread ran up to 2x slower than
-#: predicted: such a program issues one load instruction per warp for a handful
-#: of elements.
-LOAD_ISSUE_SLOTS = 16.0
+#: Fitted, not sourced: configs of many warps and a few elements per thread ran up
+#: to 2x slower than predicted on the v5 and v6 timings (such a program issues one
+#: load instruction per warp for a handful of elements); 16 was chosen there from
+#: 4, 8, 16 and 32. Refitted to 8 with :data:`REDUCE_ISSUE_SLOTS` on the v5-v9
+#: timings (``benchmarks/h200/records_fit.py``, leave one set out: docs/gpu_model.md
+#: section 4.1): with the reductions' slots counted, 16 over-predicted the
+#: small-block, many-warp configs of RMS norm, online softmax and layer norm by
+#: 1.3-1.6x on v8 and v9.
+LOAD_ISSUE_SLOTS = 8.0
+#: Issue slots each warp of a program spends on one block reduction (``tl.sum``,
+#: ``tl.max`` of a block spread over the program's warps), beyond its in-thread
+#: lane-ops (counted in ``alu``): the butterfly within the warp (5 ``SHFL`` and 5
+#: adds), the shared-memory store, barrier and load of the cross-warp step and its
+#: own shuffles, the broadcast of the result. A warp shuffle retires 32 lanes per
+#: SM and clock on compute capability 9.0 (CUDA C++ Programming Guide, "Arithmetic
+#: Instructions", throughput table), one warp instruction per clock against 4 for
+#: ALU work, so ~10 shuffles take ~40 of the SM's issue slots and the rest ~10.
+#: Charged, like :data:`LOAD_ISSUE_SLOTS`, at 4 warp instructions per SM and clock,
+#: and per warp: a reduction over 16 warps costs the SM twice the slots of one
+#: over 8 warps for the same block. Fitted with :data:`LOAD_ISSUE_SLOTS` on the
+#: v5-v9 timings (25, 50, 75, 100 tried; 50 and 75 tie): the v9 check's RMS norm
+#: (12288 x 8192) ran its whole-row 8192 block 8% slower with 16 warps than with 8,
+#: and layer norm's 16-warp configs 1.35x slower than its 4-warp ones (v9).
+REDUCE_ISSUE_SLOTS = 50.0
 #: For refits only (``benchmarks/h200/records_fit.py``): a callable that
 #: :func:`launch_features` calls with the window's lockstep replay
 #: (``tr, order, key, inv, ids, hw, share, scale, W``) and whose dict it adds to
@@ -477,6 +494,9 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
     # predicate and conversion work (LOAD_ISSUE_SLOTS); 4 warp schedulers per SM
     per_warp = float(np.ceil(max(inflight / _SECTOR_BYTES, 1.0) / (_SECTORS_PER_WARP_LOAD * nw)))
     ld_s = rounds * n_steps * nw * per_warp * LOAD_ISSUE_SLOTS / (4 * clock)
+    # ... and each block reduction's shuffles, barriers and shared-memory exchange,
+    # issued by every warp of the program (REDUCE_ISSUE_SLOTS per warp)
+    ld_s += rounds * f.get("reductions", 0.0) * nw * REDUCE_ISSUE_SLOTS / (4 * clock)
     compute_s = dot_s + max(alu_s, sfu_s)
     lat = params.pipeline_latency_s if params.pipeline_latency_s > 0 else HBM_LATENCY_S
     # a loop's loads are software-pipelined over num_stages - 1 iterations ahead when
