@@ -28,7 +28,8 @@ What it does (on the CPU, no GPU):
     of effective capacities instead of one LRU cliff).
 * ``--write-predictions-v4``: writes ``data/ncu_traffic_v4_predictions.csv`` for
   :data:`V4_PLAN` (36 configs on four shapes no earlier file holds, 18 with
-  ``GROUP_M >= 8``) with DRIFT_WARM's, DRIFT's and LOCKSTEP's read bytes. It
+  ``GROUP_M >= 8``) with DRIFT_WARM's, DRIFT's, LOCKSTEP's and the experimental
+  ``drift_warm_mix``'s read bytes. It
   refuses to overwrite the file (``--force`` does): the predictions are
   committed before the device run.
 * Compares ``data/ncu_traffic_v4_measured.csv`` with those committed predictions
@@ -65,6 +66,7 @@ from h200_traffic_v2 import (  # noqa: E402
     SETS,
     Predictor,
     compare_v2,
+    drift_mix_read_bytes,
     load_launches,
     mean_abs_log,
     report,
@@ -119,8 +121,9 @@ def write_predictions_v4(pred: Predictor, force: bool) -> None:
 
     One row per config with ``M, N, K, dtype``, the six knobs (the columns
     ``bench_h200.py --part ncu --ncu-configs`` reads), ``blocks_per_sm``,
-    ``pred_read_bytes_<model>`` (bytes) per :data:`MODELS_V4` and
-    ``compulsory_read_bytes`` (``(MK + KN) x 2``).
+    ``pred_read_bytes_<model>`` (bytes) per :data:`MODELS_V4`, the experimental
+    ``drift_warm_mix`` of ``h200_traffic_v2.py`` and ``compulsory_read_bytes``
+    (``(MK + KN) x 2``).
 
     Raises
     ------
@@ -143,6 +146,9 @@ def write_predictions_v4(pred: Predictor, force: bool) -> None:
                     raise SystemExit(f"model {name} calls {M}x{N}x{K} {cfg} infeasible")
                 row["blocks_per_sm"] = p["b"]
                 row[f"pred_read_bytes_{name}"] = int(round(p["read"]))
+                if name == "drift":  # the experimental drift_warm_mix, for comparison
+                    row["pred_read_bytes_drift_warm_mix"] = int(round(drift_mix_read_bytes(
+                        (M, N, K), cfg, p["b"], p["k_merge"], warm=True)))
             row["compulsory_read_bytes"] = (M * K + K * N) * 2
             out.append(row)
     with PRED_FILE_V4.open("w", newline="") as f:

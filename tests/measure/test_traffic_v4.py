@@ -125,6 +125,14 @@ def test_v4_predictions_are_the_models(v4_rows):
     assert (int(r["M"]), int(r["BLOCK_M"]), int(r["BLOCK_N"]), int(r["BLOCK_K"]),
             int(r["GROUP_M"])) == (768, 64, 128, 32, 1)
     assert int(r["pred_read_bytes_drift"]) > 2.3 * int(r["pred_read_bytes_drift_warm"])
+    tv2 = _load("h200_traffic_v2")
+    cfg = {k: int(r[k]) for k in KNOBS}
+    res = KernelModelMeasurer("matmul", {"M": 768, "N": 7168, "K": 8192},
+                              hardware=H200_MEASURED_L2, dtype="bfloat16",
+                              l2_model=DRIFT).measure(cfg)
+    mix = tv2.drift_mix_read_bytes((768, 7168, 8192), cfg, int(res.metrics["blocks_per_sm"]),
+                                   int(res.metrics["k_merge"]), warm=True)
+    assert int(round(mix)) == int(r["pred_read_bytes_drift_warm_mix"])
 
 
 def test_v4_device_driver_reads_the_list(v4_rows):
