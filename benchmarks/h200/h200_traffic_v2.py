@@ -28,7 +28,8 @@ What it does (on the CPU, no GPU):
 * If ``data/ncu_traffic_v2_measured.csv`` exists, compares it with those
   committed predictions (nothing re-simulated). Since that run the 32 v2
   launches are part of the launches above (143 in all, seven shapes): in sample
-  for anything chosen after it.
+  for anything chosen after it. The v3 file (36 launches, four more shapes) is
+  loaded too since its run: 179 launches on eleven shapes.
 * **``--warm``.** The experimental "drift_warm" model (:func:`warm_stagger`:
   DRIFT's stagger reached only after ``WARM_STEPS`` program steps of the launch),
   its constant scanned with leave-one-shape-out and leave-one-file-out.
@@ -78,11 +79,11 @@ from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule  # noqa: 
 DATA = Path(__file__).resolve().parent / "data"
 KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
 #: The ncu files measured so far: tag -> CSV under ``data/`` (fp16 unless a ``dtype``
-#: column says otherwise; "v2" is the first held-out check, in sample for anything
-#: chosen after it).
+#: column says otherwise; "v2" and "v3" are the first two held-out checks, in sample
+#: for anything chosen after them).
 SETS = {"fit": "h200_ncu.csv", "val": "h200_ncu_validation.csv",
         "pow": "h200_power_ncu.csv", "pow2": "h200_power2_ncu.csv",
-        "v2": "ncu_traffic_v2_measured.csv"}
+        "v2": "ncu_traffic_v2_measured.csv", "v3": "ncu_traffic_v3_measured.csv"}
 #: The models compared: name -> L2Model (on H200_MEASURED_L2).
 MODELS: dict[str, L2Model] = {"lockstep": LOCKSTEP, "drift": DRIFT}
 #: Tolerance of the issue's criterion (relative).
@@ -305,7 +306,8 @@ def load_launches(pred: Predictor) -> list[dict[str, Any]]:
             p = {m: pred(shp, dtype, cfg, mod) for m, mod in MODELS.items()}
             if any(v is None for v in p.values()):
                 continue
-            ln = {"set": tag, "shape": shp, "cfg": cfg, "ncu": float(r["dram_read_bytes"]),
+            ln = {"set": tag, "shape": shp, "dtype": dtype, "cfg": cfg,
+                  "ncu": float(r["dram_read_bytes"]),
                   "b": p["drift"]["b"], "k_merge": p["drift"]["k_merge"]}  # type: ignore[index]
             ln.update({m: v["read"] for m, v in p.items()})  # type: ignore[index]
             out.append(ln)

@@ -27,6 +27,7 @@ from autotile.measure.gpu._fitted import H200_FITTED_PARAMS, H200_MEASURED_L2
 from autotile.measure.gpu._hardware import H100_SXM, H200, HARDWARE, HardwareProfile
 from autotile.measure.gpu._l2sim import (
     DRIFT,
+    DRIFT_WARM,
     LOCKSTEP,
     BufferTiling,
     L2Model,
@@ -76,6 +77,7 @@ __all__ = [
     "L2Model",
     "LOCKSTEP",
     "DRIFT",
+    "DRIFT_WARM",
     "schedule_from_trace",
     "lockstep_stream_from_trace",
     "simulate_l2",

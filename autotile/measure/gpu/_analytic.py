@@ -105,7 +105,7 @@ def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
             f"programs (a persistent kernel needs all of its programs resident)")
     st: L2Stats = simulate_l2(sched, l2_bytes=hw.l2_bytes, n_concurrent=n_conc,
                               total_programs=None if persistent else n_prog,
-                              model=self.l2_model, n_sms=hw.n_sms)
+                              model=self.l2_model, n_sms=hw.n_sms, k_merge=k_merge)
     hbm = st.hbm_read_bytes + (st.hbm_write_bytes if p.count_writes else 0.0)
     eff = matmul_efficiency(bm, bn, bk, nw, p)
     flops_tile = 2.0 * bm * bn * nk * bk

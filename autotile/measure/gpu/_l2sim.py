@@ -53,6 +53,7 @@ __all__ = [
     "L2Model",
     "LOCKSTEP",
     "DRIFT",
+    "DRIFT_WARM",
     "TileSchedule",
     "L2Stats",
     "schedule_from_trace",
@@ -82,12 +83,21 @@ class L2Model:
     partitions : int, default=1
         L2 partitions that each cache their own copy of data read by SMs on
         both sides; the simulated capacity is ``l2_bytes // partitions``.
+    warm_steps : float, default=0.0
+        Program steps (loop iterations, before any ``k_merge``) of the whole
+        launch after which the programs of an SM have drifted ``stagger``
+        apart: a launch of ``E = waves x steps per program`` steps (``waves
+        = programs / n_concurrent``, fractional) is replayed with the
+        stagger ``stagger * min(1, E / warm_steps)``. The programs of an SM
+        start a launch together and drift apart as it runs, so a launch of
+        a few waves stays close to lockstep. 0 applies ``stagger`` from the
+        start.
 
     Raises
     ------
     MeasureError
-        If ``stagger`` is outside ``[0, 1]`` or ``partitions`` is not an
-        int >= 1.
+        If ``stagger`` is outside ``[0, 1]``, ``partitions`` is not an
+        int >= 1, or ``warm_steps`` is negative or not finite.
 
     References
     ----------
@@ -99,6 +109,7 @@ class L2Model:
 
     stagger: float = 0.0
     partitions: int = 1
+    warm_steps: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.stagger <= 1.0:
@@ -107,8 +118,13 @@ class L2Model:
                 or self.partitions < 1):
             raise MeasureError(f"partitions must be an int >= 1, got "
                                f"partitions={self.partitions!r}")
+        if not (isinstance(self.warm_steps, (int, float)) and not isinstance(self.warm_steps, bool)
+                and np.isfinite(self.warm_steps) and self.warm_steps >= 0):
+            raise MeasureError(f"warm_steps must be a finite number >= 0, got "
+                               f"warm_steps={self.warm_steps!r}")
         object.__setattr__(self, "stagger", float(self.stagger))
         object.__setattr__(self, "partitions", int(self.partitions))
+        object.__setattr__(self, "warm_steps", float(self.warm_steps))
 
     @property
     def is_lockstep(self) -> bool:
@@ -119,12 +135,37 @@ class L2Model:
         """Simulated capacity, bytes: ``l2_bytes // partitions`` (None stays None)."""
         return None if l2_bytes is None else int(l2_bytes) // self.partitions
 
+    def launch_stagger(self, n_waves: float, n_steps: float) -> float:
+        """Stagger replayed for a launch of ``n_waves`` waves of ``n_steps``-step programs.
+
+        Parameters
+        ----------
+        n_waves : float
+            ``programs / n_concurrent`` (fractional).
+        n_steps : float
+            Loop steps of one program (before any ``k_merge``).
+
+        Returns
+        -------
+        float
+            ``stagger * min(1, n_waves * n_steps / warm_steps)``; ``stagger``
+            when ``warm_steps`` is 0.
+        """
+        if self.warm_steps == 0.0:
+            return self.stagger
+        return self.stagger * min(1.0, n_waves * n_steps / self.warm_steps)
+
 
 #: The seed model: lockstep waves, one L2 of the profile's size.
 LOCKSTEP = L2Model()
 #: Drifting programs and a two-partition L2, fitted to 35 ncu launches on an H200
 #: (``benchmarks/h200/h200_analyze.py``, ``docs/gpu_model.md`` §2.5).
 DRIFT = L2Model(stagger=0.5, partitions=2)
+#: DRIFT whose stagger builds up over the first 800 program steps of a launch (the
+#: traffic model of issue #13; ``warm_steps`` chosen by leave-one-file-out over the
+#: six ncu files of ``benchmarks/h200/h200_traffic_v4.py``, 800 in every fold). Not
+#: the default of any measurer: pass it as ``l2_model`` for traffic predictions.
+DRIFT_WARM = L2Model(stagger=0.5, partitions=2, warm_steps=800.0)
 
 
 @dataclass(frozen=True)
@@ -807,7 +848,7 @@ def _stagger_starts(schedule: TileSchedule, stagger: float, n_concurrent: int,
 def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: int,
                 n_programs: int | None = None, total_programs: int | None = None,
                 model: L2Model | None = None, n_sms: int | None = None,
-                replay: str = "auto") -> L2Stats:
+                replay: str = "auto", k_merge: int = 1) -> L2Stats:
     """Run a :class:`TileSchedule` through an LRU L2 (lockstep waves by default).
 
     Parameters
@@ -839,6 +880,10 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
         (:func:`~autotile.measure.gpu._l2_lockstep.lockstep_counts`, the same
         numbers) and replays the loads one by one (numba) otherwise;
         ``"loads"`` always replays them.
+    k_merge : int, default=1
+        Loop steps fused per schedule step (as given to
+        :func:`schedule_from_trace`); only ``model.warm_steps`` uses it, to
+        count a program's steps before merging.
 
     Returns
     -------
@@ -847,8 +892,8 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
     Raises
     ------
     MeasureError
-        If ``n_concurrent < 1``, ``l2_bytes`` is negative, or ``n_sms`` is
-        missing or below 1 for a staggered model.
+        If ``n_concurrent < 1``, ``l2_bytes`` is negative, ``k_merge < 1``,
+        or ``n_sms`` is missing or below 1 for a staggered model.
 
     References
     ----------
@@ -862,6 +907,8 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
         raise MeasureError(f"n_concurrent must be >= 1, got n_concurrent={n_concurrent}")
     if replay not in ("auto", "loads"):
         raise MeasureError(f"replay must be 'auto' or 'loads', got replay={replay!r}")
+    if isinstance(k_merge, bool) or int(k_merge) != k_merge or k_merge < 1:
+        raise MeasureError(f"k_merge must be an int >= 1, got k_merge={k_merge!r}")
     if not model.is_lockstep and (n_sms is None or n_sms < 1):
         raise MeasureError(f"a staggered L2Model needs n_sms >= 1, got n_sms={n_sms!r}")
     p_hi = schedule.n_programs if n_programs is None else min(int(n_programs),
@@ -872,6 +919,13 @@ def simulate_l2(schedule: TileSchedule, *, l2_bytes: int | None, n_concurrent: i
         p_hi = full if full > 0 else schedule.n_programs
         scale = total_programs / p_hi
     s = schedule
+    if model.warm_steps > 0.0:
+        first = s.prog_seg_ptr[:2]
+        n_steps = float(s.seg_n_steps[first[0]:first[1]].sum()) * int(k_merge) if (
+            s.n_programs) else 0.0
+        n_total = total_programs if total_programs is not None else p_hi
+        model = L2Model(stagger=model.launch_stagger(n_total / n_concurrent, n_steps),
+                        partitions=model.partitions)
     fast = lockstep_counts(s, int(n_concurrent), cap, int(p_hi)) if (
         model.is_lockstep and replay == "auto") else None
     if fast is not None:
