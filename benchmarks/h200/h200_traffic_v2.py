@@ -588,7 +588,8 @@ def main() -> int:
     launches = load_launches(pred)
     print(f"{len(launches)} model-feasible ncu launches (in sample: DRIFT's stagger was "
           f"fitted on {SETS['fit']}; drift_mix's and drift_warm's constants and form were "
-          f"chosen after looking at all five files, v2 included)\n")
+          f"chosen after looking at the first five files, v2 included; all six, v3 included, "
+          f"are in sample for anything chosen after the v3 run)\n")
     if args.mix:
         mix_scan(launches)
     if args.warm:
