@@ -80,6 +80,17 @@ EIGHT_V4_SHAPES = "4000x4600x2600:float16,320x6144x16384:bfloat16," \
                   "1700x2800x24000:bfloat16,480x12000x8192:float16," \
                   "14000x960x6000:bfloat16,5200x4800x4000:float16"
 
+#: The fifth run's eight shapes, fixed (with the model's zero-shot predictions,
+#: ``benchmarks/h200/data/autotune_gpu_v5_predictions.csv``) before it: none in an earlier
+#: data file; small M (240, 288), deep K (16400-30000, one bf16 at 20800), N >> M, M >> N,
+#: most sizes not multiples of 128, only A unvectorised at 3000 x 3520 x 2900 (K % 16 = 4),
+#: only B at 288 x 9000 x 8192 (N % 16 = 8), fp16 and bf16; 764 GFLOP in all:
+#: ``--shapes eight_v5``.
+EIGHT_V5_SHAPES = "288x9000x8192:float16,1500x2208x20800:bfloat16," \
+                  "3000x3520x2900:float16,12000x720x5040:bfloat16," \
+                  "4800x3600x3600:float16,240x10000x16400:float16," \
+                  "900x1200x30000:bfloat16,6000x2000x6960:bfloat16"
+
 T0 = time.perf_counter()
 
 
@@ -96,6 +107,8 @@ def parse_shapes(text: str) -> list[tuple[int, int, int, str]]:
         text = EIGHT_V3_SHAPES
     elif text == "eight_v4":
         text = EIGHT_V4_SHAPES
+    elif text == "eight_v5":
+        text = EIGHT_V5_SHAPES
     out = []
     for item in text.split(","):
         dims, _, dtype = item.strip().partition(":")

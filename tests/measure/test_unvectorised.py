@@ -118,3 +118,26 @@ def test_unvectorised_a_costs_less_than_b():
         even.measure(cfg(64, 128, 32, 4, 4)).metrics["time_s"], rel=1e-3)
     with pytest.raises(MeasureError, match="scalar_a_weight"):
         GpuModelParams(scalar_a_weight=-0.1)
+
+
+def test_scalar_a_extra_registers_are_an_option_that_is_off_by_default():
+    # 3600 x 2800 x 3000 bf16 (only A scalar): 128x256x128 stages 64 A elements a thread,
+    # 128 + 64 + 40 = 232 registers by default; with 0.5 more per A element 264 > 255
+    kw = dict(dtype="bfloat16")
+    shape = {"M": 3600, "N": 2800, "K": 3000}
+    on = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2, **kw,
+                             params=GpuModelParams(scalar_a_extra_regs=0.5))
+    off = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2, **kw)
+    assert off.measure(cfg(128, 256, 128, 8, 3)).ok
+    assert not on.measure(cfg(128, 256, 128, 8, 3)).ok
+    # 64x128x64 (32 A elements a thread): 64 + 48 + 40 = 152 registers, 3 programs an SM
+    # either way (the shared memory of 4 stages allows 3), so the same time
+    assert on.measure(cfg(64, 128, 64, 4, 4)).metrics["time_s"] == pytest.approx(
+        off.measure(cfg(64, 128, 64, 4, 4)).metrics["time_s"], rel=1e-12)
+    # both scalar (2500 x 7000 x 3000): B's staged registers are free before A's extra
+    # ones count, so 64x256x32 keeps 128 + 16 + 64 + 40 = 248 and stays feasible
+    both = KernelModelMeasurer("matmul", {"M": 2500, "N": 7000, "K": 3000},
+                               H200_MEASURED_L2, params=GpuModelParams(scalar_a_extra_regs=0.5))
+    assert both.measure(cfg(64, 256, 32, 4, 4)).ok
+    with pytest.raises(MeasureError, match="scalar_a_extra_regs"):
+        GpuModelParams(scalar_a_extra_regs=-0.5)

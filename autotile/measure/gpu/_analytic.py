@@ -83,10 +83,11 @@ def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
     n_a, n_b = acc.n_buffers(ns)
     scalar_a = 0 if acc.a.is_async else bm * bk
     scalar_b = 0 if acc.b.is_async else bk * bn
-    scalar_step = scalar_a + scalar_b
     scalar_out = bm * bn if acc.c.vector_elems == 1 else 0
     smem = matmul_smem_bytes(bm, bn, bk, ns, isz, a_buffers=n_a, b_buffers=n_b)
-    regs = matmul_regs_per_thread(bm, bn, nw, p, staged_elems=scalar_step)
+    # eq. 2; scalar_a_extra_regs (off by default) counts after B's staged registers are free
+    regs = matmul_regs_per_thread(bm, bn, nw, p, staged_elems=scalar_a + max(
+        float(scalar_b), p.scalar_a_extra_regs * scalar_a))
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
         return _infeasible(self, config, occ.reason)

@@ -84,6 +84,11 @@ UNPIPELINED_LATENCY_S = 1.7e-6
 #: 128x64x32 / 64x128x32 at 2500 x 7000 x 3000 (same programs and steps, A and B
 #: swapped) alone gives 0.30.
 SCALAR_A_WEIGHT = 0.3
+#: Registers per element of a scalar-loaded A tile besides the one its load writes (eq. 2):
+#: 0, i.e. off. 0.5 would make 128x256x128 infeasible where only A is scalar, as its 2.2x
+#: slowdown at 3600 x 2800 x 3000 suggests, but no other shape tests it, so leave-one-shape-
+#: out cannot select it (docs/gpu_model.md §3.7).
+SCALAR_A_EXTRA_REGS = 0.0
 #: ``N`` of the ``wgmma`` shapes Triton may pick for 16-bit and fp32 operands,
 #: largest first [6].
 _WGMMA_N = tuple(range(256, 0, -8))
@@ -174,6 +179,12 @@ class GpuModelParams:
         programs and steps, ``w_A`` = 0.30. Why A is cheaper (its tile is
         contiguous along K, the order ``wgmma`` reads A in) is an unchecked
         assumption. Must be ``>= 0``.
+    scalar_a_extra_regs : float, default=SCALAR_A_EXTRA_REGS
+        Registers per element of a scalar-loaded A tile on top of the one its
+        load writes (eq. 2), counted after a scalar B tile's registers are
+        free (``staged = e_A + max(e_B, x * e_A)``). An empirical option with
+        no mechanism shown (Triton puts a loaded A in shared memory like B);
+        0 (default) turns it off. Must be ``>= 0``.
 
     Raises
     ------
@@ -209,6 +220,7 @@ class GpuModelParams:
     clock_exponent: float = 1.0 / 3.0
     max_clock_boost: float = 1.47
     scalar_a_weight: float = SCALAR_A_WEIGHT
+    scalar_a_extra_regs: float = SCALAR_A_EXTRA_REGS
 
     def __post_init__(self) -> None:
         def real(name: str, value: Any, *, finite: bool = True,
@@ -234,7 +246,7 @@ class GpuModelParams:
         object.__setattr__(self, "overlap_decay", decay)
         for name in ("tile_overhead_elems", "k_overhead_elems", "pipeline_latency_s",
                      "power_cap_s_per_byte", "unpipelined_latency_s", "clock_exponent",
-                     "scalar_a_weight"):
+                     "scalar_a_weight", "scalar_a_extra_regs"):
             v = real(name, getattr(self, name), rule="finite and >= 0")
             if v < 0:
                 rule = "finite and >= 0" if name == "power_cap_s_per_byte" else ">= 0"
@@ -447,7 +459,7 @@ def matmul_smem_bytes(block_m: int, block_n: int, block_k: int, num_stages: int,
 
 
 def matmul_regs_per_thread(block_m: int, block_n: int, num_warps: int,
-                           params: GpuModelParams, staged_elems: int = 0) -> int:
+                           params: GpuModelParams, staged_elems: float = 0) -> int:
     """Registers per thread of a matmul program (eq. 2).
 
     The fp32 accumulator ``BLOCK_M x BLOCK_N`` spread over ``num_warps * 32``
@@ -462,9 +474,9 @@ def matmul_regs_per_thread(block_m: int, block_n: int, num_warps: int,
     block_m, block_n : int
     num_warps : int
     params : GpuModelParams
-    staged_elems : int, default=0
+    staged_elems : float, default=0
         Elements per K step of the tiles loaded with scalar loads (e.g.
-        ``BLOCK_K * BLOCK_N`` when B is).
+        ``BLOCK_K * BLOCK_N`` when B is; see ``scalar_a_extra_regs``).
     """
     acc = math.ceil(block_m * block_n / (32 * num_warps))
     staged = math.ceil(staged_elems / (32 * num_warps))
