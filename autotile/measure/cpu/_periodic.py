@@ -183,6 +183,8 @@ MAX_BACKOFF = 63
 INNER_FIRST = 4
 #: Fewest iterations of an innermost loop for that (a shorter one gains less than it costs).
 INNER_MIN_EXT = 128
+#: Most body iterations per iteration of such a loop when it is not innermost.
+INNER_MAX_BODIES = 64
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -485,6 +487,47 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
 
 
 @numba.njit(cache=True, nogil=True)
+def _iter_lines(addr, step, ext, l0, line_bytes, cnt, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Write the distinct lines of one iteration of loop ``l0`` to ``out``; return how many.
+
+    ``addr`` holds the accesses' byte addresses at the iteration's first body
+    iteration; the loops inside ``l0`` are walked (their counters in ``cnt``).
+    Only accesses that loop ``l0`` moves count (the others touch the same
+    lines in every iteration).
+    """
+    n_loops, p = step.shape
+    for l in range(l0 + 1, n_loops):
+        cnt[l] = 0
+    n = 0
+    while True:
+        for a in range(p):
+            if step[l0, a] == 0:
+                continue
+            x = addr[a]
+            for l in range(l0 + 1, n_loops):
+                x += step[l, a] * cnt[l]
+            ln = x // line_bytes
+            new = True
+            for i in range(n - 1, -1, -1):
+                if out[i] == ln:
+                    new = False
+                    break
+            if new:
+                out[n] = ln
+                n += 1
+        l = n_loops - 1
+        while l > l0:
+            cnt[l] += 1
+            if cnt[l] < ext[l]:
+                break
+            cnt[l] = 0
+            l -= 1
+        if l == l0:
+            break
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
 def _link_slots(sl_prev, sl_next, ends, k):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Make slots ``0 .. k-1`` the fully associative stack, MRU first."""
     for i in range(k):
@@ -712,22 +755,31 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     # is not fresh (_fa_extend): it counts the fully associative hits on lines not
     # touched since the end of its run's first iteration (qthr) and keeps the hits
     # and those counts at the end of the last iteration (fa_mark, q_mark)
-    inner = n_loops - 1
-    inner_ok = n_loops > 0 and period[inner] == 1 and not local[inner] \
-        and ext[max(inner, 0)] >= INNER_MIN_EXT
-    if inner_ok:
-        moves = False
-        for a in range(p):
-            if step[inner, a] != 0:
-                moves = True
-        inner_ok = moves
+    inner = -1
+    inner_nb = 1  # body iterations per iteration of that loop
+    for l in range(n_loops - 1, -1, -1):
+        if inner_nb > INNER_MAX_BODIES:
+            break
+        if period[l] == 1 and not local[l] and ext[l] >= INNER_MIN_EXT:
+            for a in range(p):
+                if step[l, a] != 0:
+                    inner = l
+            if inner >= 0:
+                break
+        inner_nb *= ext[l]
+    inner_ok = inner >= 0
+    if not inner_ok:
+        inner_nb = 1
     inner_tmp = np.empty(max(fa_cap, 1), np.int64)
     inner_flag = np.zeros(max(fa_cap, 1), np.bool_)
+    it_lines = np.empty(max(inner_nb * p, 1), np.int64)  # the lines of one iteration of it
+    inner_cnt = np.zeros(n_loops, np.int64)
     qthr = -2  # sl_time is at least -1: no hit counts until a run's first iteration ends
     q_hits = 0
     q_mark = 0
     fa_mark = 0
-    w0_same = True  # whether the run's first iteration took the same-lines shortcut
+    run_t0 = 0  # the clock before the first access of the loop's current run
+    deep_jump = -1  # the clock after the last jump of a loop inside it
     lines = np.zeros(p, np.int64)
     last = np.full(p, -1, np.int64)
     addr = addr0.copy()
@@ -832,7 +884,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             break
         # ---- advance the mixed-radix counter; watch the loops whose iteration ends
         l = n_loops - 1
-        it_miss = p - (fa_hits - fa_mark)  # of the innermost iteration that just ended
+        it_miss = p * inner_nb - (fa_hits - fa_mark)  # of the iteration of inner that ended
         it_q = q_hits - q_mark
         while l >= 0:
             per = period[l]
@@ -869,7 +921,6 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 thr[l] = clock
                 if inner_ok and l == inner:
                     qthr = clock
-                    w0_same = same
             if per > 0 and not watched[l]:
                 pass
             elif per > 0 and local[l]:
@@ -946,18 +997,23 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 extended = False
                 if not fresh and inner_ok and l == inner and part == old and c >= 1 \
-                        and not w0_same and it_q == 0:
+                        and deep_jump <= run_t0 and it_q == 0:
                     # an innermost loop's stack that is not fresh: extended if provable
                     # ("A stack that is not fresh" in the module docstring)
                     n_tries[l] += 1
                     if _sa_equal(tags, snap_sa[old], shift[l], lo, hi, active, x_lo, x_hi) \
-                            and _range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi) \
-                            and _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
-                                           fa_cap, lines, shift[l], q, lo, hi, qthr - p, qthr,
-                                           it_miss, qthr - p + 1, relabel_tmp, inner_tmp,
-                                           inner_flag):
+                            and _range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi):
+                        if inner_nb == 1:
+                            it_l = lines  # the iteration is one body iteration
+                        else:
+                            it_l = it_lines[:_iter_lines(addr, step, ext, l, line_bytes,
+                                                         inner_cnt, it_lines)]
+                        extended = _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
+                                              fa_cap, it_l, shift[l], q, lo, hi,
+                                              run_t0, qthr, it_miss, run_t0 + 1, relabel_tmp,
+                                              inner_tmp, inner_flag)
+                    if extended:
                         jumped = True
-                        extended = True
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 if not fresh and not jumped and snap_has_fa[old] and snap_has_fa[part]:
                     n_tries[l] += 1
@@ -979,6 +1035,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     clock += 1  # the restored sets count as touched now
                     _skip(l, rem, clock, active, last_touch, last, addr, step, cnt, window,
                           n_jumps)
+                    if l > inner:
+                        deep_jump = clock
                     matched[l] = True
                     if sparse_try:
                         learned[l] = c
@@ -1041,6 +1099,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                                  active)
                         _skip(l, e - 1 - cn, clock, active, last_touch, last, addr, step, cnt,
                               window, n_jumps)
+                        if l > inner:
+                            deep_jump = clock
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
@@ -1050,10 +1110,18 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 addr[a] -= step[l, a] * e
             cnt[l] = 0
             l -= 1
-        fa_mark = fa_hits
-        q_mark = q_hits
         if l < 0:
             break
+        if l <= inner:
+            # an iteration of inner begins (l < inner: its run begins): its first body
+            # iteration is simulated, so that no line's time is left from before it
+            fa_mark = fa_hits
+            q_mark = q_hits
+            if l < inner or inner_nb > 1:
+                for a in range(p):
+                    last[a] = -1
+            if l < inner:
+                run_t0 = clock
     return sa_hits, fa_hits, simulated, n_tries, n_jumps
 
 
