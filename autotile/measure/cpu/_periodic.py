@@ -79,13 +79,19 @@ stack is relabelled in place (``phi^q`` of each line) instead of rebuilt.
 
 A stack that is not fresh
 -------------------------
-An innermost loop of period 1 with a long run waits, as above, until its
-stack is fresh: with ``C`` lines and ``m`` new lines per iteration, about
-``C / m`` iterations (64 at ``n = 1024``), while its sets match after a few.
+A loop of period 1 with a long run waits, as above, until its stack is fresh:
+with ``C`` lines and ``m`` new lines per iteration, about ``C / m`` iterations
+(64 at ``n = 1024``), while its sets match after a few. This holds for an
+innermost loop and for one with a few body iterations inside it (at most
+``INNER_MAX_BODIES``, e.g. an ``i`` loop over a ``j`` loop of 4 iterations).
 Let the run begin at iteration ``w0`` (clock ``t0`` before its first access,
-``t1`` after it). Every iteration after ``w0`` is simulated access by access
-(some access moves, so no iteration repeats the previous one's lines), so a
-line's time above ``t0`` is its exact last access in the run. The stack after
+``t1`` after its first iteration). In the run, every access is simulated, or
+repeats the lines of the body iteration just before it in the same iteration
+of the loop (the same-lines shortcut: the first body iteration of each
+iteration of the loop is always simulated), and no loop inside it jumps
+(else the walker does not try). A line's time above ``t0`` is then its last
+access in the run, or an earlier access of that repetition, in the same
+iteration of the loop. The stack after
 iteration ``c`` is then ``R ++ P``: ``R`` the lines touched in the run by last
 use (time above ``t0``), whose tail ``U`` holds those last touched in
 iteration ``w0`` (time at most ``t1``), and ``P`` older lines.
@@ -107,7 +113,10 @@ later iteration has ``m_c`` misses; hits on ``R`` do not move the older lines
 below them, so every miss pushes that line one place down and it has left the
 cache before ``c + k``: those accesses miss too. So every later iteration
 has the hits of iteration ``c`` (the set-associative cache by the comparison
-of its sets with ``phi`` of the snapshot, as above).
+of its sets with ``phi`` of the snapshot, as above). Accesses are ordered by
+iteration, then by position ``b`` in it; a later iteration touches ``phi^k``
+of the lines of iteration ``c``, which the walker lists by walking the loops
+inside (only accesses that the loop moves: the others are in ``R``).
 
 The final state. Lines last used at ``s + K`` after ``K`` more iterations are
 ``phi^K`` of those last used at ``s`` now, for ``s >= w0``, in the same
@@ -119,9 +128,10 @@ first ``C`` lines of ``phi^K(R) ++ phi^(K-1)(U) ++ ... ++ U ++ P'``, with
 touched, after its eviction, is in the run's part). If a full stack would
 come out shorter than ``C``, the lines below are unknown and nothing is
 extrapolated. The new lines get time ``t0 + 1``, never later than their last
-access. Such a loop is compared from iteration ``INNER_FIRST`` on, if it runs
-at least ``INNER_MIN_EXT`` iterations (a shorter one gains less than the
-rebuild costs).
+access. Such a loop is tried at its sparse comparisons from iteration
+``INNER_FIRST`` on (from the usual first one if its last try failed), if it
+runs at least ``2 * INNER_FIRST`` iterations and at least ``INNER_MIN_EXT``
+body iterations in all (a shorter one gains less than the rebuild costs).
 
 Loops of exactly two periods
 ----------------------------
@@ -372,11 +382,13 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
                ):  # pragma: no cover
     """Set the fully associative stack to its state ``times`` iterations later, if provable.
 
-    For an innermost loop of period 1 at the end of its iteration ``c`` of a run
-    whose first iteration began after clock ``thr0`` and ended at clock ``thr``
+    For a loop of period 1 (see ``INNER_MAX_BODIES``) at the end of its iteration
+    ``c`` of a run whose first iteration began after clock ``thr0`` and ended at
+    clock ``thr``
     (the stack's times exact since then; see "A stack that is not fresh" in the
-    module docstring). ``lines`` holds the lines of iteration ``c``, ``n_miss``
-    its misses. The stack is ``R ++ P``: ``R`` the lines touched in the run
+    module docstring). ``lines`` holds the lines of iteration ``c`` (at least
+    those of the accesses that the loop moves; repeats allowed), ``n_miss`` its
+    misses. The stack is ``R ++ P``: ``R`` the lines touched in the run
     (time above ``thr0``), ending with ``U``, those last touched in its first
     iteration (time at most ``thr``), and ``P`` the older lines. Returns False,
     changing nothing, if a later iteration of the run may touch a line of
@@ -684,10 +696,12 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
 
     A loop of period 1 whose fully associative stack is fresh (see the module
     docstring) compares only its set-associative sets with the snapshot, and
-    snapshots that such a loop takes next skip the stack. An innermost loop of
-    period 1 and at least ``INNER_MIN_EXT`` iterations is compared from iteration
-    ``INNER_FIRST`` of each run on; when its stack is not fresh, it may still jump
-    by :func:`_fa_extend` (see the module docstring). ``half_p`` and
+    snapshots that such a loop takes next skip the stack. The innermost loop of
+    period 1 with at most ``INNER_MAX_BODIES`` body iterations per iteration and
+    at least ``INNER_MIN_EXT`` body iterations per run is compared from iteration
+    ``INNER_FIRST`` of each run on (if its last such try jumped); when its stack
+    is not fresh, it may still jump by :func:`_fa_extend` (see the module
+    docstring). ``half_p`` and
     ``half_shift`` (from :func:`~autotile.measure.cpu._periodic_loops.loop_periods`)
     give each in-line loop of two periods its second comparison, at iteration
     ``P`` (or ``P + j2``); those count in ``n_tries`` and ``n_jumps`` too.
@@ -750,17 +764,19 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     simulated = 0
     clock = 0
     cnt = np.zeros(n_loops, np.int64)
-    # an innermost loop of period 1 that moves some access (so that every iteration
-    # after its run's first is simulated, with exact times) may jump with a stack that
-    # is not fresh (_fa_extend): it counts the fully associative hits on lines not
-    # touched since the end of its run's first iteration (qthr) and keeps the hits
-    # and those counts at the end of the last iteration (fa_mark, q_mark)
+    # the innermost loop of period 1 that moves some access, with few body iterations
+    # inside (so that every iteration after its run's first is simulated, with times
+    # exact to the iteration) may jump with a stack that is not fresh (_fa_extend):
+    # it counts the fully associative hits on lines not touched since the end of its
+    # run's first iteration (qthr) and keeps the hits and those counts at the start
+    # of its current iteration (fa_mark, q_mark)
     inner = -1
     inner_nb = 1  # body iterations per iteration of that loop
     for l in range(n_loops - 1, -1, -1):
         if inner_nb > INNER_MAX_BODIES:
             break
-        if period[l] == 1 and not local[l] and ext[l] >= INNER_MIN_EXT:
+        if period[l] == 1 and not local[l] and ext[l] * inner_nb >= INNER_MIN_EXT \
+                and ext[l] >= 2 * INNER_FIRST:
             for a in range(p):
                 if step[l, a] != 0:
                     inner = l
@@ -779,6 +795,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     q_mark = 0
     fa_mark = 0
     run_t0 = 0  # the clock before the first access of the loop's current run
+    ext_last = True  # whether the loop's last _fa_extend attempt jumped (or none was made)
     deep_jump = -1  # the clock after the last jump of a loop inside it
     lines = np.zeros(p, np.int64)
     last = np.full(p, -1, np.int64)
@@ -899,6 +916,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             keep = -1  # slots to snapshot S_c into if no jump is taken
             keep2 = -1
             sparse_try = False
+            at_sparse = False  # c is one of the loop's sparse comparison points
             if per > 0 and c == 0 and (local[l] or c + per <= e - 1):
                 # a run of a watched loop begins: back off after runs without a match
                 if watched[l]:
@@ -957,7 +975,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     # after first_sparse (and after the dense ones) with the partial
                     # block empty
                     x = max(first_sparse, per + give_up + 1)
-                    if inner_ok and l == inner:
+                    if inner_ok and l == inner and ext_last:
                         x = INNER_FIRST  # _fa_extend needs no fresh stack
                     if learned[l] > 0:  # where the last sparse comparison matched
                         x = learned[l]
@@ -977,6 +995,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     part = old
                     sparse_try = True
                 if c == nsp:
+                    at_sparse = True
                     x = 2 * nsp
                     next_sparse[l] = x + (e - 1 - x) % per
                 rem = e - 1 - c
@@ -997,8 +1016,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 extended = False
                 if not fresh and inner_ok and l == inner and part == old and c >= 1 \
-                        and deep_jump <= run_t0 and it_q == 0:
-                    # an innermost loop's stack that is not fresh: extended if provable
+                        and at_sparse and deep_jump <= run_t0 and it_q == 0:
+                    # a stack that is not fresh: extended if provable
                     # ("A stack that is not fresh" in the module docstring)
                     n_tries[l] += 1
                     if _sa_equal(tags, snap_sa[old], shift[l], lo, hi, active, x_lo, x_hi) \
@@ -1012,6 +1031,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                                               fa_cap, it_l, shift[l], q, lo, hi,
                                               run_t0, qthr, it_miss, run_t0 + 1, relabel_tmp,
                                               inner_tmp, inner_flag)
+                    ext_last = extended
                     if extended:
                         jumped = True
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
