@@ -794,9 +794,10 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     q_hits = 0
     q_mark = 0
     fa_mark = 0
-    run_t0 = 0  # the clock before the first access of the loop's current run
-    ext_last = True  # whether the loop's last _fa_extend attempt jumped (or none was made)
-    deep_jump = -1  # the clock after the last jump of a loop inside it
+    # (kept in an array, out of the registers of the loop over accesses): the clock
+    # before the first access of the loop's current run; the clock after the last jump
+    # of a loop inside it; whether its last _fa_extend attempt jumped (or none was made)
+    xs = np.array([0, -1, 1], np.int64)
     lines = np.zeros(p, np.int64)
     last = np.full(p, -1, np.int64)
     addr = addr0.copy()
@@ -901,8 +902,6 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             break
         # ---- advance the mixed-radix counter; watch the loops whose iteration ends
         l = n_loops - 1
-        it_miss = p * inner_nb - (fa_hits - fa_mark)  # of the iteration of inner that ended
-        it_q = q_hits - q_mark
         while l >= 0:
             per = period[l]
             c = cnt[l]
@@ -975,7 +974,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     # after first_sparse (and after the dense ones) with the partial
                     # block empty
                     x = max(first_sparse, per + give_up + 1)
-                    if inner_ok and l == inner and ext_last:
+                    if inner_ok and l == inner and xs[2] != 0:
                         x = INNER_FIRST  # _fa_extend needs no fresh stack
                     if learned[l] > 0:  # where the last sparse comparison matched
                         x = learned[l]
@@ -1016,10 +1015,11 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 extended = False
                 if not fresh and inner_ok and l == inner and part == old and c >= 1 \
-                        and at_sparse and deep_jump <= run_t0 and it_q == 0:
+                        and at_sparse and xs[1] <= xs[0] and q_hits == q_mark:
                     # a stack that is not fresh: extended if provable
                     # ("A stack that is not fresh" in the module docstring)
                     n_tries[l] += 1
+                    it_miss = p * inner_nb - (fa_hits - fa_mark)  # of iteration c
                     if _sa_equal(tags, snap_sa[old], shift[l], lo, hi, active, x_lo, x_hi) \
                             and _range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi):
                         if inner_nb == 1:
@@ -1029,9 +1029,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                                                          inner_cnt, it_lines)]
                         extended = _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
                                               fa_cap, it_l, shift[l], q, lo, hi,
-                                              run_t0, qthr, it_miss, run_t0 + 1, relabel_tmp,
+                                              xs[0], qthr, it_miss, xs[0] + 1, relabel_tmp,
                                               inner_tmp, inner_flag)
-                    ext_last = extended
+                    xs[2] = extended
                     if extended:
                         jumped = True
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
@@ -1056,7 +1056,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     _skip(l, rem, clock, active, last_touch, last, addr, step, cnt, window,
                           n_jumps)
                     if l > inner:
-                        deep_jump = clock
+                        xs[1] = clock
                     matched[l] = True
                     if sparse_try:
                         learned[l] = c
@@ -1120,7 +1120,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _skip(l, e - 1 - cn, clock, active, last_touch, last, addr, step, cnt,
                               window, n_jumps)
                         if l > inner:
-                            deep_jump = clock
+                            xs[1] = clock
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
@@ -1141,7 +1141,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 for a in range(p):
                     last[a] = -1
             if l < inner:
-                run_t0 = clock
+                xs[0] = clock
     return sa_hits, fa_hits, simulated, n_tries, n_jumps
 
 
