@@ -357,8 +357,6 @@ def _fa_relabel(slot_of, sl_line, sl_time, ends, shift_l, times, lo, hi, x_lo, x
         if not _range_ok(x_lo, x_hi, shift_l, times + 1, lo, hi):
             return False
         for m in range(n_mv):
-            slot_of[sl_line[tmp[m]]] = -1
-        for m in range(n_mv):
             i = tmp[m]
             y = sl_line[i]
             r = 0
@@ -487,8 +485,6 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
         x = sl_next[x]
     if full and n < fa_cap:
         return False  # the lines below P' are not known
-    for i in range(k_all):
-        slot_of[sl_line[i]] = -1
     for i in range(n):
         y = tmp_line[i]
         sl_line[i] = y
@@ -613,14 +609,13 @@ def _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends, sa, fa, sh
     """Set both caches to ``phi^times`` of a snapshot.
 
     Sets not in ``active`` keep their lines, with their LRU order. The fully
-    associative stack is rebuilt in slots ``0 .. k-1`` (MRU first); the lines
-    it held lose their slots first. The slots' times become -1: when these
+    associative stack is rebuilt in slots ``0 .. k-1`` (MRU first; a line that
+    left keeps a stale ``slot_of`` entry, see :func:`walk_periodic`). The slots'
+    times become -1: when these
     lines were last accessed is not known here, and a time must never be
     later than the access (see :func:`_fa_fresh`).
     """
     _restore_sa(tags, sa, shift_l, times, lo, hi, active)
-    for i in range(ends[2]):
-        slot_of[sl_line[i]] = -1
     k = 0
     for i in range(fa.shape[0]):
         x = fa[i]
@@ -709,9 +704,13 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
     # the fully associative stack: a doubly linked list of fa_cap slots (small enough to
-    # stay in L1), and the slot of each resident line (-1: not resident). Occupied slots
-    # are always 0 .. ends[2] - 1. Linking the lines themselves (arrays of n_ids) made
-    # every step of a snapshot, comparison or restore a cache miss at n = 1024
+    # stay in L1), and slot_of, a slot per line. Occupied slots are always
+    # 0 .. ends[2] - 1, and line x is resident if and only if s = slot_of[x] has
+    # 0 <= s < ends[2] and sl_line[s] == x: every write of a line to a slot writes
+    # slot_of too, so the entries of lines that left need no clearing (a stale entry
+    # points to a slot that holds another line, or to none). Linking the lines
+    # themselves (arrays of n_ids) made every step of a snapshot, comparison or
+    # restore a cache miss at n = 1024
     slot_of = np.full(n_ids, -1, np.int32)
     sl_line = np.full(max(fa_cap, 1), -1, np.int64)
     sl_prev = np.full(max(fa_cap, 1), -1, np.int64)
@@ -861,7 +860,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 # when the list was of lines: 1.0 -> 5.0 s of CPU on one n = 1024 schedule)
                 head = ends[0]
                 sl = slot_of[ln]
-                if sl >= 0:
+                if sl >= 0 and sl < ends[2] and sl_line[sl] == ln:  # resident (see above)
                     fa_hits += 1
                     if sl_time[sl] <= qthr:
                         q_hits += 1
@@ -884,7 +883,6 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                             sl_next[ends[1]] = -1
                         else:
                             head = -1
-                        slot_of[sl_line[sl]] = -1
                     else:
                         sl = ends[2]
                         ends[2] += 1
