@@ -560,10 +560,11 @@ def _periodic_copy(**consts: int):  # type: ignore[no-untyped-def]
     return mod
 
 
-@pytest.mark.parametrize(("n", "size_bytes", "seed", "n_want", "n_neg_want"),
-                         [(32, 512, 0, 40, 1), (64, 1024, 1, 25, 1)])
-def test_loops_over_body_iterations_extend_stacks_not_fresh(n: int, size_bytes: int, seed: int,
-                                                            n_want: int, n_neg_want: int) -> None:
+@pytest.mark.parametrize(("n", "size_bytes", "seed", "n_want", "n_fewer_want", "n_neg_want"),
+                         [(32, 512, 0, 125, 26, 9), (64, 1024, 1, 108, 37, 10)])
+def test_loops_over_body_iterations_extend_stacks_not_fresh(
+        n: int, size_bytes: int, seed: int, n_want: int, n_fewer_want: int,
+        n_neg_want: int) -> None:
     # a loop of period 1 with up to INNER_MAX_BODIES body iterations inside it (not
     # innermost) jumps with a stack that is not fresh (_fa_extend over the lines of a
     # whole iteration): the counts are those of plain simulation, and fewer accesses
@@ -608,6 +609,6 @@ def test_loops_over_body_iterations_extend_stacks_not_fresh(n: int, size_bytes: 
         n_new += 1
         nbs.add(nb)
     assert n_new >= n_want
-    assert n_fewer >= n_want // 2  # the new jumps skip work the old code simulated
+    assert n_fewer >= n_fewer_want  # the new jumps skip work the old code simulated
     assert n_neg >= n_neg_want  # negative conflict counts kept
-    assert {4, 8, 16}.issubset(nbs)
+    assert {4, 8, 16, 32, 64}.issubset(nbs)  # body iterations per iteration of the loop
