@@ -382,13 +382,13 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
 
     For a loop of period 1 (see ``INNER_MAX_BODIES``) at the end of its iteration
     ``c`` of a run whose first iteration began after clock ``thr0`` and ended at
-    clock ``thr``
-    (the stack's times exact since then; see "A stack that is not fresh" in the
-    module docstring). ``lines`` holds the lines of iteration ``c`` (at least
-    those of the accesses that the loop moves; repeats allowed), ``n_miss`` its
-    misses. The stack is ``R ++ P``: ``R`` the lines touched in the run
-    (time above ``thr0``), ending with ``U``, those last touched in its first
-    iteration (time at most ``thr``), and ``P`` the older lines. Returns False,
+    clock ``thr`` (the stack's times exact to the iteration since then; see "A
+    stack that is not fresh" in the module docstring). ``lines`` holds the lines
+    of iteration ``c`` (at least those of the accesses that the loop moves;
+    repeats allowed), ``n_miss`` its misses. The stack is ``R ++ P``: ``R`` the
+    lines touched in the run (time above ``thr0``), ending with ``U``, those
+    last touched in its first iteration (time at most ``thr``), and ``P`` the
+    older lines. Returns False,
     changing nothing, if a later iteration of the run may touch a line of
     ``U``, or a line of ``P`` before ``n_miss`` misses per iteration have
     evicted it. Else the stack becomes the first ``fa_cap`` lines of
