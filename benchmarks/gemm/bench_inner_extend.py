@@ -2,13 +2,14 @@
 
 Times ``walk_periodic`` (the walk of the fast path; footprint and lowering not
 included) on random ``gemm_space(1024)`` schedules, once as shipped and once
-from a copy of ``_periodic.py`` with ``INNER_MIN_EXT`` set to 10**9 (no
-innermost loop jumps before its stack is fresh: the previous code), one
+from a copy of ``_periodic.py`` with ``INNER_MIN_EXT`` set to 10**9 (no loop
+jumps before its stack is fresh), or, with ``--base REV``, from
+``_periodic.py`` as of git revision ``REV`` (the code before a change), one
 schedule after the other, the smaller of two CPU times each
 (``time.process_time``). Asserts equal hit counts and prints the median, 90th
 percentile and mean of each, and the slowest schedules:
 
-    python benchmarks/gemm/bench_inner_extend.py --seed 1 [--samples 200]
+    python benchmarks/gemm/bench_inner_extend.py --seed 1 [--samples 200] [--base REV]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import importlib.util
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,9 +33,15 @@ from autotile.measure.cpu._periodic_loops import loop_periods
 from autotile.space import gemm_space
 
 
-def _without_extension():  # type: ignore[no-untyped-def]
-    src = Path(_periodic.__file__).read_text()
-    src = re.sub(r"INNER_MIN_EXT = \d+", "INNER_MIN_EXT = 10**9", src).replace("cache=True, ", "")
+def _without_extension(base: str | None = None):  # type: ignore[no-untyped-def]
+    if base is None:
+        src = Path(_periodic.__file__).read_text()
+        src = re.sub(r"INNER_MIN_EXT = \d+", "INNER_MIN_EXT = 10**9", src)
+    else:
+        src = subprocess.run(["git", "show", f"{base}:autotile/measure/cpu/_periodic.py"],
+                             capture_output=True, text=True, check=True,
+                             cwd=Path(_periodic.__file__).parent).stdout
+    src = src.replace("cache=True, ", "")
     path = Path(tempfile.mkdtemp()) / "_periodic_off.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("_periodic_off", path)
@@ -61,9 +69,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--base", default=None,
+                    help="git revision whose _periodic.py is the code without the change")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}")
-    off = _without_extension()
+    off = _without_extension(args.base)
     space = gemm_space(1024)
     m = ScheduleMeasurer(space)
     cache = CacheConfig()
@@ -78,7 +88,8 @@ def main() -> None:
         assert ha == hb, (dict(cfgs[i]), ha, hb)
         t_on[i] = min(a, _walk(_periodic, nest, cache)[0])
         t_off[i] = min(b, _walk(off, nest, cache)[0])
-    for name, t in (("with extension", t_on), ("without", t_off)):
+    for name, t in (("with extension", t_on), ("without" if args.base is None else args.base,
+                                                   t_off)):
         print(f"{name}: median {np.median(t) * 1e3:.1f} ms, p90 {np.percentile(t, 90) * 1e3:.1f} ms"
               f" ({np.percentile(t, 90) / np.median(t):.2f}x), mean {t.mean() * 1e3:.1f} ms")
     print(f"identical hit counts: {len(nests)}/{len(nests)}; load average "

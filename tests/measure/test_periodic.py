@@ -25,6 +25,8 @@ from autotile.measure.cpu._periodic import (
     FIRST_SPARSE,
     GIVE_UP,
     GIVE_UP_IN_LINE,
+    INNER_FIRST,
+    INNER_MAX_BODIES,
     INNER_MIN_EXT,
     MAX_BACKOFF,
     _fa_extend,
@@ -64,6 +66,13 @@ def _walk(nest: AffineNest, cache: CacheConfig) -> tuple[np.ndarray, np.ndarray,
         *w[:9], cache.ways >= len(nest.accesses), GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
         MAX_BACKOFF, w[10], w[11])
     return w[2], tries, jumps, int(sim)
+
+
+def _resident(slot_of: np.ndarray, sl_line: np.ndarray, ends: np.ndarray) -> set[int]:
+    """The lines that ``slot_of`` marks resident (see walk_periodic: entries are not cleared)."""
+    s = slot_of.astype(np.int64)
+    x = np.flatnonzero((s >= 0) & (s < ends[2]))
+    return {int(v) for v in x[sl_line[s[x]] == x]}
 
 
 def _jumps(nest: AffineNest, cache: CacheConfig) -> tuple[np.ndarray, np.ndarray, float]:
@@ -347,7 +356,8 @@ def test_relabelling_a_known_stack_equals_restoring_its_snapshot(seed: int) -> N
                  np.full(n_sets * ways, -1, np.int64), old.astype(np.int64), shift, q + 1, lo,
                  hi, active)
         assert sl_line.tolist() == w_line.tolist()  # same lines, same LRU order
-        assert np.array_equal(slot_of, want_slot_of)
+        assert _resident(slot_of, sl_line, ends) == _resident(want_slot_of, w_line, w_ends) \
+            == set(w_line.tolist())
         assert sl_time.tolist() == [7] * cap
         assert w_time.tolist() == [-1] * cap  # a restored stack's times are unknown
         if shift.any():  # S_old's lines widen the ranges that _range_ok checks
@@ -359,13 +369,14 @@ def test_relabelling_a_known_stack_equals_restoring_its_snapshot(seed: int) -> N
     cur = np.array([10, 20, 310, 320, 610, 620, 630, 290], np.int64)
     slot_of = np.full(n_ids, -1, np.int32)
     slot_of[cur] = np.arange(cap)
+    slot_before = slot_of.copy()
     sl_line = cur.copy()
     shift = np.array([4, 0, 0], np.int64)
     assert not _fa_relabel(slot_of, sl_line, np.zeros(cap, np.int64),
                            np.array([0, cap - 1, cap], np.int64), shift, 3, lo, hi, hi.copy(),
                            lo - 1, 7, np.empty(cap, np.int64))
     assert sl_line.tolist() == cur.tolist()
-    assert np.flatnonzero(slot_of >= 0).tolist() == sorted(cur.tolist())
+    assert np.array_equal(slot_of, slot_before)
 
 
 def test_in_line_loops_of_two_periods_are_extrapolated_exactly() -> None:
@@ -490,8 +501,7 @@ def test_extending_a_stack_that_is_not_fresh_equals_plain_lru(seed: int) -> None
                 x = int(sl_next[x])
             assert got == states[-1]
             assert int(ends[2]) == len(got)
-            assert all(slot_of[ln] >= 0 and sl_line[slot_of[ln]] == ln for ln in got)
-            assert int((slot_of >= 0).sum()) == len(got)
+            assert _resident(slot_of, sl_line, ends) == set(got)
             for i in range(int(ends[2])):  # never later than the line's last access
                 assert sl_time[i] <= times[-1].get(int(sl_line[i]), t0)
     assert n_ok > 200 and n_refused > 50
@@ -524,3 +534,81 @@ def test_innermost_loops_with_stacks_not_fresh_match_full_simulation() -> None:
         n_inner += 1
     assert n_inner == 30
     assert n_neg == 1  # the set-associative count below the fully associative one, kept
+
+
+def _periodic_copy(**consts: int):  # type: ignore[no-untyped-def]
+    """``_periodic`` compiled again with some module constants changed (numba freezes them)."""
+    import importlib.util
+    import re
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from autotile.measure.cpu import _periodic
+
+    src = Path(_periodic.__file__).read_text().replace("cache=True, ", "")
+    for name, value in consts.items():
+        src, k = re.subn(rf"^{name} = \d+$", f"{name} = {value}", src, flags=re.M)
+        assert k == 1, name
+    name = "_periodic_copy_" + "_".join(f"{k}{v}" for k, v in consts.items())
+    path = Path(tempfile.mkdtemp()) / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.mark.parametrize(("n", "size_bytes", "seed", "n_want", "n_fewer_want", "n_neg_want"),
+                         [(32, 512, 0, 125, 26, 9), (64, 1024, 1, 108, 37, 10)])
+def test_loops_over_body_iterations_extend_stacks_not_fresh(
+        n: int, size_bytes: int, seed: int, n_want: int, n_fewer_want: int,
+        n_neg_want: int) -> None:
+    # a loop of period 1 with up to INNER_MAX_BODIES body iterations inside it (not
+    # innermost) jumps with a stack that is not fresh (_fa_extend over the lines of a
+    # whole iteration): the counts are those of plain simulation, and fewer accesses
+    # are simulated than with only innermost loops extended (INNER_MAX_BODIES = 1)
+    space = gemm_space(n)
+    m = ScheduleMeasurer(space)
+    cache = CacheConfig(size_bytes=size_bytes, line_bytes=64, ways=4)
+    only_innermost = _periodic_copy(INNER_MAX_BODIES=1)
+    n_new = n_neg = n_fewer = 0
+    nbs = set()
+    for cfg in space.sample(np.random.default_rng(seed), 400):
+        nest = m.nest(cfg).simplified()
+        ext, step, addr0, base = _affine_steps(nest)
+        w = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
+        # the loop the walker picks (see walk_periodic)
+        pick, nb = -1, 1
+        for l in range(len(ext) - 1, -1, -1):
+            if nb > INNER_MAX_BODIES:
+                break
+            if w[0][l] == 1 and not w[2][l] and ext[l] * nb >= INNER_MIN_EXT \
+                    and ext[l] >= 2 * INNER_FIRST and step[l].any():
+                pick = l
+                break
+            nb *= int(ext[l])
+        if pick < 0 or nb == 1:
+            continue
+        _, tries, jumps, sim = _walk(nest, cache)
+        if jumps[pick] == 0:
+            continue
+        n_ids = nest.total_bytes // cache.line_bytes + 1
+        sa, fa, sim_old, _, _ = only_innermost.walk_periodic(
+            ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
+            *w[:9], cache.ways >= len(nest.accesses), GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
+            MAX_BACKOFF, w[10], w[11])
+        got = _counts(simulate_nest(nest, cache, extrapolate=True))
+        assert got == _counts(simulate_nest(nest, cache, extrapolate=False)), cfg
+        full = simulate_nest(nest, cache, extrapolate=False)
+        assert (nest.n_iters * len(nest.accesses) - int(sa), nest.n_iters * len(nest.accesses)
+                - int(fa)) == (full.set_assoc.n_misses, full.fully_assoc.n_misses)
+        n_fewer += sim < sim_old
+        n_neg += got[4] < 0
+        n_new += 1
+        nbs.add(nb)
+    assert n_new >= n_want
+    assert n_fewer >= n_fewer_want  # the new jumps skip work the old code simulated
+    assert n_neg >= n_neg_want  # negative conflict counts kept
+    assert {4, 8, 16, 32, 64}.issubset(nbs)  # body iterations per iteration of the loop

@@ -79,13 +79,19 @@ stack is relabelled in place (``phi^q`` of each line) instead of rebuilt.
 
 A stack that is not fresh
 -------------------------
-An innermost loop of period 1 with a long run waits, as above, until its
-stack is fresh: with ``C`` lines and ``m`` new lines per iteration, about
-``C / m`` iterations (64 at ``n = 1024``), while its sets match after a few.
+A loop of period 1 with a long run waits, as above, until its stack is fresh:
+with ``C`` lines and ``m`` new lines per iteration, about ``C / m`` iterations
+(64 at ``n = 1024``), while its sets match after a few. This holds for an
+innermost loop and for one with a few body iterations inside it (at most
+``INNER_MAX_BODIES``, e.g. an ``i`` loop over a ``j`` loop of 4 iterations).
 Let the run begin at iteration ``w0`` (clock ``t0`` before its first access,
-``t1`` after it). Every iteration after ``w0`` is simulated access by access
-(some access moves, so no iteration repeats the previous one's lines), so a
-line's time above ``t0`` is its exact last access in the run. The stack after
+``t1`` after its first iteration). In the run, every access is simulated, or
+repeats the lines of the body iteration just before it in the same iteration
+of the loop (the same-lines shortcut: the first body iteration of each
+iteration of the loop is always simulated), and no loop inside it jumps
+(else the walker does not try). A line's time above ``t0`` is then its last
+access in the run, or an earlier access of that repetition, in the same
+iteration of the loop. The stack after
 iteration ``c`` is then ``R ++ P``: ``R`` the lines touched in the run by last
 use (time above ``t0``), whose tail ``U`` holds those last touched in
 iteration ``w0`` (time at most ``t1``), and ``P`` older lines.
@@ -107,7 +113,10 @@ later iteration has ``m_c`` misses; hits on ``R`` do not move the older lines
 below them, so every miss pushes that line one place down and it has left the
 cache before ``c + k``: those accesses miss too. So every later iteration
 has the hits of iteration ``c`` (the set-associative cache by the comparison
-of its sets with ``phi`` of the snapshot, as above).
+of its sets with ``phi`` of the snapshot, as above). Accesses are ordered by
+iteration, then by position ``b`` in it; a later iteration touches ``phi^k``
+of the lines of iteration ``c``, which the walker lists by walking the loops
+inside (only accesses that the loop moves: the others are in ``R``).
 
 The final state. Lines last used at ``s + K`` after ``K`` more iterations are
 ``phi^K`` of those last used at ``s`` now, for ``s >= w0``, in the same
@@ -119,9 +128,10 @@ first ``C`` lines of ``phi^K(R) ++ phi^(K-1)(U) ++ ... ++ U ++ P'``, with
 touched, after its eviction, is in the run's part). If a full stack would
 come out shorter than ``C``, the lines below are unknown and nothing is
 extrapolated. The new lines get time ``t0 + 1``, never later than their last
-access. Such a loop is compared from iteration ``INNER_FIRST`` on, if it runs
-at least ``INNER_MIN_EXT`` iterations (a shorter one gains less than the
-rebuild costs).
+access. Such a loop is tried at its sparse comparisons from iteration
+``INNER_FIRST`` on (from the usual first one if its last try failed), if it
+runs at least ``2 * INNER_FIRST`` iterations and at least ``INNER_MIN_EXT``
+body iterations in all (a shorter one gains less than the rebuild costs).
 
 Loops of exactly two periods
 ----------------------------
@@ -183,6 +193,8 @@ MAX_BACKOFF = 63
 INNER_FIRST = 4
 #: Fewest iterations of an innermost loop for that (a shorter one gains less than it costs).
 INNER_MIN_EXT = 128
+#: Most body iterations per iteration of such a loop when it is not innermost.
+INNER_MAX_BODIES = 64
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -345,8 +357,6 @@ def _fa_relabel(slot_of, sl_line, sl_time, ends, shift_l, times, lo, hi, x_lo, x
         if not _range_ok(x_lo, x_hi, shift_l, times + 1, lo, hi):
             return False
         for m in range(n_mv):
-            slot_of[sl_line[tmp[m]]] = -1
-        for m in range(n_mv):
             i = tmp[m]
             y = sl_line[i]
             r = 0
@@ -370,13 +380,15 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
                ):  # pragma: no cover
     """Set the fully associative stack to its state ``times`` iterations later, if provable.
 
-    For an innermost loop of period 1 at the end of its iteration ``c`` of a run
-    whose first iteration began after clock ``thr0`` and ended at clock ``thr``
-    (the stack's times exact since then; see "A stack that is not fresh" in the
-    module docstring). ``lines`` holds the lines of iteration ``c``, ``n_miss``
-    its misses. The stack is ``R ++ P``: ``R`` the lines touched in the run
-    (time above ``thr0``), ending with ``U``, those last touched in its first
-    iteration (time at most ``thr``), and ``P`` the older lines. Returns False,
+    For a loop of period 1 (see ``INNER_MAX_BODIES``) at the end of its iteration
+    ``c`` of a run whose first iteration began after clock ``thr0`` and ended at
+    clock ``thr`` (the stack's times exact to the iteration since then; see "A
+    stack that is not fresh" in the module docstring). ``lines`` holds the lines
+    of iteration ``c`` (at least those of the accesses that the loop moves;
+    repeats allowed), ``n_miss`` its misses. The stack is ``R ++ P``: ``R`` the
+    lines touched in the run (time above ``thr0``), ending with ``U``, those
+    last touched in its first iteration (time at most ``thr``), and ``P`` the
+    older lines. Returns False,
     changing nothing, if a later iteration of the run may touch a line of
     ``U``, or a line of ``P`` before ``n_miss`` misses per iteration have
     evicted it. Else the stack becomes the first ``fa_cap`` lines of
@@ -473,8 +485,6 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
         x = sl_next[x]
     if full and n < fa_cap:
         return False  # the lines below P' are not known
-    for i in range(k_all):
-        slot_of[sl_line[i]] = -1
     for i in range(n):
         y = tmp_line[i]
         sl_line[i] = y
@@ -482,6 +492,47 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
         sl_time[i] = tmp_time[i]
     _link_slots(sl_prev, sl_next, ends, n)
     return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _iter_lines(addr, step, ext, l0, line_bytes, cnt, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Write the distinct lines of one iteration of loop ``l0`` to ``out``; return how many.
+
+    ``addr`` holds the accesses' byte addresses at the iteration's first body
+    iteration; the loops inside ``l0`` are walked (their counters in ``cnt``).
+    Only accesses that loop ``l0`` moves count (the others touch the same
+    lines in every iteration).
+    """
+    n_loops, p = step.shape
+    for l in range(l0 + 1, n_loops):
+        cnt[l] = 0
+    n = 0
+    while True:
+        for a in range(p):
+            if step[l0, a] == 0:
+                continue
+            x = addr[a]
+            for l in range(l0 + 1, n_loops):
+                x += step[l, a] * cnt[l]
+            ln = x // line_bytes
+            new = True
+            for i in range(n - 1, -1, -1):
+                if out[i] == ln:
+                    new = False
+                    break
+            if new:
+                out[n] = ln
+                n += 1
+        l = n_loops - 1
+        while l > l0:
+            cnt[l] += 1
+            if cnt[l] < ext[l]:
+                break
+            cnt[l] = 0
+            l -= 1
+        if l == l0:
+            break
+    return n
 
 
 @numba.njit(cache=True, nogil=True)
@@ -558,14 +609,13 @@ def _restore(tags, slot_of, sl_line, sl_prev, sl_next, sl_time, ends, sa, fa, sh
     """Set both caches to ``phi^times`` of a snapshot.
 
     Sets not in ``active`` keep their lines, with their LRU order. The fully
-    associative stack is rebuilt in slots ``0 .. k-1`` (MRU first); the lines
-    it held lose their slots first. The slots' times become -1: when these
+    associative stack is rebuilt in slots ``0 .. k-1`` (MRU first; a line that
+    left keeps a stale ``slot_of`` entry, see :func:`walk_periodic`). The slots'
+    times become -1: when these
     lines were last accessed is not known here, and a time must never be
     later than the access (see :func:`_fa_fresh`).
     """
     _restore_sa(tags, sa, shift_l, times, lo, hi, active)
-    for i in range(ends[2]):
-        slot_of[sl_line[i]] = -1
     k = 0
     for i in range(fa.shape[0]):
         x = fa[i]
@@ -641,10 +691,12 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
 
     A loop of period 1 whose fully associative stack is fresh (see the module
     docstring) compares only its set-associative sets with the snapshot, and
-    snapshots that such a loop takes next skip the stack. An innermost loop of
-    period 1 and at least ``INNER_MIN_EXT`` iterations is compared from iteration
-    ``INNER_FIRST`` of each run on; when its stack is not fresh, it may still jump
-    by :func:`_fa_extend` (see the module docstring). ``half_p`` and
+    snapshots that such a loop takes next skip the stack. The innermost loop of
+    period 1 with at most ``INNER_MAX_BODIES`` body iterations per iteration and
+    at least ``INNER_MIN_EXT`` body iterations per run is compared from iteration
+    ``INNER_FIRST`` of each run on (if its last such try jumped); when its stack
+    is not fresh, it may still jump by :func:`_fa_extend` (see the module
+    docstring). ``half_p`` and
     ``half_shift`` (from :func:`~autotile.measure.cpu._periodic_loops.loop_periods`)
     give each in-line loop of two periods its second comparison, at iteration
     ``P`` (or ``P + j2``); those count in ``n_tries`` and ``n_jumps`` too.
@@ -652,9 +704,13 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     n_loops, p = step.shape
     tags = np.full((n_sets, ways), -1, np.int64)
     # the fully associative stack: a doubly linked list of fa_cap slots (small enough to
-    # stay in L1), and the slot of each resident line (-1: not resident). Occupied slots
-    # are always 0 .. ends[2] - 1. Linking the lines themselves (arrays of n_ids) made
-    # every step of a snapshot, comparison or restore a cache miss at n = 1024
+    # stay in L1), and slot_of, a slot per line. Occupied slots are always
+    # 0 .. ends[2] - 1, and line x is resident if and only if s = slot_of[x] has
+    # 0 <= s < ends[2] and sl_line[s] == x: every write of a line to a slot writes
+    # slot_of too, so the entries of lines that left need no clearing (a stale entry
+    # points to a slot that holds another line, or to none). Linking the lines
+    # themselves (arrays of n_ids) made every step of a snapshot, comparison or
+    # restore a cache miss at n = 1024
     slot_of = np.full(n_ids, -1, np.int32)
     sl_line = np.full(max(fa_cap, 1), -1, np.int64)
     sl_prev = np.full(max(fa_cap, 1), -1, np.int64)
@@ -707,27 +763,40 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     simulated = 0
     clock = 0
     cnt = np.zeros(n_loops, np.int64)
-    # an innermost loop of period 1 that moves some access (so that every iteration
-    # after its run's first is simulated, with exact times) may jump with a stack that
-    # is not fresh (_fa_extend): it counts the fully associative hits on lines not
-    # touched since the end of its run's first iteration (qthr) and keeps the hits
-    # and those counts at the end of the last iteration (fa_mark, q_mark)
-    inner = n_loops - 1
-    inner_ok = n_loops > 0 and period[inner] == 1 and not local[inner] \
-        and ext[max(inner, 0)] >= INNER_MIN_EXT
-    if inner_ok:
-        moves = False
-        for a in range(p):
-            if step[inner, a] != 0:
-                moves = True
-        inner_ok = moves
+    # the innermost loop of period 1 that moves some access, with few body iterations
+    # inside (so that every iteration after its run's first is simulated, with times
+    # exact to the iteration) may jump with a stack that is not fresh (_fa_extend):
+    # it counts the fully associative hits on lines not touched since the end of its
+    # run's first iteration (qthr) and keeps the hits and those counts at the start
+    # of its current iteration (fa_mark, q_mark)
+    inner = -1
+    inner_nb = 1  # body iterations per iteration of that loop
+    for l in range(n_loops - 1, -1, -1):
+        if inner_nb > INNER_MAX_BODIES:
+            break
+        if period[l] == 1 and not local[l] and ext[l] * inner_nb >= INNER_MIN_EXT \
+                and ext[l] >= 2 * INNER_FIRST:
+            for a in range(p):
+                if step[l, a] != 0:
+                    inner = l
+            if inner >= 0:
+                break
+        inner_nb *= ext[l]
+    inner_ok = inner >= 0
+    if not inner_ok:
+        inner_nb = 1
     inner_tmp = np.empty(max(fa_cap, 1), np.int64)
     inner_flag = np.zeros(max(fa_cap, 1), np.bool_)
+    it_lines = np.empty(max(inner_nb * p, 1), np.int64)  # the lines of one iteration of it
+    inner_cnt = np.zeros(n_loops, np.int64)
     qthr = -2  # sl_time is at least -1: no hit counts until a run's first iteration ends
     q_hits = 0
     q_mark = 0
     fa_mark = 0
-    w0_same = True  # whether the run's first iteration took the same-lines shortcut
+    # (kept in an array, out of the registers of the loop over accesses): the clock
+    # before the first access of the loop's current run; the clock after the last jump
+    # of a loop inside it; whether its last _fa_extend attempt jumped (or none was made)
+    xs = np.array([0, -1, 1], np.int64)
     lines = np.zeros(p, np.int64)
     last = np.full(p, -1, np.int64)
     addr = addr0.copy()
@@ -791,7 +860,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 # when the list was of lines: 1.0 -> 5.0 s of CPU on one n = 1024 schedule)
                 head = ends[0]
                 sl = slot_of[ln]
-                if sl >= 0:
+                if sl >= 0 and sl < ends[2] and sl_line[sl] == ln:  # resident (see above)
                     fa_hits += 1
                     if sl_time[sl] <= qthr:
                         q_hits += 1
@@ -814,7 +883,6 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                             sl_next[ends[1]] = -1
                         else:
                             head = -1
-                        slot_of[sl_line[sl]] = -1
                     else:
                         sl = ends[2]
                         ends[2] += 1
@@ -832,8 +900,6 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             break
         # ---- advance the mixed-radix counter; watch the loops whose iteration ends
         l = n_loops - 1
-        it_miss = p - (fa_hits - fa_mark)  # of the innermost iteration that just ended
-        it_q = q_hits - q_mark
         while l >= 0:
             per = period[l]
             c = cnt[l]
@@ -847,6 +913,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             keep = -1  # slots to snapshot S_c into if no jump is taken
             keep2 = -1
             sparse_try = False
+            at_sparse = False  # c is one of the loop's sparse comparison points
             if per > 0 and c == 0 and (local[l] or c + per <= e - 1):
                 # a run of a watched loop begins: back off after runs without a match
                 if watched[l]:
@@ -869,7 +936,6 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 thr[l] = clock
                 if inner_ok and l == inner:
                     qthr = clock
-                    w0_same = same
             if per > 0 and not watched[l]:
                 pass
             elif per > 0 and local[l]:
@@ -906,7 +972,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     # after first_sparse (and after the dense ones) with the partial
                     # block empty
                     x = max(first_sparse, per + give_up + 1)
-                    if inner_ok and l == inner:
+                    if inner_ok and l == inner and xs[2] != 0:
                         x = INNER_FIRST  # _fa_extend needs no fresh stack
                     if learned[l] > 0:  # where the last sparse comparison matched
                         x = learned[l]
@@ -926,6 +992,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     part = old
                     sparse_try = True
                 if c == nsp:
+                    at_sparse = True
                     x = 2 * nsp
                     next_sparse[l] = x + (e - 1 - x) % per
                 rem = e - 1 - c
@@ -946,18 +1013,25 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 extended = False
                 if not fresh and inner_ok and l == inner and part == old and c >= 1 \
-                        and not w0_same and it_q == 0:
-                    # an innermost loop's stack that is not fresh: extended if provable
+                        and at_sparse and xs[1] <= xs[0] and q_hits == q_mark:
+                    # a stack that is not fresh: extended if provable
                     # ("A stack that is not fresh" in the module docstring)
                     n_tries[l] += 1
+                    it_miss = p * inner_nb - (fa_hits - fa_mark)  # of iteration c
                     if _sa_equal(tags, snap_sa[old], shift[l], lo, hi, active, x_lo, x_hi) \
-                            and _range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi) \
-                            and _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
-                                           fa_cap, lines, shift[l], q, lo, hi, qthr - p, qthr,
-                                           it_miss, qthr - p + 1, relabel_tmp, inner_tmp,
-                                           inner_flag):
+                            and _range_ok(x_lo, x_hi, shift[l], q + 1, lo, hi):
+                        if inner_nb == 1:
+                            it_l = lines  # the iteration is one body iteration
+                        else:
+                            it_l = it_lines[:_iter_lines(addr, step, ext, l, line_bytes,
+                                                         inner_cnt, it_lines)]
+                        extended = _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
+                                              fa_cap, it_l, shift[l], q, lo, hi,
+                                              xs[0], qthr, it_miss, xs[0] + 1, relabel_tmp,
+                                              inner_tmp, inner_flag)
+                    xs[2] = extended
+                    if extended:
                         jumped = True
-                        extended = True
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 if not fresh and not jumped and snap_has_fa[old] and snap_has_fa[part]:
                     n_tries[l] += 1
@@ -979,6 +1053,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     clock += 1  # the restored sets count as touched now
                     _skip(l, rem, clock, active, last_touch, last, addr, step, cnt, window,
                           n_jumps)
+                    if l > inner:
+                        xs[1] = clock
                     matched[l] = True
                     if sparse_try:
                         learned[l] = c
@@ -1041,6 +1117,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                                  active)
                         _skip(l, e - 1 - cn, clock, active, last_touch, last, addr, step, cnt,
                               window, n_jumps)
+                        if l > inner:
+                            xs[1] = clock
             cnt[l] += 1
             for a in range(p):
                 addr[a] += step[l, a]
@@ -1050,10 +1128,18 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 addr[a] -= step[l, a] * e
             cnt[l] = 0
             l -= 1
-        fa_mark = fa_hits
-        q_mark = q_hits
         if l < 0:
             break
+        if l <= inner:
+            # an iteration of inner begins (l < inner: its run begins): its first body
+            # iteration is simulated, so that no line's time is left from before it
+            fa_mark = fa_hits
+            q_mark = q_hits
+            if l < inner or inner_nb > 1:
+                for a in range(p):
+                    last[a] = -1
+            if l < inner:
+                xs[0] = clock
     return sa_hits, fa_hits, simulated, n_tries, n_jumps
 
 
