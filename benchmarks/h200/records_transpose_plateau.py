@@ -108,10 +108,11 @@ def cross(args: argparse.Namespace) -> None:
         v = rel16[k]
         print(f"{k[0]:4d} x {k[1]:3d} w{k[2]}  {v.mean():.3f} [{v.min():.3f}, {v.max():.3f}] | "
               + " ".join(f"{r:.3f}" for r in r32) + f" | {t16}")
+    same32 = [float(np.mean([times[s][k] / times[s][ref] for s in full])) for k in common]
+    same16 = [float(rel16[k].mean()) for k in common]
     print(f"fp32 order against the fp16 order at 2 x BLOCK_N: Spearman "
           f"{spearmanr(a, b).statistic:.3f} over {len(a)} configs; against fp16 at the same "
-          f"BLOCK_N: {spearmanr([np.mean([times[s][k] / times[s][ref] for s in full]) for k in common], [rel16[k].mean() for k in common]).statistic:.3f} "
-          f"over {len(common)}")
+          f"BLOCK_N: {spearmanr(same32, same16).statistic:.3f} over {len(common)}")
 
 
 def model(args: argparse.Namespace) -> None:
