@@ -7,7 +7,7 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,8 @@ from autotile.tuner._check import arrays_of, call_small_args, n_elems
 from autotile.tuner._config import (
     LaunchConfig,
     check_bench_budgets,
+    check_candidates,
+    check_space_knobs,
     check_space_search,
     prune_config_list,
 )
@@ -71,7 +73,21 @@ def _dtype_tag(a: Any) -> str:
     return "bfloat16" if isinstance(a, BFloat16Array) else str(a.dtype)
 
 
+def _as_launch_config(c: Any) -> LaunchConfig:
+    """A :class:`LaunchConfig` from a LaunchConfig or a flat mapping of knob values."""
+    if isinstance(c, LaunchConfig):
+        return c
+    if isinstance(c, Mapping):
+        return LaunchConfig.from_knobs(c)
+    raise InvalidConfigError(f"a config must be a LaunchConfig (autotile.tuner.Config) or a "
+                             f"mapping of knob values, got {type(c).__name__} {c!r}")
+
+
 def _names(what: str, names: Sequence[str] | str | None, arg_names: list[str]) -> list[str]:
+    if names is not None and not isinstance(names, str) and (
+            not isinstance(names, Iterable) or not all(isinstance(n, str) for n in names)):
+        raise InvalidConfigError(f"{what} must be a list of kernel parameter names (str), got "
+                                 f"{type(names).__name__} {names!r}")
     out = [names] if isinstance(names, str) else list(names or [])  # key="n" is one name
     bad = [n for n in out if n not in arg_names]
     if bad:
@@ -167,6 +183,7 @@ class TunerCommon:
         sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
         if not isinstance(sp, Space):
             raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
+        check_space_knobs(self.__name__, self.arg_names, sp)
         return sp
 
     def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
@@ -251,8 +268,8 @@ class Autotuner(TunerCommon):
         if space is not None and prune_configs_by:
             raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
                                      "put the rules in the space's constraints")
-        self.configs = [c if isinstance(c, LaunchConfig) else LaunchConfig.from_knobs(c)
-                        for c in (configs or [])]
+        self.configs = check_candidates(fn.__name__, self.arg_names, configs, space,
+                                        _as_launch_config)
         if space is None and not self.configs:
             raise InvalidConfigError(
                 f"@autotune of {fn.__name__!r} needs candidates: pass a non-empty configs= "
