@@ -455,7 +455,8 @@ def load_kernel_tuner(path: str | os.PathLike[str], objective: str | None = None
             if str(p) in str(exc):
                 raise
             raise MeasureError(f"{p}: {exc}") from None
-    keys = sorted(data) if isinstance(data, Mapping) else type(data).__name__
+    got = (f"a JSON object with keys {sorted(data)[:12]}" if isinstance(data, Mapping)
+           else f"a JSON {type(data).__name__}")
     raise MeasureError(
         f"{p} is neither a Kernel Tuner cache (needs 'tune_params' and 'cache') nor a T4 "
-        f"file (needs a 'results' list); got top-level {keys}")
+        f"file (needs a 'results' list); got {got}")
