@@ -13,8 +13,8 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError
 from autotile.measure._ground_truth import GroundTruth, space_difference
-from autotile.measure._table import MetricTable
 from autotile.measure._result import Measurer, MeasureResult
+from autotile.measure._table import MetricTable
 
 __all__ = ["ReplayMeasurer", "gemm_ground_truth", "SHIPPED_TABLES"]
 
