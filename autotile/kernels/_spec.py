@@ -306,7 +306,7 @@ class KernelSpec:
         if d not in self.dtypes:
             raise InvalidConfigError(f"kernel {self.name!r} takes dtype in {self.dtypes}, "
                                      f"got dtype={d!r}")
-        return d
+        return str(d)
 
     # -- space ---------------------------------------------------------------------------
     def space(self, shape: Shape, dtype: str | None = None, hardware: Any = None) -> Space:

@@ -164,6 +164,8 @@ class TunerCommon:
     :class:`LaunchConfig` (None: keep it as it is).
     """
 
+    __name__: str
+    arg_names: list[str]
     cache: dict[Any, Any]
     histories: dict[Any, Any]
     space: Any
