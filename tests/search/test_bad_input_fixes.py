@@ -92,3 +92,17 @@ def test_kernel_tuner_file_of_another_shape_says_what_it_holds(tmp_path, data, g
     assert str(exc.value) == (
         f"{path} is neither a Kernel Tuner cache (needs 'tune_params' and 'cache') nor a T4 "
         f"file (needs a 'results' list); got {got}")
+
+
+@pytest.mark.parametrize("kwargs", [[1], "plan_size=8"])
+def test_searcher_kwargs_that_are_not_a_mapping_raise(kwargs):
+    from autotile.measure import ScheduleMeasurer
+    from autotile.search import tune
+    from autotile.space import gemm_space
+
+    space = gemm_space(4)
+    with pytest.raises(TypeError) as exc:
+        tune(space, ScheduleMeasurer(space), searcher="model", budget=2, storage=":memory:",
+             searcher_kwargs=kwargs, progress=False)
+    assert str(exc.value) == (f"searcher_kwargs must be a dict of the searcher's options or "
+                              f"None, got {type(kwargs).__name__} {kwargs!r}")
