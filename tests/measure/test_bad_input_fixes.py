@@ -1,13 +1,17 @@
 """Bad input from the second new-user test: ``ReplayMeasurer`` with its
-arguments swapped or a file path, and NumPy dtypes for a kernel's dtype."""
+arguments swapped or a file path, NumPy dtypes for a kernel's dtype, and Kernel
+Tuner files whose objective or parameter values are wrong."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from autotile.errors import InvalidConfigError
-from autotile.measure import GroundTruth, KernelModelMeasurer, ReplayMeasurer
+from autotile.errors import InvalidConfigError, MeasureError
+from autotile.measure import GroundTruth, KernelModelMeasurer, ReplayMeasurer, load_kernel_tuner
 from autotile.space import Choice, Space
 
 
@@ -58,3 +62,33 @@ def test_kernel_dtype_not_accepted_names_it(dtype, shown):
                        match=r"^kernel 'matmul' takes dtype in \('float16', 'bfloat16', "
                              r"'float32'\), got dtype=" + shown):
         KernelModelMeasurer("matmul", {"M": 64, "N": 64, "K": 64}, dtype=dtype)
+
+
+KT_TINY = Path(__file__).resolve().parents[1] / "data" / "kt_tiny.json"
+
+
+def _kt_variant(tmp_path, change):
+    data = json.loads(KT_TINY.read_text())
+    change(data)
+    path = tmp_path / "kt.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_kernel_tuner_objective_no_record_has_is_named(tmp_path):
+    path = _kt_variant(tmp_path, lambda d: d.update(objective="nope"))
+    with pytest.raises(MeasureError) as exc:
+        load_kernel_tuner(path)
+    assert str(exc.value) == (f"{path}: the file's objective 'nope' is not a field of any "
+                              f"cache record (fields: ['GFLOP/s', 'compile_time', 'time'])")
+
+
+def test_kernel_tuner_repeated_parameter_value_names_file_and_parameter(tmp_path):
+    def dup(d):
+        d["tune_params"]["block_size_x"].append(d["tune_params"]["block_size_x"][0])
+    path = _kt_variant(tmp_path, dup)
+    with pytest.raises(MeasureError) as exc:
+        load_kernel_tuner(path)
+    assert str(exc.value) == (f"{path}: its parameter values do not form a space: Choice "
+                              f"'block_size_x' values must be distinct (also as text), got "
+                              f"values=(32, 64, 128, 32)")
