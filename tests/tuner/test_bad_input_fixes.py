@@ -138,3 +138,15 @@ def test_all_failed_scorer_names_every_candidate():
                  disk_cache=False)(double_kernel)
     with pytest.raises(MeasureError, match="every candidate was skipped"):
         k[grid_1d](_x(), np.zeros(N, np.float32), N)
+
+
+@pytest.mark.parametrize("kernel, shown", [("matmul", "str 'matmul' (a kernel's name is not "
+                                                      "enough: pass the function itself)"),
+                                           (3, "int 3")])
+def test_perf_model_of_something_that_is_not_a_kernel_raises(kernel, shown):
+    import autotile
+
+    with pytest.raises(InvalidConfigError) as exc:
+        autotile.perf_model(kernel, grid=(1,))
+    assert str(exc.value) == ("perf_model: kernel must be a triton.jit function, an "
+                              f"autotile.lang.jit kernel or a Python function, got {shown}")
