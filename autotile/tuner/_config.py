@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -88,7 +89,8 @@ def check_candidates(kernel: str, arg_names: Sequence[str], configs: Any, space:
     Returns
     -------
     list of LaunchConfig
-        ``configs`` converted (empty when ``configs`` is None or empty).
+        ``configs`` converted, a repeated config kept once (empty when
+        ``configs`` is None or empty).
 
     Raises
     ------
@@ -98,6 +100,12 @@ def check_candidates(kernel: str, arg_names: Sequence[str], configs: Any, space:
         not a parameter of the kernel, ``space`` is neither a
         :class:`~autotile.space.Space` nor a callable, or one of its knobs is
         neither a kernel parameter nor a launch option (``num_warps``, ...).
+
+    Warns
+    -----
+    UserWarning
+        For a config equal to an earlier one (same meta-parameters, launch
+        options and ``pre_hook``): it is dropped, so it is not tuned twice.
     """
     from autotile.space import Space
 
@@ -120,6 +128,11 @@ def check_candidates(kernel: str, arg_names: Sequence[str], configs: Any, space:
             raise InvalidConfigError(
                 f"{where}: configs[{i}] sets {', '.join(map(repr, unknown))}, not a "
                 f"parameter of the kernel (parameters: {params}); got configs[{i}]={cfg}")
+        if cfg in out:
+            warnings.warn(
+                f"{where}: configs[{i}] repeats configs[{out.index(cfg)}] ({cfg}); it is "
+                f"tuned once", UserWarning, stacklevel=4)
+            continue
         out.append(cfg)
     if space is not None:
         if not isinstance(space, Space) and not callable(space):

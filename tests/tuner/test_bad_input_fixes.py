@@ -150,3 +150,15 @@ def test_perf_model_of_something_that_is_not_a_kernel_raises(kernel, shown):
         autotile.perf_model(kernel, grid=(1,))
     assert str(exc.value) == ("perf_model: kernel must be a triton.jit function, an "
                               f"autotile.lang.jit kernel or a Python function, got {shown}")
+
+
+def test_repeated_config_is_tuned_once_with_a_warning():
+    configs = [CONFIGS[0], CONFIGS[1], Config({"TAIL": "mask", "BLOCK": 16})]
+    with pytest.warns(UserWarning) as rec:
+        k = autotune(configs, key=["n"], scorer=time_by_block, disk_cache=False)(double_kernel)
+    assert [str(w.message) for w in rec] == [
+        "@autotune of 'double_kernel': configs[2] repeats configs[0] (TAIL: mask, BLOCK: 16, "
+        "num_warps: 4, num_stages: 3); it is tuned once"]
+    assert k.configs == CONFIGS
+    k[grid_1d](_x(), np.zeros(N, np.float32), N)
+    assert [r.config.kwargs["BLOCK"] for r in k.history] == [16, 32]
