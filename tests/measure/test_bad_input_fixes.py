@@ -92,3 +92,15 @@ def test_kernel_tuner_repeated_parameter_value_names_file_and_parameter(tmp_path
     assert str(exc.value) == (f"{path}: its parameter values do not form a space: Choice "
                               f"'block_size_x' values must be distinct (also as text), got "
                               f"values=(32, 64, 128, 32)")
+
+
+def test_schedule_measurer_cache_must_be_a_cache_config():
+    from autotile.measure import ScheduleMeasurer
+    from autotile.space import gemm_space
+
+    with pytest.raises(TypeError) as exc:
+        ScheduleMeasurer(gemm_space(8), cache=8192)
+    assert str(exc.value) == ("cache must be a CacheConfig (e.g. CacheConfig(size_bytes=8192, "
+                              "ways=4, line_bytes=64)) or None, got int 8192")
+    with pytest.raises(TypeError, match="^cost must be a CpuCostModel or None, got str 'fast'$"):
+        ScheduleMeasurer(gemm_space(8), cost="fast")
