@@ -117,7 +117,7 @@ def check_candidates(kernel: str, arg_names: Sequence[str], configs: Any, space:
         raise InvalidConfigError(
             f"{where}: configs must be a list of configs, got {type(configs).__name__} "
             f"{_short(configs)}; write configs=[...] even for one config")
-    out = []
+    out: list[LaunchConfig] = []
     for i, c in enumerate(configs or []):
         try:
             cfg = convert(c)
