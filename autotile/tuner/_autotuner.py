@@ -305,7 +305,13 @@ class Autotuner(TunerCommon):
         self.small_args = small_args if small_args is not None else library_small_args(fn)
         self._small_args_is_default = small_args is None and self.small_args is not None
         self.reference, self.check = reference, bool(check)
-        self.check_max_elems = int(check_max_elems)
+        cme = check_max_elems.item() if isinstance(check_max_elems, np.integer) \
+            else check_max_elems
+        if isinstance(cme, bool) or not isinstance(cme, int) or cme < 0:
+            raise InvalidConfigError(
+                f"@autotune of {fn.__name__!r}: check_max_elems must be an int >= 0 (array "
+                f"elements), got check_max_elems={check_max_elems!r}")
+        self.check_max_elems = cme
         self.rtol, self.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
         self.cache_dir, self.disk_cache = cache_dir, bool(disk_cache)
         if self.disk_cache and cache_dir is not None and Path(cache_dir).exists() \

@@ -234,7 +234,8 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         callable, a space knob that is neither a kernel parameter nor a
         launch option, ``key`` not a str or list of str, a
         ``prune_configs_by`` ``perf_model`` that returns NaN or a non-number,
-        ``rtol``/``atol`` negative or not a finite number, or a
+        ``rtol``/``atol`` negative or not a finite number,
+        ``check_max_elems`` not an int ``>= 0``, or a
         ``cache_dir`` that is an existing file (with ``disk_cache=True``), or
         (at launch) a problem dimension ``< 1`` the default scorer cannot
         model on a non-empty grid.

@@ -162,3 +162,17 @@ def test_repeated_config_is_tuned_once_with_a_warning():
     assert k.configs == CONFIGS
     k[grid_1d](_x(), np.zeros(N, np.float32), N)
     assert [r.config.kwargs["BLOCK"] for r in k.history] == [16, 32]
+
+
+@pytest.mark.parametrize("value", ["big", -1, 1.5, True])
+def test_check_max_elems_must_be_a_non_negative_int(value):
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], scorer=time_by_block, check_max_elems=value)(double_kernel)
+    assert str(exc.value) == ("@autotune of 'double_kernel': check_max_elems must be an int "
+                              f">= 0 (array elements), got check_max_elems={value!r}")
+
+
+def test_check_max_elems_accepts_numpy_ints():
+    k = autotune(CONFIGS, key=["n"], scorer=time_by_block,
+                 check_max_elems=np.int64(100))(double_kernel)
+    assert k.check_max_elems == 100 and type(k.check_max_elems) is int
