@@ -104,3 +104,21 @@ def test_schedule_measurer_cache_must_be_a_cache_config():
                               "ways=4, line_bytes=64)) or None, got int 8192")
     with pytest.raises(TypeError, match="^cost must be a CpuCostModel or None, got str 'fast'$"):
         ScheduleMeasurer(gemm_space(8), cost="fast")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"limit": 0}, "limit must be None or an int >= 1, got limit=0"),
+    ({"limit": -1}, "limit must be None or an int >= 1, got limit=-1"),
+    ({"limit": 2.5}, "limit must be None or an int >= 1, got limit=2.5"),
+    ({"limit": 3, "n_jobs": 0}, "n_jobs must be a non-zero int (-1: all cores), got n_jobs=0"),
+    ({"limit": 3, "chunk_size": 0}, "chunk_size must be an int >= 1, got chunk_size=0"),
+])
+def test_sweep_arguments_are_checked_before_any_file(tmp_path, kwargs, message):
+    from autotile.measure import ScheduleMeasurer, sweep
+    from autotile.space import gemm_space
+
+    space = gemm_space(4)
+    with pytest.raises(ValueError) as exc:
+        sweep(space, ScheduleMeasurer(space), tmp_path / "t.npz", progress=False, **kwargs)
+    assert str(exc.value) == f"sweep(): {message}"
+    assert list(tmp_path.iterdir()) == []
