@@ -290,16 +290,23 @@ class KernelSpec:
     def check_dtype(self, dtype: str | None) -> str:
         """Return ``dtype`` (default :attr:`default_dtype`) if the kernel accepts it.
 
+        A NumPy dtype or scalar type (``np.float16``) is taken by its name.
+
         Raises
         ------
         InvalidConfigError
             If the kernel does not accept ``dtype``.
         """
-        d = self.default_dtype if dtype is None else dtype
+        d: Any = self.default_dtype if dtype is None else dtype
+        if not isinstance(d, str):
+            try:
+                d = np.dtype(d).name
+            except TypeError:
+                pass
         if d not in self.dtypes:
             raise InvalidConfigError(f"kernel {self.name!r} takes dtype in {self.dtypes}, "
                                      f"got dtype={d!r}")
-        return d
+        return str(d)
 
     # -- space ---------------------------------------------------------------------------
     def space(self, shape: Shape, dtype: str | None = None, hardware: Any = None) -> Space:

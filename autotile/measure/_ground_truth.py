@@ -216,6 +216,10 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
 
     Raises
     ------
+    ValueError
+        If ``limit`` is neither None nor an int ``>= 1``, ``chunk_size`` is
+        not an int ``>= 1`` or ``n_jobs`` is not a non-zero int (checked
+        before any file is read or written).
     MeasureError
         If no file can be created in ``path``'s folder (checked before any
         measurement; the message names the folder and the reason), or
@@ -227,6 +231,14 @@ def sweep(space: Any, measurer: Measurer, path: str | os.PathLike[str], *,
     from tqdm.auto import tqdm
 
     check_scheduler(scheduler)
+    for name, value, low, rule in (("limit", limit, 1, "None or an int >= 1"),
+                                   ("chunk_size", chunk_size, 1, "an int >= 1"),
+                                   ("n_jobs", n_jobs, None, "a non-zero int (-1: all cores)")):
+        if value is None and name == "limit":
+            continue
+        v = value.item() if isinstance(value, np.integer) else value
+        if isinstance(v, bool) or not isinstance(v, int) or (v < low if low else v == 0):
+            raise ValueError(f"sweep(): {name} must be {rule}, got {name}={value!r}")
     t0 = time.perf_counter()
     path = Path(path)
     folder = next(p for p in path.absolute().parents if p.exists())  # created if missing

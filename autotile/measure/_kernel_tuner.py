@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from autotile.errors import MeasureError
+from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure._ground_truth import GroundTruth, _space_signature
 from autotile.measure._replay import ReplayMeasurer
 
@@ -216,7 +216,11 @@ def _build(
 ) -> RecordedSpace:
     from autotile.space import Choice, Space
 
-    knobs = [Choice(n, tuple(domains[n])) for n in names]
+    try:
+        knobs = [Choice(n, tuple(domains[n])) for n in names]
+    except InvalidConfigError as exc:
+        raise MeasureError(f"{meta.get('source', 'the file')}: its parameter values do not form "
+                           f"a space: {exc}") from None
     space = Space.from_configs(knobs, configs, name=meta.get("kernel_name") or None)
     n = len(space)
     if n != len(configs):
@@ -317,6 +321,11 @@ def _load_kt(data: Mapping[str, Any], meta: dict[str, Any],
             if x is not None and math.isfinite(x):
                 m[k] = x
         metrics.append(m)
+    if cache and not any(file_objective in rec for rec in cache.values()):
+        fields = sorted({k for rec in cache.values() for k in rec
+                         if k not in names and k not in _SKIP_FIELDS})
+        raise MeasureError(f"{src}: the file's objective {file_objective!r} is not a field of "
+                           f"any cache record (fields: {fields})")
     meta["failures"] = failures
     return _build(names, domains, configs, valid, metrics, meta, objective)
 
@@ -417,8 +426,9 @@ def load_kernel_tuner(path: str | os.PathLike[str], objective: str | None = None
         If the file is a truncated or corrupt gzip, is not UTF-8 JSON, is
         neither format or malformed (e.g. ``cache`` not an object), records
         no configs, has no config with a valid (finite, positive) objective,
-        or a record names a value outside its parameter's ``tune_params``.
-        The message names the file.
+        names an ``objective`` that no cache record has, lists a parameter
+        value twice in ``tune_params``, or a record names a value outside its
+        parameter's ``tune_params``. The message names the file.
     ValueError
         If ``objective`` is not one of the file's numeric fields.
 
@@ -455,7 +465,8 @@ def load_kernel_tuner(path: str | os.PathLike[str], objective: str | None = None
             if str(p) in str(exc):
                 raise
             raise MeasureError(f"{p}: {exc}") from None
-    keys = sorted(data) if isinstance(data, Mapping) else type(data).__name__
+    got = (f"a JSON object with keys {sorted(data)[:12]}" if isinstance(data, Mapping)
+           else f"a JSON {type(data).__name__}")
     raise MeasureError(
         f"{p} is neither a Kernel Tuner cache (needs 'tune_params' and 'cache') nor a T4 "
-        f"file (needs a 'results' list); got top-level {keys}")
+        f"file (needs a 'results' list); got {got}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import warnings
 from importlib import resources
 from typing import Any
@@ -13,6 +14,7 @@ import numpy as np
 from autotile.errors import InvalidConfigError
 from autotile.measure._ground_truth import GroundTruth, space_difference
 from autotile.measure._result import Measurer, MeasureResult
+from autotile.measure._table import MetricTable
 
 __all__ = ["ReplayMeasurer", "gemm_ground_truth", "SHIPPED_TABLES"]
 
@@ -38,6 +40,10 @@ class ReplayMeasurer(Measurer):
 
     Raises
     ------
+    TypeError
+        If ``truth`` is not a table (e.g. a file path: load it with
+        :meth:`GroundTruth.load`) or ``space`` is not a space (the message
+        says when the two are swapped).
     ValueError
         If the table records the space it was swept over (``meta["space"]``,
         written by :func:`sweep`) and ``space`` differs from it (knob order,
@@ -58,6 +64,17 @@ class ReplayMeasurer(Measurer):
     """
 
     def __init__(self, space: Any, truth: GroundTruth, objective: str | None = None) -> None:
+        if not isinstance(truth, MetricTable):
+            swapped = " (the arguments are (space, truth): swapped?)" if isinstance(
+                space, MetricTable) else ""
+            hint = (f"; load a file with GroundTruth.load({truth!r})"
+                    if isinstance(truth, (str, os.PathLike)) else "")
+            raise TypeError(
+                f"ReplayMeasurer: truth must be a GroundTruth table, got "
+                f"{type(truth).__name__}{swapped}{hint}")
+        if not (hasattr(space, "config_at") and hasattr(space, "__len__")):
+            raise TypeError(f"ReplayMeasurer: space must be an autotile.space.Space, got "
+                            f"{type(space).__name__}")
         where = f"table {truth.path!r}" if truth.path else "the table"
         recorded = truth.meta.get("space") if isinstance(truth.meta, dict) else None
         if isinstance(recorded, dict) and "knobs" in recorded:

@@ -117,22 +117,34 @@ def read_table(path: str | os.PathLike[str], what: str, hint: str = "",
         If ``path`` does not exist.
     CorruptFileError
         "``path`` is not a readable ``what`` (reason)``hint``" if the file is
-        not an ``.npz`` archive, is truncated or pickled, or lacks
-        ``status``, ``meta`` or an array of ``required``.
+        empty, not an ``.npz`` archive, truncated or pickled, or lacks
+        ``status``, ``meta`` or an array of ``required`` (the reason names
+        the arrays it holds).
     """
     if os.path.isfile(path) and not zipfile.is_zipfile(path):
         # np.load would take it for a pickle and blame allow_pickle
         with open(path, "rb") as f:
             head = f.read(16)
-        raise CorruptFileError(
-            f"{os.fspath(path)!r} is not a readable {what} (not a NumPy .npz archive: it "
-            f"starts with {head!r}){hint}")
+        size = os.path.getsize(path)
+        if head.startswith(b"PK\x03\x04"):
+            why = (f"a truncated or damaged .npz archive: it starts as a zip file but has no "
+                   f"end-of-archive record ({size:,} bytes)")
+        elif size == 0:
+            why = "an empty file (0 bytes), not a NumPy .npz archive"
+        else:
+            why = f"not a NumPy .npz archive: it starts with {head!r}"
+        raise CorruptFileError(f"{os.fspath(path)!r} is not a readable {what} ({why}){hint}")
     try:
         with np.load(path, allow_pickle=False) as z:
             values = {k[2:]: z[k].astype(np.float64) for k in z.files if k.startswith("m_")}
+            lacking = [k for k in ("status", "meta", *required) if k not in z.files]
+            if lacking:
+                raise CorruptFileError(
+                    f"{os.fspath(path)!r} is not a readable {what} (it lacks the array(s) "
+                    f"{lacking}; it holds {sorted(z.files)[:12]}){hint}")
             status, meta = z["status"].astype(np.int8), json.loads(str(z["meta"]))
             extra = {k: z[k] for k in (*required, *(k for k in optional if k in z.files))}
-    except FileNotFoundError:
+    except (FileNotFoundError, CorruptFileError):
         raise
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise CorruptFileError(

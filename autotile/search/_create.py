@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import optuna
@@ -174,8 +175,9 @@ def create_study(
     ------
     TypeError
         If ``space`` is not a ``Space``, ``measurer`` is not a ``Measurer``
-        (e.g. a plain function), ``storage`` has an unsupported type or
-        ``study_name`` is neither None nor a str.
+        (e.g. a plain function), ``storage`` has an unsupported type,
+        ``study_name`` is neither None nor a str, or ``searcher_kwargs`` is
+        neither None nor a mapping.
     ValueError
         If ``objective`` is not one of ``measurer.metrics`` (or there is no
         objective at all) or is higher-is-better by its name
@@ -210,6 +212,9 @@ def create_study(
     if study_name is not None and not study_name.strip():
         raise ValueError(f"study_name must be a non-empty str or None, got "
                          f"study_name={study_name!r}")
+    if searcher_kwargs is not None and not isinstance(searcher_kwargs, Mapping):
+        raise TypeError(f"searcher_kwargs must be a dict of the searcher's options or None, "
+                        f"got {type(searcher_kwargs).__name__} {searcher_kwargs!r}")
     ident = measurer.identity()
     fingerprint = digest_of(ident)
     storage_arg = open_storage(storage)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -125,6 +126,17 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
     ``postgresql://`` becomes ``postgresql+psycopg2://`` when psycopg2 (the
     ``autotile[postgres]`` extra) is installed and psycopg 3 (SQLAlchemy
     2.1's default driver) is not.
+
+    Raises
+    ------
+    TypeError
+        If ``storage`` is not a str, a path or a ``BaseStorage``.
+    ValueError
+        If it is neither a URL nor a ``.db``/``.sqlite``/``.sqlite3``/``.log``/
+        ``.journal`` path, a URL lacks ``://`` after its scheme
+        (``'sqlite:/runs.db'``), its scheme is not a dialect of
+        :data:`_DIALECTS`, or an SQLite or journal file's directory does not
+        exist (the message names the value as given).
     """
     if storage is None:
         return DEFAULT_STORAGE
@@ -138,6 +150,16 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
             f"optuna.storages.BaseStorage, got {type(storage).__name__} {short_repr(storage)}")
     if storage == ":memory:":
         return optuna.storages.InMemoryStorage()
+    given = storage
+    scheme = storage.partition(":")[0]
+    if "://" not in storage and ":" in storage and scheme.partition("+")[0].lower() in (
+            *_DIALECTS, "journal", "postgres", "file"):
+        shown = re.sub(r":[^:@/]*@", ":***@", storage)  # hide a password
+        raise ValueError(
+            f"storage {shown!r} is a URL without '://' after its scheme {scheme!r}: write "
+            f"e.g. 'sqlite:///runs.db' (three slashes, then the path; four for an absolute "
+            f"path: 'sqlite:////tmp/runs.db'), 'journal:///path/runs.log' or "
+            f"'postgresql://user:password@host/db'")
     if "://" not in storage:
         if storage.lower().endswith(_SQLITE_SUFFIXES):
             storage = f"sqlite:///{os.path.expanduser(storage)}"
@@ -167,7 +189,7 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
         if path and path != ":memory:" and parent and not os.path.isdir(parent):
             raise ValueError(
                 f"storage must be an SQLite file in an existing directory, got "
-                f"storage={url!r} (directory {parent!r} does not exist)")
+                f"storage={given!r} (directory {parent!r} does not exist)")
     return url
 
 

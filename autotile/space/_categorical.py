@@ -84,7 +84,8 @@ class Choice(Knob):
         texts = [format_value(v) for v in vals]
         if len(set(texts)) != len(vals) or len(set(vals)) != len(vals):
             raise InvalidConfigError(
-                f"Choice values must be distinct (also as text), got values={vals!r}"
+                f"Choice {self.name!r} values must be distinct (also as text), got "
+                f"values={vals!r}"
             )
         object.__setattr__(self, "values", vals)
 

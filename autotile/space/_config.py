@@ -42,6 +42,13 @@ class Config(Mapping[str, Any]):
     **values
         More items, as keyword arguments.
 
+    Raises
+    ------
+    InvalidConfigError
+        If ``mapping`` is neither a mapping nor an iterable of pairs (e.g.
+        the text ``"a=1"``), a knob name is not a str or a value is not
+        hashable.
+
     Examples
     --------
     >>> cfg = Config({"i_factor": 16, "order": ["io", "ii"]})
@@ -56,7 +63,18 @@ class Config(Mapping[str, Any]):
     def __init__(
         self, mapping: Mapping[str, Any] | tuple[tuple[str, Any], ...] = (), /, **values: Any
     ) -> None:
-        items = dict(mapping.items() if isinstance(mapping, Mapping) else mapping)
+        if isinstance(mapping, Mapping):
+            items = dict(mapping.items())
+        else:
+            try:
+                if isinstance(mapping, (str, bytes)):
+                    raise TypeError
+                items = dict(mapping)
+            except (TypeError, ValueError):
+                raise InvalidConfigError(
+                    f"Config takes a mapping of knob name to value or (name, value) pairs, got "
+                    f"{type(mapping).__name__} {mapping!r}; e.g. Config({{'BLOCK': 64}}) or "
+                    f"Config(BLOCK=64) (a config's text form is not parsed)") from None
         items.update(values)
         for k in items:
             if not isinstance(k, str):

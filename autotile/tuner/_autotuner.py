@@ -7,7 +7,7 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,8 @@ from autotile.tuner._check import arrays_of, call_small_args, n_elems
 from autotile.tuner._config import (
     LaunchConfig,
     check_bench_budgets,
+    check_candidates,
+    check_space_knobs,
     check_space_search,
     prune_config_list,
 )
@@ -71,7 +73,21 @@ def _dtype_tag(a: Any) -> str:
     return "bfloat16" if isinstance(a, BFloat16Array) else str(a.dtype)
 
 
+def _as_launch_config(c: Any) -> LaunchConfig:
+    """A :class:`LaunchConfig` from a LaunchConfig or a flat mapping of knob values."""
+    if isinstance(c, LaunchConfig):
+        return c
+    if isinstance(c, Mapping):
+        return LaunchConfig.from_knobs(c)
+    raise InvalidConfigError(f"a config must be a LaunchConfig (autotile.tuner.Config) or a "
+                             f"mapping of knob values, got {type(c).__name__} {c!r}")
+
+
 def _names(what: str, names: Sequence[str] | str | None, arg_names: list[str]) -> list[str]:
+    if names is not None and not isinstance(names, str) and (
+            not isinstance(names, Iterable) or not all(isinstance(n, str) for n in names)):
+        raise InvalidConfigError(f"{what} must be a list of kernel parameter names (str), got "
+                                 f"{type(names).__name__} {names!r}")
     out = [names] if isinstance(names, str) else list(names or [])  # key="n" is one name
     bad = [n for n in out if n not in arg_names]
     if bad:
@@ -148,6 +164,8 @@ class TunerCommon:
     :class:`LaunchConfig` (None: keep it as it is).
     """
 
+    __name__: str
+    arg_names: list[str]
     cache: dict[Any, Any]
     histories: dict[Any, Any]
     space: Any
@@ -167,6 +185,7 @@ class TunerCommon:
         sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
         if not isinstance(sp, Space):
             raise InvalidConfigError(f"space(args) must return a Space, got {type(sp).__name__}")
+        check_space_knobs(self.__name__, self.arg_names, sp)
         return sp
 
     def prune_configs(self, nargs: dict[str, Any], kwargs: dict[str, Any]) -> list[LaunchConfig]:
@@ -251,8 +270,8 @@ class Autotuner(TunerCommon):
         if space is not None and prune_configs_by:
             raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
                                      "put the rules in the space's constraints")
-        self.configs = [c if isinstance(c, LaunchConfig) else LaunchConfig.from_knobs(c)
-                        for c in (configs or [])]
+        self.configs = check_candidates(fn.__name__, self.arg_names, configs, space,
+                                        _as_launch_config)
         if space is None and not self.configs:
             raise InvalidConfigError(
                 f"@autotune of {fn.__name__!r} needs candidates: pass a non-empty configs= "
@@ -286,7 +305,13 @@ class Autotuner(TunerCommon):
         self.small_args = small_args if small_args is not None else library_small_args(fn)
         self._small_args_is_default = small_args is None and self.small_args is not None
         self.reference, self.check = reference, bool(check)
-        self.check_max_elems = int(check_max_elems)
+        cme = check_max_elems.item() if isinstance(check_max_elems, np.integer) \
+            else check_max_elems
+        if isinstance(cme, bool) or not isinstance(cme, int) or cme < 0:
+            raise InvalidConfigError(
+                f"@autotune of {fn.__name__!r}: check_max_elems must be an int >= 0 (array "
+                f"elements), got check_max_elems={check_max_elems!r}")
+        self.check_max_elems = cme
         self.rtol, self.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
         self.cache_dir, self.disk_cache = cache_dir, bool(disk_cache)
         if self.disk_cache and cache_dir is not None and Path(cache_dir).exists() \

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+import math
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -12,7 +14,8 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError
 
-__all__ = ["LaunchConfig", "Config", "LAUNCH_KNOBS", "check_bench_budgets", "check_space_search"]
+__all__ = ["LaunchConfig", "Config", "LAUNCH_KNOBS", "check_bench_budgets", "check_candidates",
+           "check_space_knobs", "check_space_search"]
 
 #: Knob names that are launch options, not kernel meta-parameters.
 LAUNCH_KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -60,6 +63,109 @@ def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
     except ValueError as exc:
         raise InvalidConfigError(f"autotune(): {exc}") from None
     return n
+
+
+def check_candidates(kernel: str, arg_names: Sequence[str], configs: Any, space: Any,
+                     convert: Callable[[Any], LaunchConfig]) -> list[LaunchConfig]:
+    """Check ``@autotune``'s ``configs`` or ``space`` against the kernel's parameters.
+
+    Checked at decoration, so a misspelt knob name is reported once, naming
+    it, instead of failing every candidate at the first call.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name, for the messages.
+    arg_names : sequence of str
+        The kernel's parameter names.
+    configs : sequence of configs or None
+        Each a :class:`LaunchConfig`, a ``triton.Config`` or a flat mapping.
+    space : autotile.space.Space, callable or None
+        The space to search instead (a callable ``space(args) -> Space`` is
+        checked when it is called).
+    convert : callable
+        Turns one element of ``configs`` into a :class:`LaunchConfig`.
+
+    Returns
+    -------
+    list of LaunchConfig
+        ``configs`` converted, a repeated config kept once (empty when
+        ``configs`` is None or empty).
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``configs`` is a single config or a str rather than a list of
+        them, an element cannot be converted, a config sets a name that is
+        not a parameter of the kernel, ``space`` is neither a
+        :class:`~autotile.space.Space` nor a callable, or one of its knobs is
+        neither a kernel parameter nor a launch option (``num_warps``, ...).
+
+    Warns
+    -----
+    UserWarning
+        For a config equal to an earlier one (same meta-parameters, launch
+        options and ``pre_hook``): it is dropped, so it is not tuned twice.
+    """
+    from autotile.space import Space
+
+    params = list(arg_names)
+    where = f"@autotune of {kernel!r}"
+    if configs is not None and (isinstance(configs, (str, bytes, Mapping, LaunchConfig))
+                                or hasattr(configs, "all_kwargs")
+                                or not isinstance(configs, Iterable)):
+        raise InvalidConfigError(
+            f"{where}: configs must be a list of configs, got {type(configs).__name__} "
+            f"{_short(configs)}; write configs=[...] even for one config")
+    out: list[LaunchConfig] = []
+    for i, c in enumerate(configs or []):
+        try:
+            cfg = convert(c)
+        except InvalidConfigError as exc:
+            raise InvalidConfigError(f"{where}: configs[{i}]: {exc}") from None
+        unknown = [k for k in cfg.kwargs if k not in params]
+        if unknown:
+            raise InvalidConfigError(
+                f"{where}: configs[{i}] sets {', '.join(map(repr, unknown))}, not a "
+                f"parameter of the kernel (parameters: {params}); got configs[{i}]={cfg}")
+        if cfg in out:
+            warnings.warn(
+                f"{where}: configs[{i}] repeats configs[{out.index(cfg)}] ({cfg}); it is "
+                f"tuned once", UserWarning, stacklevel=4)
+            continue
+        out.append(cfg)
+    if space is not None:
+        if not isinstance(space, Space) and not callable(space):
+            raise InvalidConfigError(
+                f"{where}: space must be an autotile.space.Space (e.g. "
+                f"Space([PowerOfTwo('BLOCK', 16, 256)])) or space(args) -> Space, got "
+                f"{type(space).__name__} {_short(space)}")
+        if isinstance(space, Space):
+            check_space_knobs(kernel, params, space)
+    return out
+
+
+def check_space_knobs(kernel: str, arg_names: Sequence[str], space: Any) -> None:
+    """Check that every knob of ``space`` is a kernel parameter or a launch option.
+
+    Raises
+    ------
+    InvalidConfigError
+        If a knob is neither a parameter of the kernel nor one of
+        :data:`LAUNCH_KNOBS`.
+    """
+    unknown = [k.name for k in space.knobs if k.name not in arg_names
+               and k.name not in LAUNCH_KNOBS]
+    if unknown:
+        raise InvalidConfigError(
+            f"@autotune of {kernel!r}: space knob(s) {', '.join(map(repr, unknown))} are not "
+            f"parameters of the kernel (parameters: {list(arg_names)}) nor launch options "
+            f"{LAUNCH_KNOBS}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _plain(value: Any) -> Any:
@@ -255,6 +361,23 @@ class LaunchConfig:
 Config = LaunchConfig
 
 
+def _estimate(value: Any, config: LaunchConfig) -> float:
+    """``perf_model``'s estimate for ``config`` as a float; raise on NaN or a non-number.
+
+    NaN would make the sort that picks the ``top_k`` configs arbitrary, so
+    the pruning would keep configs silently at random.
+    """
+    v = _plain(value)
+    if hasattr(v, "item") and getattr(v, "size", None) == 1:  # a 0-d or 1-element array/tensor
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+        raise InvalidConfigError(
+            f"prune_configs_by's perf_model must return an estimated time (a real number, "
+            f"inf for a config that cannot run), got {type(value).__name__} {value!r} for "
+            f"config {config}")
+    return float(v)
+
+
 def prune_config_list(configs: Sequence[LaunchConfig], nargs: dict[str, Any],
                       kwargs: dict[str, Any], early_config_prune: Any, perf_model: Any,
                       top_k: Any, convert: Any = None) -> list[LaunchConfig]:
@@ -284,7 +407,9 @@ def prune_config_list(configs: Sequence[LaunchConfig], nargs: dict[str, Any],
     MeasureError
         If ``early_config_prune`` returns no config.
     InvalidConfigError
-        If ``top_k`` is neither an int ``>= 1`` nor a float in ``(0, 1]``.
+        If ``top_k`` is neither an int ``>= 1`` nor a float in ``(0, 1]``, or
+        ``perf_model`` returns something other than a real number or NaN
+        (``inf`` is accepted: the config ranks last).
     """
     from autotile.errors import MeasureError
 
@@ -303,6 +428,7 @@ def prune_config_list(configs: Sequence[LaunchConfig], nargs: dict[str, Any],
             raise InvalidConfigError(f"top_k must be an int >= 1 or a float in (0, 1], got "
                                      f"top_k={top_k!r}")
         if len(pruned) > top_k:
-            est = {c: perf_model(**{**nargs, **kwargs, **c.all_kwargs()}) for c in pruned}
+            est = {c: _estimate(perf_model(**{**nargs, **kwargs, **c.all_kwargs()}), c)
+                   for c in pruned}
             pruned = sorted(pruned, key=lambda c: est[c])[:top_k]
     return pruned

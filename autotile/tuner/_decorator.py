@@ -228,8 +228,14 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         not a kernel parameter, a ``reset_to_zero``/``restore_value`` name
         that is a ``tl.constexpr`` parameter (or, at launch, gets a scalar
         instead of an array), both ``configs`` and ``space`` given, neither
-        given (or ``configs=[]`` without ``space``),
-        ``rtol``/``atol`` negative or not a finite number, or a
+        given (or ``configs=[]`` without ``space``), ``configs`` not a list
+        (a single config), a config that sets a name which is not a kernel
+        parameter, ``space`` neither a :class:`~autotile.space.Space` nor a
+        callable, a space knob that is neither a kernel parameter nor a
+        launch option, ``key`` not a str or list of str, a
+        ``prune_configs_by`` ``perf_model`` that returns NaN or a non-number,
+        ``rtol``/``atol`` negative or not a finite number,
+        ``check_max_elems`` not an int ``>= 0``, or a
         ``cache_dir`` that is an existing file (with ``disk_cache=True``), or
         (at launch) a problem dimension ``< 1`` the default scorer cannot
         model on a non-empty grid.

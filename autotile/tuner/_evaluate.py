@@ -59,8 +59,10 @@ def score_candidate(scorer: Scorer, real_args: Mapping[str, Any], extra: Mapping
 def as_measure_result(config: LaunchConfig, out: Any) -> MeasureResult:
     """Turn a scorer's return value into a :class:`MeasureResult`.
 
-    A :class:`MeasureResult` is kept; a number is ``time_s`` (``"ok"``
-    when finite and ``>= 0``, else ``"infeasible"``).
+    A :class:`MeasureResult` is kept; a number is ``time_s``: ``"ok"`` when
+    finite and ``>= 0``, ``"infeasible"`` when ``+inf`` (Triton's score of a
+    config that cannot run), ``"failed"`` when NaN or negative (a bug in the
+    scorer, not a property of the config).
 
     Raises
     ------
@@ -73,7 +75,11 @@ def as_measure_result(config: LaunchConfig, out: Any) -> MeasureResult:
         t = float(out)
         if math.isfinite(t) and t >= 0:
             return MeasureResult(str(config), "ok", {"time_s": t})
-        return MeasureResult(str(config), "infeasible", {}, 0.0, f"scorer returned {t}")
+        if t == math.inf:
+            return MeasureResult(str(config), "infeasible", {}, 0.0, f"scorer returned {t}")
+        return MeasureResult(str(config), "failed", {}, 0.0,
+                             f"scorer returned time_s={t}; a time in seconds must be finite "
+                             f"and >= 0 (inf: the config cannot run)")
     raise TypeError(f"a scorer must return a MeasureResult or a time in seconds, got "
                     f"{type(out).__name__}")
 

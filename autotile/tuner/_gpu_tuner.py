@@ -61,7 +61,12 @@ from autotile.measure import HardwareProfile
 from autotile.tuner import _gpu_protocol
 from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _names, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
-from autotile.tuner._config import LaunchConfig, check_bench_budgets, check_space_search
+from autotile.tuner._config import (
+    LaunchConfig,
+    check_bench_budgets,
+    check_candidates,
+    check_space_search,
+)
 from autotile.tuner._disk_cache import source_hash
 from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
 from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
@@ -189,7 +194,8 @@ class GpuAutotuner(TunerCommon):
         if space is not None and prune_configs_by:
             raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
                                      "put the rules in the space's constraints")
-        self.configs = [as_launch_config(c) for c in (configs or [])]
+        self.configs = check_candidates(self.__name__, self.arg_names, configs, space,
+                                        as_launch_config)
         if space is None and not self.configs:
             raise InvalidConfigError(
                 f"@autotune of {self.__name__!r} needs candidates: pass a non-empty configs= "

@@ -21,6 +21,7 @@ scored by the spec's model for a registered kernel, else the records model.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -68,6 +69,13 @@ class PerfModel:
     """
 
     def __init__(self, kernel: Any, hardware: HardwareProfile, grid: Any) -> None:
+        if not isinstance(kernel, JITFunction) and not isinstance(
+                getattr(kernel, "fn", kernel), types.FunctionType):
+            hint = (" (a kernel's name is not enough: pass the function itself)"
+                    if isinstance(kernel, str) else "")
+            raise InvalidConfigError(
+                f"perf_model: kernel must be a triton.jit function, an autotile.lang.jit "
+                f"kernel or a Python function, got {type(kernel).__name__} {kernel!r}{hint}")
         self.kernel = from_triton(kernel)
         self.hardware = hardware
         if grid is not None and not callable(grid):
@@ -202,7 +210,8 @@ def perf_model(kernel: Any, *, hardware: HardwareProfile = H100_SXM, grid: Any =
     Raises
     ------
     InvalidConfigError
-        If ``grid`` is missing for a kernel outside the registry, or is
+        If ``kernel`` is not a kernel function (e.g. its name as a str), or
+        ``grid`` is missing for a kernel outside the registry, or is
         neither a callable nor 1 to 3 non-negative ints.
     TypeError
         If ``hardware`` is not a :class:`HardwareProfile`.

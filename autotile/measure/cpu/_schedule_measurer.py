@@ -135,7 +135,9 @@ class ScheduleMeasurer(Measurer):
     Raises
     ------
     TypeError
-        If ``space`` is not an :class:`autotile.space.Space`.
+        If ``space`` is not an :class:`autotile.space.Space`, ``cache`` is
+        neither None nor a :class:`CacheConfig` (e.g. a size in bytes) or
+        ``cost`` neither None nor a :class:`CpuCostModel`.
     ValueError
         If ``objective`` is not a known metric, or ``space`` has no
         ``i_factor`` :class:`~autotile.space.Divisors` knob (it is not a GEMM
@@ -182,6 +184,13 @@ class ScheduleMeasurer(Measurer):
                 f"'i_factor' Divisors knob, got knobs {list(space.names)}")
         if objective not in SCHEDULE_METRICS:
             raise ValueError(f"objective must be one of {SCHEDULE_METRICS}, got {objective!r}")
+        if cache is not None and not isinstance(cache, CacheConfig):
+            raise TypeError(
+                f"cache must be a CacheConfig (e.g. CacheConfig(size_bytes=8192, ways=4, "
+                f"line_bytes=64)) or None, got {type(cache).__name__} {_short(cache)}")
+        if cost is not None and not isinstance(cost, CpuCostModel):
+            raise TypeError(f"cost must be a CpuCostModel or None, got {type(cost).__name__} "
+                            f"{_short(cost)}")
         self.space = space
         self.cache = cache or CacheConfig()
         self.cost = cost or CpuCostModel()
