@@ -12,8 +12,11 @@ The protocol of one tuning (one key), in order:
    The ranking may cost at most
    :func:`~autotile.tuner._gpu_protocol.prior_cost_cap_s` (what timing the
    whole list costs, and ``model_budget_s``); a ranking that cannot finish
-   within it stops, and a kernel whose predictions were seen that slow skips
-   the prior at its next key (:meth:`GpuAutotuner.predict`).
+   within it stops. The prior is skipped before any prediction when the
+   list's predictions would not fit at the cost per prediction an earlier
+   tuning measured (this process, else the disk cache) or, before any was
+   measured, at the model's ``cost_hint_s`` (1 ms for a spec's analytic
+   model, 0.5 s for the records model; :meth:`GpuAutotuner.predict`).
 4. The survivors compile ahead in ``n_compile_jobs`` processes (started
    while the model ranks), each under ``compile_timeout_s``
    (:class:`~autotile.tuner.CompilePool`), unless the first compile, run in
@@ -140,7 +143,8 @@ class GpuAutotuner(TunerCommon):
         The model's predictions of the latest tuning.
     prior_note : str
         What the model prior did in the latest tuning (ranked how many in how
-        long, skipped and why, or no model).
+        long, skipped and why: the model's cost hint or an earlier tuning's
+        measured cost, or no model).
     phase_s : dict of str to float
         Wall seconds of the latest tuning per phase
         (:data:`~autotile.tuner._gpu_session.PHASES`); they sum to
