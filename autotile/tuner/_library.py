@@ -43,7 +43,7 @@ __all__ = ["KernelModelScorer", "RecordsScorer", "default_scorer", "library_kern
 #: a prior that could pay (the ranking's own stop rule still bounds a slower one).
 #: On the H200 host (benchmarks/h200/data/autotune_kernels_v4, ``prior_note``) six
 #: softmax predictions took 1.1-2.3 ms in all, 0.2-0.4 ms each; on the shared
-#: 2-core VM (load 2.8-4) 0.05-0.12 s of CPU each after the first.
+#: 2-core VM (load 2.8-4) 0.05-0.13 s of CPU each after the first.
 ANALYTIC_COST_HINT_S = 1e-3
 
 #: Seconds per prediction of the records model (:class:`RecordsScorer`), a low
