@@ -166,7 +166,8 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
         model_prior : bool, default=True
             Rank, prune and order the candidates with the GPU model
             (``scorer`` when given, else :func:`~autotile.perf_model` with
-            ``hardware``, default the device's profile).
+            ``hardware``, default the device's profile), unless it cannot pay
+            (``model_budget_s``).
         prune_factor : float or None, default=3.0
             Do not compile a candidate the model predicts slower than this
             many times its best prediction (None: keep all feasible ones).
@@ -208,11 +209,20 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             ranking is also capped at what timing the whole list costs
             (``n_list * (warmup + rep)``). A ranking that cannot finish within
             the cap stops, the remaining candidates unranked and measured after
-            the ranked ones; at the next key the prior is skipped when
-            predictions that slow would not fit (None: no limit at all). A
-            choice, not measured: a slow prediction (the records model of a
-            long-row kernel at its real size, 1.5-2 s each) must not cost more
-            than the measuring it can save.
+            the ranked ones. The prior is skipped before any prediction when
+            ``n_list`` predictions would not fit at the cost per prediction
+            an earlier tuning of the kernel measured (in this process, else
+            kept in the disk cache for the same kernel source, model, GPU and
+            Triton version), or, before any was measured, at the model's
+            ``cost_hint_s`` (a low estimate: 1 ms for a spec's analytic
+            model, 0.5 s for the records model, so with the default
+            ``warmup`` and ``rep`` the records model never ranks a list; a
+            ``scorer`` may declare its own ``cost_hint_s`` attribute, and one
+            without it is unknown until measured). None: no limit at all. A
+            choice, not measured: a slow prediction (the records model's
+            first prediction of layer norm took 1.2-2.8 s on the H200 host,
+            while ``triton.autotune`` tuned its 6 configs in 3.3-8.6 s) must not
+            cost more than the measuring it can save.
 
     Returns
     -------

@@ -3,8 +3,10 @@
 Unlike the model path's cache (one winner per candidate list), an entry here
 is keyed without the candidates: it maps each config's text to its record
 (status, time, reason, metrics), so a later tuning with more configs reuses
-every one measured before and measures only the new ones. The file layout is
-that of :class:`~autotile.tuner.DiskCache`.
+every one measured before and measures only the new ones. One more entry per
+kernel, GPU and Triton version (no tuning key) keeps the model prior's measured
+seconds per prediction (:meth:`ConfigRecordCache.load_prior_cost`). The file
+layout is that of :class:`~autotile.tuner.DiskCache`.
 """
 
 from __future__ import annotations
@@ -99,3 +101,46 @@ class ConfigRecordCache:
             warnings.warn(f"autotune of {self.kernel_name!r}: could not write the disk cache "
                           f"file {str(self.disk.path(self.kernel_name, dig))!r}: {exc}; the "
                           f"tuning is kept in memory only", RuntimeWarning, stacklevel=4)
+
+    def prior_digest(self, model_tag: str) -> str:
+        """The file digest of the prior's cost: kernel source, model, GPU and Triton."""
+        return digest("gpu-prior-cost-v1", self.parts[0], model_tag, *self.parts[1:3])
+
+    def load_prior_cost(self, model_tag: str) -> float | None:
+        """Seconds per prediction of the model ``model_tag`` measured by an earlier tuning.
+
+        Parameters
+        ----------
+        model_tag : str
+            Which prior (the default model, or a user's scorer by name).
+
+        Returns
+        -------
+        float or None
+            None when the cache is off, or holds no finite value >= 0.
+        """
+        if self.disk is None:
+            return None
+        entry = self.disk.load(self.kernel_name, self.prior_digest(model_tag))
+        v = (entry or {}).get("s_per_prediction")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+                math.isfinite(v) and v >= 0):
+            return None
+        return float(v)
+
+    def store_prior_cost(self, model_tag: str, s_per_prediction: float) -> None:
+        """Keep the prior's measured seconds per prediction for later processes.
+
+        A file that cannot be written gives a ``RuntimeWarning`` naming it.
+        """
+        if self.disk is None:
+            return
+        dig = self.prior_digest(model_tag)
+        entry = {"kernel": self.kernel_name, "model": model_tag, "device": self.device_name,
+                 "triton": self.version, "s_per_prediction": float(s_per_prediction)}
+        try:
+            self.disk.store(self.kernel_name, dig, entry)
+        except OSError as exc:
+            warnings.warn(f"autotune of {self.kernel_name!r}: could not write the disk cache "
+                          f"file {str(self.disk.path(self.kernel_name, dig))!r}: {exc}",
+                          RuntimeWarning, stacklevel=4)

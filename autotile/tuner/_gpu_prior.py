@@ -11,7 +11,40 @@ from autotile.tuner._config import LaunchConfig
 from autotile.tuner._gpu_backend import is_triton_jit
 from autotile.tuner._gpu_protocol import Prediction
 
-__all__ = ["model_prior", "model_hardware"]
+__all__ = ["model_prior", "model_hardware", "ModelPrior"]
+
+
+class ModelPrior:
+    """``prior(config) -> Prediction``, with what one prediction is expected to cost.
+
+    Parameters
+    ----------
+    predict : callable
+        ``predict(config) -> Prediction``.
+    cost_hint_s : float or None
+        Seconds per prediction, a low estimate known before any prediction
+        (:data:`~autotile.tuner._library.RECORDS_COST_HINT_S`, say); None
+        when unknown.
+
+    Raises
+    ------
+    ValueError
+        If ``cost_hint_s`` is not a finite number >= 0 (nor None).
+    """
+
+    def __init__(self, predict: Callable[[LaunchConfig], Prediction],
+                 cost_hint_s: float | None) -> None:
+        if cost_hint_s is not None and (isinstance(cost_hint_s, bool) or not isinstance(
+                cost_hint_s, (int, float)) or not (math.isfinite(cost_hint_s)
+                                                   and cost_hint_s >= 0)):
+            raise ValueError(f"cost_hint_s must be a finite number of seconds >= 0 or None, "
+                             f"got cost_hint_s={cost_hint_s!r}")
+        self._predict = predict
+        self.cost_hint_s = None if cost_hint_s is None else float(cost_hint_s)
+
+    def __call__(self, config: LaunchConfig) -> Prediction:
+        """The prediction of one config."""
+        return self._predict(config)
 
 
 def model_hardware(device_name: str) -> HardwareProfile:
@@ -50,7 +83,7 @@ def _prediction(res: Any) -> Prediction:
 
 def model_prior(fn: Any, scorer: Any, hardware: HardwareProfile | None, device_name: str,
                 named: Mapping[str, Any], grid: Any, verbose: bool = False
-                ) -> Callable[[LaunchConfig], Prediction] | None:
+                ) -> ModelPrior | None:
     """Return ``model(config) -> Prediction`` for one call of a kernel, or None.
 
     Parameters
@@ -63,7 +96,9 @@ def model_prior(fn: Any, scorer: Any, hardware: HardwareProfile | None, device_n
         call's own arguments (device tensors). None: :func:`~autotile.perf_model`
         on the kernel's source in autotile's interpreter, on zero-filled host
         stand-ins of the tensors (the spec's model for a registered kernel,
-        else the records model).
+        else the records model). A scorer may declare ``cost_hint_s``, its
+        seconds per prediction (a low estimate); without it the cost is
+        unknown until measured.
     hardware : HardwareProfile or None
         Profile of the default model; None: :func:`model_hardware` of
         ``device_name``.
@@ -77,15 +112,19 @@ def model_prior(fn: Any, scorer: Any, hardware: HardwareProfile | None, device_n
 
     Returns
     -------
-    callable or None
-        ``"ok"`` results become ``Prediction(time_s)``, others
+    ModelPrior or None
+        ``prior(config) -> Prediction``: ``"ok"`` results become ``Prediction(time_s)``, others
         ``Prediction(None, reason)`` (infeasible), a raise or any other
         value ``Prediction(None)`` (unknown). None when the default model
         cannot be built for this kernel (the tuner then measures in the
-        user's order).
+        user's order). Its ``cost_hint_s`` is the scorer's (the default
+        model's: :attr:`~autotile.tuner._perf_model.PerfModel.cost_hint_s`).
     """
     score: Callable[[LaunchConfig], Any]
+    hint: Any
     if scorer is not None:
+        hint = getattr(scorer, "cost_hint_s", None)
+
         def score(c: LaunchConfig) -> Any:
             extra = {"grid": grid} if getattr(scorer, "wants_grid", False) else {}
             return scorer(c, dict(named), **extra)
@@ -99,6 +138,7 @@ def model_prior(fn: Any, scorer: Any, hardware: HardwareProfile | None, device_n
             if verbose:
                 print(f"autotile autotuning: no model prior for this kernel ({exc})")
             return None
+        hint = pm.cost_hint_s
 
         def score(c: LaunchConfig) -> Any:
             return pm.estimate(**named, **c.all_kwargs())
@@ -109,4 +149,4 @@ def model_prior(fn: Any, scorer: Any, hardware: HardwareProfile | None, device_n
         except Exception:  # noqa: BLE001 - unknown prediction
             return Prediction(None)
 
-    return predict_one
+    return ModelPrior(predict_one, hint)

@@ -12,8 +12,11 @@ The protocol of one tuning (one key), in order:
    The ranking may cost at most
    :func:`~autotile.tuner._gpu_protocol.prior_cost_cap_s` (what timing the
    whole list costs, and ``model_budget_s``); a ranking that cannot finish
-   within it stops, and a kernel whose predictions were seen that slow skips
-   the prior at its next key (:meth:`GpuAutotuner.predict`).
+   within it stops. The prior is skipped before any prediction when the
+   list's predictions would not fit at the cost per prediction an earlier
+   tuning measured (this process, else the disk cache) or, before any was
+   measured, at the model's ``cost_hint_s`` (1 ms for a spec's analytic
+   model, 0.5 s for the records model; :meth:`GpuAutotuner.predict`).
 4. The survivors compile ahead in ``n_compile_jobs`` processes (started
    while the model ranks), each under ``compile_timeout_s``
    (:class:`~autotile.tuner.CompilePool`), unless the first compile, run in
@@ -71,7 +74,7 @@ from autotile.tuner._disk_cache import source_hash
 from autotile.tuner._gpu_backend import GpuBackend, is_triton_jit
 from autotile.tuner._gpu_cache import ConfigRecordCache, record_from_json
 from autotile.tuner._gpu_check import GpuChecker
-from autotile.tuner._gpu_prior import model_prior
+from autotile.tuner._gpu_prior import ModelPrior, model_prior
 from autotile.tuner._gpu_protocol import (
     Prediction,
     bench_share,
@@ -145,7 +148,8 @@ class GpuAutotuner(TunerCommon):
         The model's predictions of the latest tuning.
     prior_note : str
         What the model prior did in the latest tuning (ranked how many in how
-        long, skipped and why, or no model).
+        long, skipped and why: the model's cost hint or an earlier tuning's
+        measured cost, or no model).
     phase_s : dict of str to float
         Wall seconds of the latest tuning per phase
         (:data:`~autotile.tuner._gpu_session.PHASES`); they sum to
@@ -390,27 +394,56 @@ class GpuAutotuner(TunerCommon):
         The ranking may cost at most
         :func:`~autotile.tuner._gpu_protocol.prior_cost_cap_s` seconds (timing
         the whole list, and ``model_budget_s``; the model's construction
-        counts). Candidates are predicted in order; the ranking stops, leaving
-        the rest unknown, once the time spent exceeds the cap or, from the
-        second prediction on, the time spent plus the latest prediction's time
-        for each remaining candidate would exceed it (the first prediction
-        also pays one-time costs, so it does not project). When an earlier
-        tuning of this kernel (another key) saw predictions that slow, the
-        prior is skipped before any prediction (a first tuning that stopped
-        after its single prediction is not evidence enough: that one may be
-        one-time costs). :attr:`prior_note` says what happened.
+        counts). The prior is skipped before any prediction when ``n *
+        s_per_prediction`` exceeds the cap, ``s_per_prediction`` being, in
+        this order:
+
+        1. the cost an earlier tuning of this kernel measured: in this
+           process (another key), else kept in the disk cache (same kernel
+           source, model, GPU and Triton version) by an earlier process; a
+           first tuning that stopped after its single prediction is not
+           evidence enough (that one may be one-time costs);
+        2. else the model's ``cost_hint_s``, a low estimate known before any
+           prediction (:class:`~autotile.tuner._gpu_prior.ModelPrior`): 1 ms
+           for a spec's analytic model, 0.5 s for the records model
+           (:data:`~autotile.tuner._library.RECORDS_COST_HINT_S`, where it
+           was measured); a user's ``scorer`` without a ``cost_hint_s``
+           attribute has none, and is not skipped by this rule.
+
+        Otherwise candidates are predicted in order; the ranking stops,
+        leaving the rest unknown, once the time spent exceeds the cap or, from
+        the second prediction on, the time spent plus the latest prediction's
+        time for each remaining candidate would exceed it (the first
+        prediction also pays one-time costs, so it does not project).
+        :attr:`prior_note` says what happened.
         """
         t0 = time.perf_counter()
         n = len(candidates)
         cap = prior_cost_cap_s(n, self.warmup_ms, self.rep_ms, self.model_budget_s)
-        per = self._model_s_per_prediction
-        if cap is not None and per is not None and n * per > cap:
-            self.prior_note = (f"skipped: {n} predictions at {per:.3g} s each (an earlier "
-                               f"tuning) would exceed the prior's cap of {cap:.3g} s")
+
+        def too_slow(per: float | None) -> bool:
+            return cap is not None and per is not None and n * per > cap
+
+        per, source = self._model_s_per_prediction, "an earlier tuning"
+        if per is None and cap is not None:
+            per = self._records_cache().load_prior_cost(self._prior_tag())
+            source = "an earlier tuning, kept in the disk cache"
+            if per is not None:
+                self._model_s_per_prediction = per
+        if too_slow(per):
+            assert cap is not None and per is not None
+            self.prior_note = (f"skipped: {n} predictions at {per:.3g} s each ({source}) "
+                               f"would exceed the prior's cap of {cap:.3g} s")
             return {}
         model = self.model(named, grid)
         if model is None:
             self.prior_note = "no model"
+            return {}
+        hint = getattr(model, "cost_hint_s", None)
+        if per is None and too_slow(hint):
+            assert cap is not None
+            self.prior_note = (f"skipped: {n} predictions at {hint:.3g} s each (the model's "
+                               f"cost hint) would exceed the prior's cap of {cap:.3g} s")
             return {}
         out: dict[LaunchConfig, Prediction] = {}
         last = None
@@ -428,14 +461,25 @@ class GpuAutotuner(TunerCommon):
         # the interpreter's caches, may be all of it; the next key then predicts one again)
         if last is not None and (len(out) >= 2 or self._n_rankings > 0):
             self._model_s_per_prediction = last
+            self._records_cache().store_prior_cost(self._prior_tag(), last)
         if out:
             self._n_rankings += 1
         self.prior_note = (f"ranked {len(out)} of {n} in {time.perf_counter() - t0:.3g} s"
                            + (f" (cap {cap:.3g} s)" if cap is not None else ""))
         return out
 
-    def model(self, named: Mapping[str, Any], grid: Any
-              ) -> Callable[[LaunchConfig], Prediction] | None:
+    def _prior_tag(self) -> str:
+        """Which prior a stored cost belongs to: the default model, or the user's scorer."""
+        s = self.scorer
+        if s is None:
+            return "default-model"
+        tag = getattr(s, "cache_tag", None)
+        if isinstance(tag, str):
+            return f"scorer:{tag}"
+        owner = s if callable(s) and hasattr(s, "__qualname__") else type(s)
+        return f"scorer:{getattr(owner, '__module__', '')}.{owner.__qualname__}"
+
+    def model(self, named: Mapping[str, Any], grid: Any) -> ModelPrior | None:
         """The prior of one tuning (:func:`~autotile.tuner._gpu_prior.model_prior`), or None.
 
         None when ``model_prior=False`` or no model can be built for the kernel.

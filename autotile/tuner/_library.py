@@ -33,7 +33,31 @@ from autotile.space._knob import format_value
 from autotile.tuner._config import LaunchConfig
 
 __all__ = ["KernelModelScorer", "RecordsScorer", "default_scorer", "library_kernel_name",
-           "library_small_args", "MODEL_KERNELS"]
+           "library_small_args", "MODEL_KERNELS", "ANALYTIC_COST_HINT_S",
+           "RECORDS_COST_HINT_S"]
+
+#: Seconds per prediction of a spec's analytic model (:class:`KernelModelScorer`),
+#: a low estimate. The GPU tuner skips its model prior, before any prediction, when
+#: ``n_candidates * cost_hint_s`` exceeds the prior's cap
+#: (:func:`~autotile.tuner._gpu_protocol.prior_cost_cap_s`); a low hint never skips
+#: a prior that could pay (the ranking's own stop rule still bounds a slower one).
+#: On the H200 host (benchmarks/h200/data/autotune_kernels_v4, ``prior_note``) six
+#: softmax predictions took 1.1-2.3 ms in all, 0.2-0.4 ms each; on the shared
+#: 2-core VM (load 2.8-4) 0.05-0.13 s of CPU each after the first.
+ANALYTIC_COST_HINT_S = 1e-3
+
+#: Seconds per prediction of the records model (:class:`RecordsScorer`), a low
+#: estimate (see :data:`ANALYTIC_COST_HINT_S` for its use). Measured: on the H200
+#: host the first prediction of layer norm took 1.16-2.79 s (the three v4 cases,
+#: benchmarks/h200/data/autotune_kernels_v4, ``prior_note``) and two predictions of
+#: layer norm 16384 x 2560 about 3 s (the v3 run); on the shared 2-core VM (load
+#: 2.8-4.3), after the first, 1.1-1.5 s of CPU a prediction of layer norm
+#: 22528 x 3072 and 0.64-0.99 s of vector add at n = 2**24 (a reduced
+#: interpreter run costs about a second whatever the kernel). Half a second is
+#: below all of these: with ``warmup=25, rep=100`` (0.125 s of timing a config)
+#: the records prior is skipped on any list, and used when a config's timing
+#: budget exceeds it (a large ``rep``) and ``model_budget_s`` allows.
+RECORDS_COST_HINT_S = 0.5
 
 
 #: Kernel names :class:`KernelModelScorer` understands: every registered kernel at
@@ -148,6 +172,15 @@ class KernelModelScorer:
         self.hardware = hardware
         self.measurer_kwargs = dict(measurer_kwargs)
         self._measurers: dict[tuple[Any, ...], KernelModelMeasurer] = {}
+
+    @property
+    def cost_hint_s(self) -> float:
+        """Seconds per prediction, a low estimate.
+
+        :data:`ANALYTIC_COST_HINT_S`, or :data:`RECORDS_COST_HINT_S` for a spec
+        whose model is ``"records"``.
+        """
+        return RECORDS_COST_HINT_S if self.spec.model == "records" else ANALYTIC_COST_HINT_S
 
     def __repr__(self) -> str:
         return f"KernelModelScorer({self.kernel_name!r}, hardware={self.hardware.name!r})"
@@ -278,6 +311,8 @@ class RecordsScorer:
 
     wants_grid = True
     wants_launch_options = True
+    #: Seconds per prediction, a low estimate (:data:`RECORDS_COST_HINT_S`).
+    cost_hint_s = RECORDS_COST_HINT_S
 
     def __init__(self, kernel: Any, hardware: HardwareProfile = H100_SXM,
                  params: Any = None) -> None:

@@ -95,6 +95,18 @@ class PerfModel:
         self.last_reasons: dict[str, str] = {}
         self._stand_ins: dict[tuple[Any, ...], Any] = {}
 
+    @property
+    def cost_hint_s(self) -> float | None:
+        """Seconds per prediction, a low estimate known before any; None when unknown.
+
+        The scorer's ``cost_hint_s``:
+        :data:`~autotile.tuner._library.ANALYTIC_COST_HINT_S` for a spec's
+        analytic model, :data:`~autotile.tuner._library.RECORDS_COST_HINT_S`
+        for the records model.
+        """
+        hint = getattr(self.scorer, "cost_hint_s", None)
+        return None if hint is None else float(hint)
+
     def __repr__(self) -> str:
         return f"PerfModel({self.kernel.__name__!r}, hardware={self.hardware.name!r})"
 

@@ -257,6 +257,158 @@ def test_a_fast_prior_ranks_the_whole_list(monkeypatch):
     assert k.bench_ms == pytest.approx(125.0 * (2 + 2))
 
 
+# -- the prior's cost hint: skipped before its first prediction ---------------------------
+def _hinted_scorer(clock, seconds, calls, hint):
+    scorer = _slow_scorer(clock, seconds, calls)
+    scorer.cost_hint_s = hint
+    return scorer
+
+
+def test_a_records_like_prior_is_skipped_before_its_first_prediction(monkeypatch):
+    # the records model's hint (0.5 s a prediction; its first prediction of layer norm took
+    # 1.16-2.79 s on the H200 host, v4): 6 x 0.5 s > the 0.75 s cap, so not one prediction
+    from autotile.tuner._library import RECORDS_COST_HINT_S
+
+    assert RECORDS_COST_HINT_S == 0.5
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, disk_cache=False,
+                 scorer=_hinted_scorer(clock, 1.5, calls, RECORDS_COST_HINT_S))(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == [] and k.predictions == {} and clock[0] == 0.0
+    assert k.prior_note == ("skipped: 6 predictions at 0.5 s each (the model's cost hint) "
+                            "would exceed the prior's cap of 0.75 s")
+    assert k.best_config.num_warps == 4 and k.n_timed == 6
+    np.testing.assert_array_equal(y, x)
+
+
+def test_the_default_records_model_is_skipped_before_any_prediction(monkeypatch):
+    # copy_kernel is in no spec: the default prior is the records model, whose hint skips
+    # it on six configs; its estimate is never called
+    from autotile.measure import H100_SXM
+    from autotile.tuner._perf_model import PerfModel
+
+    def estimate(self, **kwargs):
+        raise AssertionError("the records model must not predict")
+
+    monkeypatch.setattr(PerfModel, "estimate", estimate)
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert k.predictions == {} and k.best_config.num_warps == 4
+    assert k.prior_note == ("skipped: 6 predictions at 0.5 s each (the model's cost hint) "
+                            "would exceed the prior's cap of 0.75 s")
+    assert PerfModel(copy_kernel, H100_SXM, grid).cost_hint_s == 0.5
+
+
+def test_the_analytic_models_hint_is_small_and_it_ranks_the_whole_list(monkeypatch):
+    # the spec models' hint (1 ms): 6 x 1 ms < 0.75 s, all six ranked as before
+    from autotile.tuner._library import ANALYTIC_COST_HINT_S, KernelModelScorer
+
+    assert ANALYTIC_COST_HINT_S == 1e-3
+    assert KernelModelScorer("softmax_fused").cost_hint_s == 1e-3
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, disk_cache=False,
+                 scorer=_hinted_scorer(clock, 0.02, calls, ANALYTIC_COST_HINT_S))(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == list(WARPS) and len(k.predictions) == 6
+    assert k.prior_note == "ranked 6 of 6 in 0.12 s (cap 0.75 s)"
+
+
+def test_a_long_list_with_a_large_budget_still_uses_the_records_prior(monkeypatch):
+    # 40 configs timed with rep=2000 ms: the cap is min(100 s, 40 x 2.025 s = 81 s);
+    # 40 x 0.5 s = 20 s fits, so the records-like prior ranks all 40 (0.5 s each)
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=w) for b in (16, 32, 64, 128, 256)
+               for w in (1, 2, 4, 8, 16, 32, 64, 128)]
+    assert len(configs) == 40
+    be = FakeBackend(lambda meta: 1e-6 * meta["num_warps"] * 64 / meta["BLOCK"])
+    k = autotune(configs=configs, key=["n"], backend=be, disk_cache=False, rep=2000,
+                 model_budget_s=100.0,
+                 scorer=_hinted_scorer(clock, 0.5, calls, 0.5))(copy_kernel)
+    x, y = _data(4096)
+    k[grid](x, y, 4096)
+    assert len(calls) == 40 and len(k.predictions) == 40
+    assert k.prior_note == "ranked 40 of 40 in 20 s (cap 81 s)"
+    # the same list with the default budget (3 s): 20 s > 3 s, skipped before any
+    calls.clear()
+    k2 = autotune(configs=configs, key=["n"], backend=be, disk_cache=False, rep=2000,
+                  scorer=_hinted_scorer(clock, 0.5, calls, 0.5))(copy_kernel)
+    k2[grid](x, y, 4096)
+    assert calls == [] and k2.prior_note == (
+        "skipped: 40 predictions at 0.5 s each (the model's cost hint) would exceed the "
+        "prior's cap of 3 s")
+
+
+def test_a_scorer_without_a_hint_keeps_the_measured_rule(monkeypatch):
+    # no cost_hint_s: unknown, so the first key predicts (and stops after one) as before
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    scorer = _slow_scorer(clock, 1.5, calls)
+    assert not hasattr(scorer, "cost_hint_s")
+    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
+    k = autotune(configs=SIX, key=["n"], backend=be, scorer=scorer,
+                 disk_cache=False)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == [1] and k.prior_note == "ranked 1 of 6 in 1.5 s (cap 0.75 s)"
+
+
+def test_a_bad_cost_hint_is_named():
+    from autotile.tuner._gpu_prior import ModelPrior
+
+    with pytest.raises(ValueError, match=r"cost_hint_s must be a finite number of seconds "
+                                         r">= 0 or None, got cost_hint_s=-1\.0"):
+        ModelPrior(lambda c: None, -1.0)
+
+
+def test_the_measured_cost_is_kept_in_the_disk_cache_for_a_later_process(monkeypatch, tmp_path):
+    # a scorer without a hint, 1.5 s a prediction: the second key measures it (1.5 s) and
+    # the disk cache keeps it; a new tuner (a later process) with the same kernel, scorer,
+    # GPU and Triton skips its prior at its first key, before any prediction
+    from autotile.tuner._gpu_cache import ConfigRecordCache
+
+    clock = _fake_clock(monkeypatch)
+    calls = []
+    scorer = _slow_scorer(clock, 1.5, calls)
+    times = _by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0})
+    k = autotune(configs=SIX, key=["n"], backend=FakeBackend(times), scorer=scorer,
+                 cache_dir=tmp_path)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert calls == [1] and k._model_s_per_prediction is None
+    rc = k._records_cache()
+    assert rc.load_prior_cost(k._prior_tag()) is None
+    x2, y2 = _data(300)
+    k[grid](x2, y2, 300)
+    assert calls == [1, 1] and rc.load_prior_cost(k._prior_tag()) == 1.5
+    later = autotune(configs=SIX, key=["n"], backend=FakeBackend(times), scorer=scorer,
+                     cache_dir=tmp_path)(copy_kernel)
+    x3, y3 = _data(400)
+    later[grid](x3, y3, 400)
+    assert calls == [1, 1] and later.predictions == {}
+    assert later.prior_note == ("skipped: 6 predictions at 1.5 s each (an earlier tuning, kept "
+                                "in the disk cache) would exceed the prior's cap of 0.75 s")
+    np.testing.assert_array_equal(y3, x3)
+    # another GPU, or another Triton version, does not reuse it
+    assert ConfigRecordCache("copy_kernel", k._source_hash, "other GPU", rc.version, "",
+                             tmp_path).load_prior_cost(k._prior_tag()) is None
+    assert ConfigRecordCache("copy_kernel", k._source_hash, rc.device_name, "0.0", "",
+                             tmp_path).load_prior_cost(k._prior_tag()) is None
+    # without the disk cache nothing is kept
+    off = autotune(configs=SIX, key=["n"], backend=FakeBackend(times), scorer=scorer,
+                   cache_dir=tmp_path, disk_cache=False)(copy_kernel)
+    off[grid](x3, y3, 400)
+    assert calls == [1, 1, 1]
+
+
 # -- the compile pool and the phases ------------------------------------------------------
 def test_the_pool_starts_while_the_model_ranks_and_its_time_is_a_phase(monkeypatch):
     # a first compile of just over IN_PROCESS_PROBE_S (the matmul's on the H200) must not
