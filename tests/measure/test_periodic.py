@@ -27,7 +27,9 @@ from autotile.measure.cpu._periodic import (
     GIVE_UP_IN_LINE,
     INNER_FIRST,
     INNER_MAX_BODIES,
+    INNER_MAX_BODIES_LOCAL,
     INNER_MIN_EXT,
+    INNER_MIN_WINDOW,
     MAX_BACKOFF,
     _fa_extend,
     _fa_relabel,
@@ -612,3 +614,78 @@ def test_loops_over_body_iterations_extend_stacks_not_fresh(
     assert n_fewer >= n_fewer_want  # the new jumps skip work the old code simulated
     assert n_neg >= n_neg_want  # negative conflict counts kept
     assert {4, 8, 16, 32, 64}.issubset(nbs)  # body iterations per iteration of the loop
+
+
+def _local_pick(ext: np.ndarray, step: np.ndarray, w: tuple) -> tuple[int, int]:  # type: ignore[type-arg]
+    """The in-line loop that the walker extends within its line windows, and its body count.
+
+    ``(-1, 0)`` where a loop qualifies by the first rule (see walk_periodic) or none does.
+    """
+    nb = 1
+    for l in range(len(ext) - 1, -1, -1):
+        if nb > INNER_MAX_BODIES:
+            break
+        if w[0][l] == 1 and not w[2][l] and ext[l] * nb >= INNER_MIN_EXT \
+                and ext[l] >= 2 * INNER_FIRST and step[l].any():
+            return -1, 0
+        nb *= int(ext[l])
+    nb = 1
+    for l in range(len(ext) - 1, -1, -1):
+        if nb > INNER_MAX_BODIES_LOCAL:
+            break
+        if w[0][l] == 1 and w[2][l]:
+            wl = int(ext[l])
+            for a in range(step.shape[1]):
+                g = int(w[4][l, a])
+                if g > 0:
+                    wl = min(wl, (g - 1 - int(w[6][l, a] - w[5][l, a])) // abs(int(step[l, a])) + 1)
+            if wl >= 2 * INNER_FIRST and wl * nb >= INNER_MIN_WINDOW:
+                return l, nb
+        nb *= int(ext[l])
+    return -1, 0
+
+
+@pytest.mark.parametrize(("size_bytes", "seed", "n_pick_want", "n_new_want", "n_neg_want",
+                          "nbs_want"),
+                         [(1024, 1, 197, 11, 2, {16, 32}), (2048, 3, 127, 6, 3, {32, 64})])
+def test_in_line_loops_extend_stacks_not_fresh_within_a_line_window(
+        size_bytes: int, seed: int, n_pick_want: int, n_new_want: int, n_neg_want: int,
+        nbs_want: set[int]) -> None:
+    # where no loop qualifies by the first rule, an in-line loop of period 1 with up to
+    # INNER_MAX_BODIES_LOCAL body iterations jumps within its line windows with a stack
+    # that is not fresh: the counts are those of plain simulation on every schedule
+    # where such a loop is picked, and those with more jumps of it than in the code
+    # without (INNER_MAX_BODIES_LOCAL = 0) simulate fewer accesses
+    space = gemm_space(64)
+    m = ScheduleMeasurer(space)
+    cache = CacheConfig(size_bytes=size_bytes, line_bytes=64, ways=4)
+    without = _periodic_copy(INNER_MAX_BODIES_LOCAL=0)
+    n_pick = n_new = n_neg = n_fewer = 0
+    nbs = set()
+    for cfg in space.sample(np.random.default_rng(seed), 400):
+        nest = m.nest(cfg).simplified()
+        ext, step, addr0, base = _affine_steps(nest)
+        w = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
+        pick, nb = _local_pick(ext, step, w)
+        if pick < 0:
+            continue
+        n_pick += 1
+        got = _counts(simulate_nest(nest, cache, extrapolate=True))
+        assert got == _counts(simulate_nest(nest, cache, extrapolate=False)), cfg
+        _, _, jumps, sim = _walk(nest, cache)
+        n_ids = nest.total_bytes // cache.line_bytes + 1
+        sa, fa, sim_old, _, jumps_old = without.walk_periodic(
+            ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
+            *w[:9], cache.ways >= len(nest.accesses), GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
+            MAX_BACKOFF, w[10], w[11])
+        if jumps[pick] <= jumps_old[pick]:
+            continue
+        n_new += 1
+        n_fewer += sim < sim_old
+        n_neg += got[4] < 0
+        nbs.add(nb)
+    assert n_pick == n_pick_want
+    assert n_new == n_new_want
+    assert n_fewer == n_new  # every schedule with new jumps simulates fewer accesses
+    assert n_neg == n_neg_want  # negative conflict counts kept
+    assert nbs == nbs_want  # body iterations per iteration of the loop

@@ -133,6 +133,14 @@ access. Such a loop is tried at its sparse comparisons from iteration
 runs at least ``2 * INNER_FIRST`` iterations and at least ``INNER_MIN_EXT``
 body iterations in all (a shorter one gains less than the rebuild costs).
 
+Where no loop qualifies, an in-line loop of period 1 with at most
+``INNER_MAX_BODIES_LOCAL`` body iterations per iteration (and at least
+``INNER_MIN_WINDOW`` per line window) is extended the same way within its
+line windows: a window is a run of the argument above, as every iteration of
+it is ``phi`` of the one before (``phi`` moving its in-line buffers by 0
+lines), ``w0`` the window's first iteration, and ``times`` at most the
+window's horizon. Such a loop is tried at the comparisons of its windows.
+
 Loops of exactly two periods
 ----------------------------
 At ``n = 1024`` a row of 4 KB is two set cycles (2 KB), so many loops that
@@ -195,6 +203,12 @@ INNER_FIRST = 4
 INNER_MIN_EXT = 128
 #: Most body iterations per iteration of such a loop when it is not innermost.
 INNER_MAX_BODIES = 64
+#: Most body iterations per iteration of an in-line loop that extends its stack within
+#: a line window (taken only where no loop qualifies by the rules above).
+INNER_MAX_BODIES_LOCAL = 512
+#: Fewest body iterations per line window of such a loop (a shorter window gains less
+#: than its comparisons cost).
+INNER_MIN_WINDOW = 256
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -696,7 +710,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     at least ``INNER_MIN_EXT`` body iterations per run is compared from iteration
     ``INNER_FIRST`` of each run on (if its last such try jumped); when its stack
     is not fresh, it may still jump by :func:`_fa_extend` (see the module
-    docstring). ``half_p`` and
+    docstring); where no loop qualifies, an in-line loop of period 1 with at most
+    ``INNER_MAX_BODIES_LOCAL`` body iterations may, at the comparisons of its line
+    windows. ``half_p`` and
     ``half_shift`` (from :func:`~autotile.measure.cpu._periodic_loops.loop_periods`)
     give each in-line loop of two periods its second comparison, at iteration
     ``P`` (or ``P + j2``); those count in ``n_tries`` and ``n_jumps`` too.
@@ -782,6 +798,24 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             if inner >= 0:
                 break
         inner_nb *= ext[l]
+    if inner < 0:
+        # else an in-line loop of period 1: its line windows are runs as above (see
+        # "A stack that is not fresh" in the module docstring)
+        inner_nb = 1
+        for l in range(n_loops - 1, -1, -1):
+            if inner_nb > INNER_MAX_BODIES_LOCAL:
+                break
+            if period[l] == 1 and local[l]:
+                wl = ext[l]  # iterations per line window, at most
+                for a in range(p):
+                    g_ = block[l, a]
+                    if g_ > 0:
+                        wl = min(wl, (g_ - 1 - (win_hi[l, a] - win_lo[l, a])) //
+                                 abs(step[l, a]) + 1)
+                if wl >= 2 * INNER_FIRST and wl * inner_nb >= INNER_MIN_WINDOW:
+                    inner = l
+                    break
+            inner_nb *= ext[l]
     inner_ok = inner >= 0
     if not inner_ok:
         inner_nb = 1
@@ -1013,7 +1047,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 extended = False
                 if not fresh and inner_ok and l == inner and part == old and c >= 1 \
-                        and at_sparse and xs[1] <= xs[0] and q_hits == q_mark:
+                        and (at_sparse or local[l]) and xs[1] <= xs[0] and q_hits == q_mark:
                     # a stack that is not fresh: extended if provable
                     # ("A stack that is not fresh" in the module docstring)
                     n_tries[l] += 1
@@ -1138,8 +1172,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             if l < inner or inner_nb > 1:
                 for a in range(p):
                     last[a] = -1
-            if l < inner:
-                xs[0] = clock
+            if l < inner or (local[inner] and cnt[inner] == window[inner]):
+                xs[0] = clock  # a run (or an in-line loop's line window) begins
     return sa_hits, fa_hits, simulated, n_tries, n_jumps
 
 
