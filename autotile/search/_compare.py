@@ -13,6 +13,7 @@ re-exported here). :func:`compare` is the two in one call.
 
 from __future__ import annotations
 
+import gc
 import math
 import signal
 import sys
@@ -124,6 +125,7 @@ def _drain(queue: Any, report: ProgressFn) -> None:
 # The plan, progress queue and keep_trials flag of a forked worker process, set by its
 # initializer (inherited through fork, not pickled: the plan holds the whole table).
 _WORKER: tuple[ComparisonPlan, Any, bool] | None = None
+_WORKER_GC_THRESHOLD = 10_000
 
 
 def _init_worker(plan: ComparisonPlan, queue: Any, keep_trials: bool) -> None:
@@ -131,6 +133,9 @@ def _init_worker(plan: ComparisonPlan, queue: Any, keep_trials: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _die_with_parent()
     _WORKER = (plan, queue, keep_trials)
+    # a run allocates millions of short-lived objects and few cycles: collect the
+    # youngest generation every 10,000 allocations instead of 700 (same trials, less CPU)
+    gc.set_threshold(_WORKER_GC_THRESHOLD, 10, 10)
 
 
 def _die_with_parent() -> None:
@@ -193,7 +198,14 @@ def _execute(plan: ComparisonPlan, tasks: list[tuple[str, str | SearcherFn, int]
     if "fork" in mp.get_all_start_methods():
         ctx = mp.get_context("fork")
         queue = ctx.Queue()
-        with ctx.Pool(n_workers, _init_worker, (plan, queue, keep_trials)) as pool:
+        # the parent's objects (the plan, the table, the modules) as they are at the fork:
+        # the workers' collector never scans them, nor copies their pages by counting them
+        gc.freeze()
+        try:
+            pool = ctx.Pool(n_workers, _init_worker, (plan, queue, keep_trials))
+        finally:
+            gc.unfreeze()
+        with pool:
             drain = threading.Thread(target=_drain, args=(queue, report), daemon=True)
             drain.start()
             try:
