@@ -156,3 +156,29 @@ def test_a_stored_run_of_another_table_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="made with other settings: fingerprint="):
         compare(space, table(2.0), ["random"], budget=3, seeds=1, progress=False,
                 storage=url)
+
+
+def test_sqlite_rows_equal_those_sqlalchemy_core_writes(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from autotile.search import _compare_store as cs
+    from autotile.search._compare_run import run_one
+
+    space = Space([Choice("a", tuple(range(6))), Choice("b", tuple(range(5)))], name="tiny")
+    m = ReplayMeasurer(space, GroundTruth({"t": np.arange(len(space), dtype=np.float64)},
+                                          np.zeros(len(space), np.int8), {}), "t")
+    run = run_one(space, m, "random", "random", 3, 12, keep_trials=True)
+
+    def rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
+        cs.write_run(cs.open_storage(str(db)), "x:random:seed3", run, "t", "minimize",
+                     {"budget": 12})
+        with sqlite3.connect(db) as conn:
+            return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
+                    for t in ("trials", "trial_params", "trial_values",
+                              "trial_user_attributes")}
+
+    fast = rows(tmp_path / "fast.db")
+    monkeypatch.setattr(cs, "_insert_rows",
+                        lambda conn, table, data: conn.execute(table.insert(), data))
+    core = rows(tmp_path / "core.db")
+    assert [len(fast[t]) for t in fast] == [12, 24, 12, 60]
+    assert fast == core
