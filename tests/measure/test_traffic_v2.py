@@ -9,35 +9,21 @@ issue asks of each list and that the device driver reads it.
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from autotile.measure import KernelModelMeasurer
 from autotile.measure.gpu import DRIFT, H200_MEASURED_L2
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "benchmarks" / "h200" / "data"
+from ._traffic_plans import DATA, KNOBS, assert_driver_reads_plan, read_rows
+from ._traffic_plans import load_bench as _load
+
 PRED = DATA / "ncu_traffic_v2_predictions.csv"
-KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "h200" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, mod)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def plan_rows() -> list[dict[str, str]]:
-    with PRED.open(newline="") as f:
-        return list(csv.DictReader(f))
+    return read_rows(PRED)
 
 
 def test_v2_list_meets_the_issue(plan_rows):
@@ -93,8 +79,7 @@ PRED_V3 = DATA / "ncu_traffic_v3_predictions.csv"
 
 @pytest.fixture(scope="module")
 def v3_rows() -> list[dict[str, str]]:
-    with PRED_V3.open(newline="") as f:
-        return list(csv.DictReader(f))
+    return read_rows(PRED_V3)
 
 
 def test_v3_list_meets_the_issue(v3_rows):
@@ -139,17 +124,7 @@ def test_v3_predictions_are_the_models(v3_rows):
 
 
 def test_v3_device_driver_reads_the_list(v3_rows):
-    ncu = _load("h200_ncu")
-    plan = ncu.plan_from_csv(PRED_V3)
-    assert len(plan) == 36
-    got = [(tuple(p["shape"]), p["dtype"], tuple(p["config"][k] for k in KNOBS)) for p in plan]
-    assert got == [
-        ((int(r["M"]), int(r["N"]), int(r["K"])), r["dtype"], tuple(int(r[k]) for k in KNOBS))
-        for r in v3_rows]
-    tv2 = _load("h200_traffic_v2")
-    listed = [(s, c) for s, cfgs in tv2.V3_PLAN.items() for c in cfgs]
-    assert [((*p["shape"], p["dtype"]), tuple(p["config"][k] for k in KNOBS)) for p in plan] == [
-        (tuple(s), c) for s, c in listed]
+    assert_driver_reads_plan(PRED_V3, v3_rows, _load("h200_traffic_v2").V3_PLAN, 36)
 
 
 def test_warm_stagger_reaches_drift():

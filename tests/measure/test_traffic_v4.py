@@ -9,10 +9,6 @@ library's models and that the device driver reads it.
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -22,25 +18,15 @@ from autotile.measure.gpu import DRIFT, DRIFT_WARM, H200_MEASURED_L2, L2Model
 from autotile.measure.gpu._l2sim import simulate_l2
 from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "benchmarks" / "h200" / "data"
+from ._traffic_plans import DATA, KNOBS, assert_driver_reads_plan, read_rows
+from ._traffic_plans import load_bench as _load
+
 PRED_V4 = DATA / "ncu_traffic_v4_predictions.csv"
-KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "h200" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, mod)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def v4_rows() -> list[dict[str, str]]:
-    with PRED_V4.open(newline="") as f:
-        return list(csv.DictReader(f))
+    return read_rows(PRED_V4)
 
 
 def test_warm_steps_scales_the_stagger():
@@ -85,8 +71,7 @@ def test_drift_warm_is_the_scripts_drift_warm():
                                     int(res.metrics["k_merge"]))
     assert res.metrics["hbm_read_bytes"] == ref
     # the committed v3 prediction of this launch (ncu measured 401 MB; DRIFT said 1.13 GB)
-    with (DATA / "ncu_traffic_v3_predictions.csv").open(newline="") as f:
-        row = list(csv.DictReader(f))[4]
+    row = read_rows(DATA / "ncu_traffic_v3_predictions.csv")[4]
     assert (int(row["BLOCK_M"]), int(row["BLOCK_N"]), int(row["GROUP_M"])) == (32, 64, 1)
     assert int(round(ref)) == int(row["pred_read_bytes_drift_warm"])
 
@@ -136,14 +121,4 @@ def test_v4_predictions_are_the_models(v4_rows):
 
 
 def test_v4_device_driver_reads_the_list(v4_rows):
-    ncu = _load("h200_ncu")
-    plan = ncu.plan_from_csv(PRED_V4)
-    assert len(plan) == 36
-    got = [(tuple(p["shape"]), p["dtype"], tuple(p["config"][k] for k in KNOBS)) for p in plan]
-    assert got == [
-        ((int(r["M"]), int(r["N"]), int(r["K"])), r["dtype"], tuple(int(r[k]) for k in KNOBS))
-        for r in v4_rows]
-    tv4 = _load("h200_traffic_v4")
-    listed = [(s, c) for s, cfgs in tv4.V4_PLAN.items() for c in cfgs]
-    assert [((*p["shape"], p["dtype"]), tuple(p["config"][k] for k in KNOBS)) for p in plan] == [
-        (tuple(s), c) for s, c in listed]
+    assert_driver_reads_plan(PRED_V4, v4_rows, _load("h200_traffic_v4").V4_PLAN, 36)
