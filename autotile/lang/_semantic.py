@@ -233,7 +233,21 @@ def check_constexpr_shape(shape: Any, what: str) -> tuple[int, ...]:
 
 
 def triton_type_name(dt: Any) -> str:
-    """Return Triton's ``str`` of a dtype (``fp16``, ``bf16``, ``fp8e4nv``, ``int8``, ...)."""
+    """Return Triton's ``str`` of a dtype (``fp16``, ``bf16``, ``fp8e4nv``, ``int8``, ...).
+
+    Parameters
+    ----------
+    dt : dtype-like
+        A NumPy dtype, an autotile ``tl`` dtype (anything with a ``name``) or a
+        dtype name such as ``"float16"``.
+
+    Returns
+    -------
+    str
+        The name Triton prints in its error messages: ``float16/bfloat16/float32/
+        float64`` become ``fp16/bf16/fp32/fp64``, ``float8*`` becomes ``fp8*``,
+        any other name (``int8``, ``int1``, ...) is returned unchanged.
+    """
     name = str(getattr(dt, "name", dt))
     return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32",
             "float64": "fp64"}.get(name, name.replace("float8", "fp8"))
