@@ -125,11 +125,9 @@ class JITFunction:
         self.params = list(sig.parameters.values())
         self._defaults = {p.name: p.default for p in self.params
                           if p.default is not inspect.Parameter.empty}
-        self._constexpr = [self._is_constexpr(p.annotation) for p in self.params]
+        self._constexpr = [self._annotated(p.annotation, constexpr) for p in self.params]
         self.constexprs = [i for i, c in enumerate(self._constexpr) if c]
-        self._const = [p.annotation is const or (isinstance(p.annotation, str)
-                                                 and p.annotation.split(".")[-1] == "const")
-                       for p in self.params]
+        self._const = [self._annotated(p.annotation, const) for p in self.params]
         self.jit_kwargs = kwargs
         self.last_record: LaunchRecord | None = None
         self._body: Callable[..., Any] | None = None
@@ -146,11 +144,12 @@ class JITFunction:
         return self._body
 
     @staticmethod
-    def _is_constexpr(ann: Any) -> bool:
-        if ann is constexpr:
+    def _annotated(ann: Any, marker: type) -> bool:
+        """Whether annotation ``ann`` is ``marker`` (``tl.constexpr``, ``tl.const``) or names it."""
+        if ann is marker:
             return True
         if isinstance(ann, str):
-            return ann.split(".")[-1] == "constexpr"
+            return ann.split(".")[-1] == marker.__name__
         return False
 
     def __repr__(self) -> str:
