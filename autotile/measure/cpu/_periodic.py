@@ -816,8 +816,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     inner = l
                     break
             inner_nb *= ext[l]
-    inner_ok = inner >= 0
-    if not inner_ok:
+    if inner < 0:  # (l == inner below then never holds: l >= 0)
         inner_nb = 1
     inner_tmp = np.empty(max(fa_cap, 1), np.int64)
     inner_flag = np.zeros(max(fa_cap, 1), np.bool_)
@@ -968,7 +967,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                 window[l] = 0
             if per == 1 and c == (window[l] if local[l] else 0):
                 thr[l] = clock
-                if inner_ok and l == inner:
+                if l == inner:
                     qthr = clock
             if per > 0 and not watched[l]:
                 pass
@@ -1006,7 +1005,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                     # after first_sparse (and after the dense ones) with the partial
                     # block empty
                     x = max(first_sparse, per + give_up + 1)
-                    if inner_ok and l == inner and xs[2] != 0:
+                    if l == inner and xs[2] != 0:
                         x = INNER_FIRST  # _fa_extend needs no fresh stack
                     if learned[l] > 0:  # where the last sparse comparison matched
                         x = learned[l]
@@ -1046,7 +1045,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         jumped = True
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 extended = False
-                if not fresh and inner_ok and l == inner and part == old and c >= 1 \
+                if not fresh and l == inner and part == old and c >= 1 \
                         and (at_sparse or local[l]) and xs[1] <= xs[0] and q_hits == q_mark:
                     # a stack that is not fresh: extended if provable
                     # ("A stack that is not fresh" in the module docstring)
