@@ -591,6 +591,11 @@ def check_sanitize_overflow(value: Any) -> bool:
 def check_num_warps(value: Any) -> int:
     """Check the ``num_warps`` launch option: a power of 2 (Triton's compiler options).
 
+    Parameters
+    ----------
+    value : int or None
+        The launch's ``num_warps`` (a Python or NumPy int; ``bool`` is refused).
+
     Returns
     -------
     int
