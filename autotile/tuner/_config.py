@@ -24,6 +24,13 @@ LAUNCH_KNOBS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 def check_bench_budgets(warmup: Any, rep: Any) -> None:
     """Check ``@autotune``'s ``warmup`` and ``rep``: None, or milliseconds (>= 0, > 0).
 
+    Parameters
+    ----------
+    warmup : float or None
+        ``do_bench``'s warm-up budget, milliseconds, ``>= 0``; None: the default.
+    rep : float or None
+        ``do_bench``'s timing budget, milliseconds, ``> 0``; None: the default.
+
     Raises
     ------
     InvalidConfigError
@@ -43,6 +50,20 @@ def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
 
     Checked at decoration, as Triton checks its arguments, not at the first
     call that tunes.
+
+    Parameters
+    ----------
+    searcher : str
+        A searcher name (:func:`autotile.search._factory.searcher_key`).
+    budget : int
+        Most configs the search measures, ``>= 1``.
+    seed : int or None
+        The search's seed, in ``[0, 2**32)``.
+
+    Returns
+    -------
+    int
+        ``budget`` as an int.
 
     Raises
     ------
@@ -147,6 +168,15 @@ def check_candidates(kernel: str, arg_names: Sequence[str], configs: Any, space:
 
 def check_space_knobs(kernel: str, arg_names: Sequence[str], space: Any) -> None:
     """Check that every knob of ``space`` is a kernel parameter or a launch option.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name, for the message.
+    arg_names : sequence of str
+        The kernel's parameter names.
+    space : autotile.space.Space
+        The space whose knobs are checked.
 
     Raises
     ------
@@ -408,7 +438,7 @@ def prune_config_list(configs: Sequence[LaunchConfig], nargs: dict[str, Any],
         If ``early_config_prune`` returns no config.
     InvalidConfigError
         If ``top_k`` is neither an int ``>= 1`` nor a float in ``(0, 1]``, or
-        ``perf_model`` returns something other than a real number or NaN
+        ``perf_model`` returns NaN or something other than a real number
         (``inf`` is accepted: the config ranks last).
     """
     from autotile.errors import MeasureError

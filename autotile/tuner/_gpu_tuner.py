@@ -421,8 +421,12 @@ class GpuAutotuner(TunerCommon):
         n = len(candidates)
         cap = prior_cost_cap_s(n, self.warmup_ms, self.rep_ms, self.model_budget_s)
 
-        def too_slow(per: float | None) -> bool:
-            return cap is not None and per is not None and n * per > cap
+        def skip_note(per: float | None, source: str) -> str | None:
+            """Why the prior is skipped at ``per`` seconds a prediction; None: it is not."""
+            if cap is None or per is None or n * per <= cap:
+                return None
+            return (f"skipped: {n} predictions at {per:.3g} s each ({source}) would exceed "
+                    f"the prior's cap of {cap:.3g} s")
 
         per, source = self._model_s_per_prediction, "an earlier tuning"
         if per is None and cap is not None:
@@ -430,21 +434,19 @@ class GpuAutotuner(TunerCommon):
             source = "an earlier tuning, kept in the disk cache"
             if per is not None:
                 self._model_s_per_prediction = per
-        if too_slow(per):
-            assert cap is not None and per is not None
-            self.prior_note = (f"skipped: {n} predictions at {per:.3g} s each ({source}) "
-                               f"would exceed the prior's cap of {cap:.3g} s")
+        note = skip_note(per, source)
+        if note is not None:
+            self.prior_note = note
             return {}
         model = self.model(named, grid)
         if model is None:
             self.prior_note = "no model"
             return {}
-        hint = getattr(model, "cost_hint_s", None)
-        if per is None and too_slow(hint):
-            assert cap is not None
-            self.prior_note = (f"skipped: {n} predictions at {hint:.3g} s each (the model's "
-                               f"cost hint) would exceed the prior's cap of {cap:.3g} s")
-            return {}
+        if per is None:
+            note = skip_note(getattr(model, "cost_hint_s", None), "the model's cost hint")
+            if note is not None:
+                self.prior_note = note
+                return {}
         out: dict[LaunchConfig, Prediction] = {}
         last = None
         for i, c in enumerate(candidates):

@@ -190,3 +190,40 @@ class FakeBackend(GpuBackend):
         r0, a0 = loosest_tolerance(str(got.dtype), str(np.asarray(want).dtype))
         return compare_outputs({name: got}, {name: np.asarray(want)},
                                r0 if rtol is None else rtol, a0 if atol is None else atol)
+
+
+#: the v2 H200 run's attention case, 96 heads x N 512 x d 64 (benchmarks/h200/data/
+#: autotune_kernels_v2/call2): each block's steady time in seconds
+SLOW_SPELL_BLOCKS = (16, 32, 64, 128, 256)
+SLOW_SPELL_STEADY_S = {16: 30.1e-6, 32: 31.3e-6, 64: 33.2e-6, 128: 38.2e-6, 256: 44.0e-6}
+
+
+def slow_spell_case(rounds_64_us: list[float]) -> tuple[list[LaunchConfig], FakeBackend]:
+    """The configs and backend of the v2 run's slow spell during the re-time.
+
+    Five configs (``BLOCK`` in ``SLOW_SPELL_BLOCKS``, 4 warps) whose first pass
+    reads their steady time; the re-time rounds of 16 and 32 read slow (about
+    40 us), those of 128 steady, and 16's later rounds fast again.
+
+    Parameters
+    ----------
+    rounds_64_us : list of float
+        The times in microseconds that ``BLOCK=64`` reads after its first
+        pass (33.2 us), one per re-time round; the replays differ only there.
+
+    Returns
+    -------
+    configs : list of LaunchConfig
+        The five configs, in ``SLOW_SPELL_BLOCKS`` order.
+    backend : FakeBackend
+        Answers each timing from the scripted sequence, then the steady time.
+    """
+    us = 1e-6
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in SLOW_SPELL_BLOCKS]
+    key = {b: meta_key({"BLOCK": b, "num_warps": 4, "num_stages": 3}) for b in SLOW_SPELL_BLOCKS}
+    seqs = {key[16]: [30.1 * us, 40 * us, 41 * us, 39 * us, 30.0 * us, 30.2 * us, 29.9 * us],
+            key[32]: [31.3 * us, 42 * us, 43 * us, 41 * us],
+            key[64]: [33.2 * us] + [t * us for t in rounds_64_us],
+            key[128]: [38.2 * us, 38.1 * us, 38.3 * us, 38.0 * us]}
+    backend = FakeBackend(lambda meta: SLOW_SPELL_STEADY_S[meta["BLOCK"]], sequences=seqs)
+    return configs, backend

@@ -17,7 +17,13 @@ from autotile.errors import InvalidConfigError, MeasureError
 from autotile.lang import jit
 from autotile.measure import MeasureResult
 from autotile.tuner import GpuAutotuner, LaunchConfig, autotune
-from tests.tuner._fake_gpu import FakeBackend, FakeTritonKernel, OutOfResources, meta_key
+from tests.tuner._fake_gpu import (
+    FakeBackend,
+    FakeTritonKernel,
+    OutOfResources,
+    meta_key,
+    slow_spell_case,
+)
 
 
 @jit
@@ -406,15 +412,7 @@ def test_a_slow_spell_during_the_retime_cannot_hand_the_pick_to_a_candidate_neve
 
     monkeypatch.setattr(P, "RETIME_GAP", 0.5)
     us = 1e-6
-    blocks = (16, 32, 64, 128, 256)
-    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in blocks]
-    steady = {16: 30.1 * us, 32: 31.3 * us, 64: 33.2 * us, 128: 38.2 * us, 256: 44.0 * us}
-    key = {b: meta_key({"BLOCK": b, "num_warps": 4, "num_stages": 3}) for b in blocks}
-    seqs = {key[16]: [30.1 * us, 40 * us, 41 * us, 39 * us, 30.0 * us, 30.2 * us, 29.9 * us],
-            key[32]: [31.3 * us, 42 * us, 43 * us, 41 * us],
-            key[64]: [33.2 * us, 39.5 * us, 40.5 * us, 42 * us],
-            key[128]: [38.2 * us, 38.1 * us, 38.3 * us, 38.0 * us]}
-    be = FakeBackend(lambda meta: steady[meta["BLOCK"]], sequences=seqs)
+    configs, be = slow_spell_case([39.5, 40.5, 42])
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  retime_top=3, retime_rounds=3)(double_kernel)
     x, y = _data()

@@ -25,7 +25,7 @@ from autotile.tuner._gpu_protocol import (
     retime_leaders,
 )
 from autotile.tuner._gpu_session import PHASES
-from tests.tuner._fake_gpu import FakeBackend, meta_key
+from tests.tuner._fake_gpu import FakeBackend, slow_spell_case
 
 
 @jit
@@ -43,6 +43,8 @@ def grid(meta):
 #: six configs as the issue's softmax and layer-norm lists (one block, six warp counts)
 WARPS = (1, 2, 4, 8, 16, 32)
 SIX = [LaunchConfig({"BLOCK": 64}, num_warps=w) for w in WARPS]
+#: first-pass times in us by warp count: 4 warps fastest, 2 and 8 within 5 % of it
+SIX_US = {1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}
 
 
 def _data(n=200):
@@ -51,6 +53,19 @@ def _data(n=200):
 
 def _by_warps(times_us):
     return lambda meta: times_us[meta["num_warps"]] * 1e-6
+
+
+def _tune_six(backend=None, **options):
+    """Tune ``copy_kernel`` over ``SIX`` without the disk cache and call it at n = 200.
+
+    ``backend`` defaults to a ``FakeBackend`` reading ``SIX_US``; ``options`` go to
+    ``autotune``. Returns the tuned kernel and its input and output arrays.
+    """
+    be = FakeBackend(_by_warps(SIX_US)) if backend is None else backend
+    k = autotune(configs=SIX, key=["n"], backend=be, disk_cache=False, **options)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    return k, x, y
 
 
 # -- the rules ----------------------------------------------------------------------------
@@ -105,11 +120,8 @@ class Recording(FakeBackend):
 def test_six_configs_cost_no_more_timing_than_triton_autotune():
     # within 5 %: w4, w2 and w8 are re-timed; 6 first-pass timings and 3 x 3 rounds share
     # Triton's 6 x (25 + 100) ms, each timing getting 6 / 9 of the budgets
-    be = Recording(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, model_prior=False,
-                 disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    be = Recording(_by_warps(SIX_US))
+    k, x, y = _tune_six(be, model_prior=False)
     assert k.best_config.num_warps == 4
     assert k.n_bench == len(be.budgets) == 6 + 9
     assert be.budgets[:6] == [pytest.approx((25.0 * 2 / 3, 100.0 * 2 / 3))] * 6
@@ -121,10 +133,7 @@ def test_six_configs_cost_no_more_timing_than_triton_autotune():
 def test_a_clear_leader_is_retimed_with_the_runner_up_only():
     # w8 is 12 % ahead of the rest (softmax 10240 x 5000 on the H200): 2 re-timed, not 3
     be = Recording(_by_warps({1: 176.9, 2: 123.2, 4: 122.4, 8: 109.2, 16: 122.7, 32: 137.3}))
-    k = autotune(configs=SIX, key=["n"], backend=be, model_prior=False,
-                 disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(be, model_prior=False)
     assert k.best_config.num_warps == 8
     assert sorted(c.num_warps for c in k.retime_orders[0]) == [4, 8]
     assert k.n_bench == 6 + 2 * 3
@@ -137,15 +146,7 @@ def test_the_gap_rule_on_the_slow_spell_case():
     # us), so 64 and 128, whose first passes beat the winner's fastest round (39 us), are
     # re-timed against it in the same rounds; the winner of those rounds is picked
     us = 1e-6
-    blocks = (16, 32, 64, 128, 256)
-    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in blocks]
-    steady = {16: 30.1 * us, 32: 31.3 * us, 64: 33.2 * us, 128: 38.2 * us, 256: 44.0 * us}
-    key = {b: meta_key({"BLOCK": b, "num_warps": 4, "num_stages": 3}) for b in blocks}
-    seqs = {key[16]: [30.1 * us, 40 * us, 41 * us, 39 * us, 30.0 * us, 30.2 * us, 29.9 * us],
-            key[32]: [31.3 * us, 42 * us, 43 * us, 41 * us],
-            key[64]: [33.2 * us, 33.3 * us, 33.1 * us, 33.4 * us],
-            key[128]: [38.2 * us, 38.1 * us, 38.3 * us, 38.0 * us]}
-    be = FakeBackend(lambda meta: steady[meta["BLOCK"]], sequences=seqs)
+    configs, be = slow_spell_case([33.3, 33.1, 33.4])
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  retime_top=3, retime_rounds=3)(copy_kernel)
     x, y = _data()
@@ -181,11 +182,7 @@ def test_a_prior_slower_than_timing_the_list_stops_after_one_and_is_skipped_next
     # host: ranking 6 configs would cost 9 s, timing them 0.75 s (the cap)
     clock = _fake_clock(monkeypatch)
     calls = []
-    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, scorer=_slow_scorer(clock, 1.5, calls),
-                 disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(scorer=_slow_scorer(clock, 1.5, calls))
     assert calls == [1] and len(k.predictions) == 1
     assert k.prior_note == "ranked 1 of 6 in 1.5 s (cap 0.75 s)"
     assert k.best_config.num_warps == 4 and k.n_timed == 6
@@ -214,11 +211,7 @@ def test_a_slow_first_prediction_alone_does_not_disable_the_prior(monkeypatch):
         clock[0] += next(cost)
         return 1e-3 * config.num_warps
 
-    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, scorer=scorer,
-                 disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(scorer=scorer)
     assert calls == [1]
     x2, y2 = _data(300)
     k[grid](x2, y2, 300)
@@ -230,11 +223,7 @@ def test_a_ranking_that_cannot_finish_within_the_cap_stops_at_the_second(monkeyp
     # 0.2 s a prediction: after two (0.4 s), four more would end at 1.2 s > 0.75 s
     clock = _fake_clock(monkeypatch)
     calls = []
-    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, scorer=_slow_scorer(clock, 0.2, calls),
-                 disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(scorer=_slow_scorer(clock, 0.2, calls))
     assert calls == [1, 2] and len(k.predictions) == 2
 
 
@@ -243,11 +232,7 @@ def test_a_fast_prior_ranks_the_whole_list(monkeypatch):
     # and the model prunes 4 to 32 warps (predicted > 3x its best, 1 ms)
     clock = _fake_clock(monkeypatch)
     calls = []
-    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, scorer=_slow_scorer(clock, 0.02, calls),
-                 disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(scorer=_slow_scorer(clock, 0.02, calls))
     assert calls == list(WARPS) and len(k.predictions) == 6
     assert k.prior_note == "ranked 6 of 6 in 0.12 s (cap 0.75 s)"
     status = {r.config.num_warps: r.status for r in k.history}
@@ -272,11 +257,7 @@ def test_a_records_like_prior_is_skipped_before_its_first_prediction(monkeypatch
     assert RECORDS_COST_HINT_S == 0.5
     clock = _fake_clock(monkeypatch)
     calls = []
-    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, disk_cache=False,
-                 scorer=_hinted_scorer(clock, 1.5, calls, RECORDS_COST_HINT_S))(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(scorer=_hinted_scorer(clock, 1.5, calls, RECORDS_COST_HINT_S))
     assert calls == [] and k.predictions == {} and clock[0] == 0.0
     assert k.prior_note == ("skipped: 6 predictions at 0.5 s each (the model's cost hint) "
                             "would exceed the prior's cap of 0.75 s")
@@ -294,10 +275,7 @@ def test_the_default_records_model_is_skipped_before_any_prediction(monkeypatch)
         raise AssertionError("the records model must not predict")
 
     monkeypatch.setattr(PerfModel, "estimate", estimate)
-    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six()
     assert k.predictions == {} and k.best_config.num_warps == 4
     assert k.prior_note == ("skipped: 6 predictions at 0.5 s each (the model's cost hint) "
                             "would exceed the prior's cap of 0.75 s")
@@ -312,11 +290,7 @@ def test_the_analytic_models_hint_is_small_and_it_ranks_the_whole_list(monkeypat
     assert KernelModelScorer("softmax_fused").cost_hint_s == 1e-3
     clock = _fake_clock(monkeypatch)
     calls = []
-    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, disk_cache=False,
-                 scorer=_hinted_scorer(clock, 0.02, calls, ANALYTIC_COST_HINT_S))(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(scorer=_hinted_scorer(clock, 0.02, calls, ANALYTIC_COST_HINT_S))
     assert calls == list(WARPS) and len(k.predictions) == 6
     assert k.prior_note == "ranked 6 of 6 in 0.12 s (cap 0.75 s)"
 
@@ -353,11 +327,7 @@ def test_a_scorer_without_a_hint_keeps_the_measured_rule(monkeypatch):
     calls = []
     scorer = _slow_scorer(clock, 1.5, calls)
     assert not hasattr(scorer, "cost_hint_s")
-    be = FakeBackend(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}))
-    k = autotune(configs=SIX, key=["n"], backend=be, scorer=scorer,
-                 disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(scorer=scorer)
     assert calls == [1] and k.prior_note == "ranked 1 of 6 in 1.5 s (cap 0.75 s)"
 
 
@@ -378,7 +348,7 @@ def test_the_measured_cost_is_kept_in_the_disk_cache_for_a_later_process(monkeyp
     clock = _fake_clock(monkeypatch)
     calls = []
     scorer = _slow_scorer(clock, 1.5, calls)
-    times = _by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0})
+    times = _by_warps(SIX_US)
     k = autotune(configs=SIX, key=["n"], backend=FakeBackend(times), scorer=scorer,
                  cache_dir=tmp_path)(copy_kernel)
     x, y = _data()
@@ -444,12 +414,7 @@ def test_phases_account_for_the_tunings_wall_time():
             time.sleep((warmup_ms + rep_ms) * 1e-4)  # 12.5 ms for a full 125 ms budget
             return super().bench(call, warmup_ms, rep_ms)
 
-    be = Slow(_by_warps({1: 70.0, 2: 65.0, 4: 64.0, 8: 66.0, 16: 90.0, 32: 150.0}),
-              compile_sleep_s={64: 0.02})
-    k = autotune(configs=SIX, key=["n"], backend=be, model_prior=False,
-                 disk_cache=False)(copy_kernel)
-    x, y = _data()
-    k[grid](x, y, 200)
+    k, x, y = _tune_six(Slow(_by_warps(SIX_US), compile_sleep_s={64: 0.02}), model_prior=False)
     assert set(k.phase_s) == set(PHASES)
     assert sum(k.phase_s.values()) == pytest.approx(k.bench_time, rel=1e-9)
     assert k.prior_note == "no model" and k.phase_s["model"] < 0.01
