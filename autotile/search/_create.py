@@ -48,7 +48,20 @@ def _searcher_key(label: Any) -> str:
 
 
 def file_stem(path: str) -> str:
-    """``path``'s file name without ``.json``, ``.json.gz``, ``.gz`` or ``.npz``."""
+    """``path``'s file name without ``.json``, ``.json.gz``, ``.gz`` or ``.npz``.
+
+    Parameters
+    ----------
+    path : str
+        A file path (a Kernel Tuner cache, a T4 file or an ``autotile sweep``
+        table); only its last component is used, and the file need not exist.
+
+    Returns
+    -------
+    str
+        The file name with those suffixes stripped (``"a/gemm.json.gz"`` ->
+        ``"gemm"``); a name that is only a suffix (``".npz"``) is kept as is.
+    """
     name = os.path.basename(path)
     for suffix in (".gz", ".json", ".npz"):
         if name.endswith(suffix) and len(name) > len(suffix):
