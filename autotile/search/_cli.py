@@ -205,8 +205,8 @@ def _check_args(args: argparse.Namespace, names: list[str]) -> None:
             raise _UsageError(f"--storage: {exc}") from None
 
 
-def _count_stored(storage: str, prefixes: Sequence[str] = ("",)) -> int | None:
-    """Finished runs in ``storage`` whose study names start with one of ``prefixes``.
+def _count_stored(storage: str, prefixes: Sequence[str]) -> int | None:
+    """Finished runs in ``storage`` stored under one of the study ``prefixes``.
 
     None when the storage cannot be read (only for messages).
     """
@@ -217,7 +217,7 @@ def _count_stored(storage: str, prefixes: Sequence[str] = ("",)) -> int | None:
     except Exception:  # noqa: BLE001 - only for the message
         return None
     return sum(1 for s in studies if (s.user_attrs.get(ATTR) or {}).get("complete")
-               and any(s.study_name.startswith(p) for p in prefixes))
+               and any(s.study_name.startswith(f"{p}:") for p in prefixes))
 
 
 def _resume_note(storage: str, prefixes: Sequence[str]) -> str:
@@ -300,7 +300,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     from autotile.search._study_args import _hide_password
 
     storage = folder.storage
-    prefixes = [f"compare:{src.name}:{plan.objective}:{plan.direction}:budget{plan.budget}:"
+    prefixes = [f"compare:{src.name}:{plan.objective}:{plan.direction}:budget{plan.budget}"
                 for src, plan in zip(sources, plans)]
     print(f"run folder: {folder.path}" + (_resume_note(storage, prefixes)
                                           if folder.resumed else ""))
@@ -313,7 +313,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(plan.header(_workers(args.n_jobs, plan.n_runs), stored=True,
                                         report=True, load=machine_load())), flush=True)
             res = run_comparison(plan, args.n_jobs, progress=not args.no_progress,
-                                 storage=storage, study_prefix=prefix[:-1],
+                                 storage=storage, study_prefix=prefix,
                                  scheduler=args.scheduler)
             if src.sample is not None:
                 res = score_against_sample(res, src.sample)

@@ -133,8 +133,11 @@ def sweep_table(path: str, objective: str | None) -> Source:
     try:
         truth = GroundTruth.load(p)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is one usage error
-        with open(p, "rb") as f:
-            head = f.read(2)
+        try:
+            with open(p, "rb") as f:
+                head = f.read(2)
+        except OSError:  # unreadable: the message above says why, no hint
+            head = b""
         kt = (head[:1] in (b"{", b"[") or head == b"\x1f\x8b") and not path.endswith(".npz")
         raise UsageError(f"{path} is not a table written by `autotile sweep` "
                          f"({type(exc).__name__}: {exc})"

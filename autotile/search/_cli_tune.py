@@ -211,10 +211,11 @@ def _run(spec: dict[str, Any], args: argparse.Namespace, storage_arg: str,
     space, measurer = build(spec)
     if study_name is None and spec.get("path"):
         # two files of one kernel (e.g. two GPUs) share the space's name: add the file's
-        from autotile.search._create import file_stem
+        from autotile.search._create import default_study_name
 
-        study_name = (f"{file_stem(spec['path'])}-{space.name or 'space'}-{spec['searcher']}-"
-                      f"{spec.get('objective') or measurer.objective}-seed{spec.get('seed')}")
+        study_name = default_study_name(space, spec["searcher"],
+                                        spec.get("objective") or measurer.objective,
+                                        spec.get("seed"), spec["path"])
     storage = open_storage(storage_arg, heartbeat_interval=args.heartbeat_interval,
                            grace_period=args.grace_period)
     study = create_study(space, measurer, searcher=spec["searcher"],

@@ -48,12 +48,52 @@ def _searcher_key(label: Any) -> str:
 
 
 def file_stem(path: str) -> str:
-    """``path``'s file name without ``.json``, ``.json.gz``, ``.gz`` or ``.npz``."""
+    """``path``'s file name without ``.json``, ``.json.gz``, ``.gz`` or ``.npz``.
+
+    Parameters
+    ----------
+    path : str
+        A file path (a Kernel Tuner cache, a T4 file or an ``autotile sweep``
+        table); only its last component is used, and the file need not exist.
+
+    Returns
+    -------
+    str
+        The file name with those suffixes stripped (``"a/gemm.json.gz"`` ->
+        ``"gemm"``); a name that is only a suffix (``".npz"``) is kept as is.
+    """
     name = os.path.basename(path)
     for suffix in (".gz", ".json", ".npz"):
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[:-len(suffix)]
     return name
+
+
+def default_study_name(space: Space, searcher: Any, objective: str, seed: int | None,
+                       file: str | None = None) -> str:
+    """The study name :func:`create_study` gives when ``study_name`` is None.
+
+    Parameters
+    ----------
+    space : Space
+        The study's space; its ``name`` (``"space"`` when it has none).
+    searcher : str or object
+        The searcher's label, as given.
+    objective : str
+        The objective's metric name.
+    seed : int or None
+        The searcher's seed.
+    file : str, optional
+        The recorded file the measurer replays; its :func:`file_stem` goes first,
+        so two files of one kernel (e.g. two GPUs) get two studies.
+
+    Returns
+    -------
+    str
+        ``"[<file>-]<space name>-<searcher>-<objective>-seed<seed>"``.
+    """
+    name = f"{space.name or 'space'}-{searcher}-{objective}-seed{seed}"
+    return f"{file_stem(file)}-{name}" if file else name
 
 
 def _check_same_run(study_name: str, old: dict[str, Any], label: Any, seed: int | None) -> None:
@@ -244,10 +284,9 @@ def create_study(
     else:
         sampler, label = make_searcher(searcher, space, seed, **(searcher_kwargs or {})), searcher
     if study_name is None:
-        study_name = f"{space.name or 'space'}-{label}-{objective}-seed{seed}"
         source = (getattr(getattr(measurer, "truth", None), "meta", None) or {}).get("source")
-        if isinstance(source, str) and source:  # two files of one kernel: two studies
-            study_name = f"{file_stem(source)}-{study_name}"
+        study_name = default_study_name(space, label, objective, seed,
+                                        source if isinstance(source, str) else None)
     with StudyLock(storage_arg, study_name), quiet_optuna():
         # under the study lock: workers starting at once create it once and agree on it
         ost = optuna.create_study(storage=storage_arg, sampler=sampler,

@@ -50,6 +50,16 @@ def _require(name: str) -> None:
 def searcher_key(name: Any) -> str:
     """The searcher of :data:`SEARCHERS` that ``name`` (or an alias) names.
 
+    Parameters
+    ----------
+    name : str
+        A searcher name or alias, in any case (``"XGB"`` names ``"model"``).
+
+    Returns
+    -------
+    str
+        The canonical name, one of :data:`SEARCHERS`.
+
     Raises
     ------
     ValueError

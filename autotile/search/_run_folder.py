@@ -120,13 +120,6 @@ def _new(path: Path, settings: dict[str, Any], storage: str | None,
     return folder
 
 
-def _hide(url: Any) -> str:
-    """``url`` with its password hidden, quoted."""
-    from autotile.search._study_args import _hide_password
-
-    return repr(_hide_password(str(url)))
-
-
 def _link_latest(base: Path, target: Path) -> None:
     link = base / "latest"
     try:
@@ -184,11 +177,11 @@ def open_run_folder(out: str | None, default_base: str, settings: dict[str, Any]
                 folder.save()
                 return folder
             other = not _same_storage(storage, old)
-            where = (f"not in --storage {_hide(storage)}" if storage is not None else
+            where = (f"not in --storage {_mask(storage)!r}" if storage is not None else
                      "whose password is not recorded: pass that --storage again to resume it")
             what = ("a finished report" if old.get("status") == "done" else
                     "an interrupted run with other settings (" + "; ".join(diffs) + ")"
-                    if diffs else f"an interrupted run stored in {_hide(old.get('storage'))}, "
+                    if diffs else f"an interrupted run stored in {_mask(old.get('storage'))!r}, "
                     f"{where}" if other else
                     "an interrupted run")
             raise ValueError(

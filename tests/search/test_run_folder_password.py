@@ -40,7 +40,9 @@ def test_resume_without_storage_asks_for_it(tmp_path):
         _open(tmp_path, None)
 
 
-def test_resume_with_another_password_is_refused(tmp_path):
+def test_resume_with_another_host_is_refused(tmp_path):
+    # only the masked URL is recorded: another password of the same user and host cannot
+    # be told apart from the first, so the check is on what the record keeps
     _open(tmp_path, URL)
     other = URL.replace("tuner:s3cret@127.0.0.1", "tuner:s3cret@10.0.0.1")
     with pytest.raises(ValueError, match=r"not in --storage 'postgresql://tuner:\*\*\*@10\.0"):
