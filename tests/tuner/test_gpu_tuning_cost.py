@@ -471,3 +471,23 @@ def test_the_rest_compiles_in_the_workers_while_a_slow_first_compile_finishes(
     assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
         16: "ok", 32: "ok", 64: "ok", 128: "ok"}
     np.testing.assert_array_equal(y, x)
+
+
+def test_a_fast_first_compile_stops_the_starting_workers_without_waiting(monkeypatch):
+    # softmax and layer norm on the H200 (v4 run, six configs each): the first compile
+    # took 0.4-1.2 s, so every config compiled in the tuning process and the pool,
+    # started while the model ranked, was closed with its workers still starting; the
+    # compile phase then exceeded the six configs' compile times by 0.21-0.24 s each
+    # time, the close's wait for workers to exit on their own
+    from tests.tuner._fake_gpu import slow_start_init
+
+    class Starting(FakeBackend):
+        worker_init = staticmethod(slow_start_init)
+
+    be = Starting(_by_warps(SIX_US), ahead=True, compile_sleep_s={64: 0.01})
+    be.mp_context = "fork"
+    k, x, y = _tune_six(be, model_prior=False, n_compile_jobs=4)
+    assert k.compile_mode == "here" and k.n_compiled == 6 and be.jobs == []
+    assert k.phase_s["compile"] - sum(r.metrics["compile_s"] for r in k.history) < 0.1
+    assert k.phase_s["pool"] < 0.1
+    np.testing.assert_array_equal(y, x)
