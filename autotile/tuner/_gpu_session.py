@@ -23,7 +23,7 @@ from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import LaunchConfig
 from autotile.tuner._gpu_backend import GpuBackend
 from autotile.tuner._gpu_check import GpuChecker
-from autotile.tuner._gpu_protocol import interleaved_retime, median
+from autotile.tuner._gpu_protocol import FIRST_PASS_SHARE, interleaved_retime, median
 from autotile.tuner._record import TuningRecord
 
 __all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "PHASES"]
@@ -78,14 +78,18 @@ class GpuSession:
     checker : GpuChecker or None
         The result check (None: ``check=False``).
     warmup_ms, rep_ms : float
-        ``bench``'s warm-up and timing budgets, milliseconds, of one
-        first-pass timing before :attr:`bench_share` scales them.
+        ``bench``'s warm-up and timing budgets, milliseconds, before
+        :attr:`first_pass_share` or :attr:`bench_share` scales them.
 
     Attributes
     ----------
     bench_share : float
-        Fraction of ``warmup_ms`` and ``rep_ms`` each timing gets (1.0 unless
-        the tuner sets it; :func:`~autotile.tuner._gpu_protocol.bench_share`).
+        Fraction of ``warmup_ms`` and ``rep_ms`` a re-timed candidate gets over its
+        rounds (1.0 unless the tuner sets it;
+        :func:`~autotile.tuner._gpu_protocol.bench_share`).
+    first_pass_share : float
+        Fraction of ``warmup_ms`` and ``rep_ms`` each first-pass timing gets
+        (:data:`~autotile.tuner._gpu_protocol.FIRST_PASS_SHARE`).
     phase_s : dict of str to float
         Wall seconds spent in each phase of :data:`PHASES` so far (the tuner
         adds ``"model"``, ``"pool"`` and ``"other"``).
@@ -120,6 +124,7 @@ class GpuSession:
         self.retime_orders: list[list[LaunchConfig]] = []
         self.winner: LaunchConfig | None = None
         self.bench_share = 1.0
+        self.first_pass_share = FIRST_PASS_SHARE
         #: workers the pool starts with (when the tuner has not started it)
         self.pool_workers = 1
         self.phase_s: dict[str, float] = dict.fromkeys(PHASES, 0.0)
@@ -374,6 +379,8 @@ class GpuSession:
     def measure(self, config: LaunchConfig, model_time_s: float | None) -> TuningRecord:
         """Check ``config``'s result, then time it once with ``bench``.
 
+        The timing gets :attr:`first_pass_share` of ``warmup_ms`` and ``rep_ms``.
+
         Returns
         -------
         TuningRecord
@@ -401,8 +408,9 @@ class GpuSession:
         try:
             self.n_timed += 1
             with self.phase("first_pass"):
-                t = self._bench(self.kernel_call(config), self.warmup_ms * self.bench_share,
-                                self.rep_ms * self.bench_share)
+                t = self._bench(self.kernel_call(config),
+                                self.warmup_ms * self.first_pass_share,
+                                self.rep_ms * self.first_pass_share)
         except Exception as exc:  # noqa: BLE001 - classified into the record
             return TuningRecord(config, classify_error(exc), reason=f"timing raised {_err(exc)}",
                                 metrics=metrics)
@@ -418,7 +426,7 @@ class GpuSession:
 
         Each round's ``bench`` gets ``bench_share * warmup_ms / n_rounds`` and
         ``bench_share * rep_ms / n_rounds``, so the whole re-timing of a
-        candidate costs about one first-pass timing.
+        candidate costs ``bench_share * (warmup_ms + rep_ms)``.
 
         Returns
         -------
@@ -441,8 +449,8 @@ class GpuSession:
     def _retime(self, records: Sequence[TuningRecord], n_rounds: int,
                 rng: np.random.Generator, busy: bool) -> list[TuningRecord]:
         calls: dict[LaunchConfig, Callable[[], float]] = {}
-        # each round gets 1/n_rounds of the first pass's budgets: re-timing a candidate
-        # costs one first-pass timing in all (the candidates are compiled, loaded and
+        # each round gets 1/n_rounds of the shared budgets: re-timing a candidate costs
+        # bench_share * (warmup + rep) in all (the candidates are compiled, loaded and
         # warm by now; the rounds are there to spread the device's drifts, not for more
         # samples per round)
         warmup_ms = self.warmup_ms * self.bench_share / n_rounds

@@ -29,14 +29,17 @@ The protocol of one tuning (one key), in order:
    compared with ``reference`` or the first valid candidate) and timed once
    with ``do_bench``, until the early-stop rule
    (:func:`~autotile.tuner._gpu_protocol.worth_measuring`) says the rest cannot
-   pay. Every timing gets the share
-   :func:`~autotile.tuner._gpu_protocol.bench_share` of ``warmup`` and ``rep``
-   that keeps the first pass and the re-time within ``triton.autotune``'s own
-   timing budget over the list (``len(list) * (warmup + rep)``).
+   pay. Each of these first-pass timings gets
+   :data:`~autotile.tuner._gpu_protocol.FIRST_PASS_SHARE` (a quarter) of
+   ``warmup`` and ``rep``: it only chooses what is re-timed.
 6. The ``retime_top`` fastest (less those more than
    :data:`~autotile.tuner._gpu_protocol.RETIME_GAP` slower than the fastest;
    the two fastest always) are re-timed in ``retime_rounds`` interleaved
-   rounds, each with ``1 / retime_rounds`` of a first-pass timing's budgets;
+   rounds, each with ``1 / retime_rounds`` of the share
+   :func:`~autotile.tuner._gpu_protocol.bench_share` of ``warmup`` and ``rep``
+   (the share that would keep first pass and re-time, at that share each, within
+   ``triton.autotune``'s own timing budget over the list, ``len(list) * (warmup +
+   rep)``; with the cheaper first pass they cost less);
    the winner has the lowest median. A measured candidate whose time
    (taken at another moment) beats the winner's fastest round is re-timed
    against the winner in the same way; the pick is the winner of the last
@@ -91,7 +94,7 @@ __all__ = ["GpuAutotuner", "as_launch_config", "MAX_CHALLENGES"]
 
 #: Most extra re-timing rounds' sets one tuning spends on challengers (a measured
 #: candidate whose time beats the re-timed winner's, timed at another moment). A
-#: bound, not fitted: each set costs about one first-pass timing per candidate.
+#: bound, not fitted: each set costs ``bench_share * (warmup + rep)`` per candidate.
 MAX_CHALLENGES = 3
 
 
@@ -155,8 +158,10 @@ class GpuAutotuner(TunerCommon):
         (:data:`~autotile.tuner._gpu_session.PHASES`); they sum to
         ``bench_time``.
     bench_share : float
-        The share of ``warmup`` and ``rep`` each timing of the latest tuning got
-        (:func:`~autotile.tuner._gpu_protocol.bench_share`).
+        The share of ``warmup`` and ``rep`` each re-timed candidate of the latest
+        tuning got over its rounds
+        (:func:`~autotile.tuner._gpu_protocol.bench_share`; each first-pass timing
+        got :data:`~autotile.tuner._gpu_protocol.FIRST_PASS_SHARE`).
     n_bench : int
         ``do_bench`` calls of the latest tuning (first pass and re-time rounds).
     bench_ms : float
