@@ -26,7 +26,7 @@ from autotile.tuner._gpu_check import GpuChecker
 from autotile.tuner._gpu_protocol import FIRST_PASS_SHARE, interleaved_retime, median
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "PHASES"]
+__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "POOL_START_AFTER_S", "PHASES"]
 
 #: The phases of one tuning's wall time (:attr:`GpuSession.phase_s`):
 #: ``"model"`` (the prior's ranking), ``"pool"`` (starting and stopping the
@@ -46,6 +46,22 @@ _MAX_REASON = 1000
 #: start-up included) and the next five in 0.06-0.16 s each: for a kernel that
 #: compiles that fast, starting workers costs more than it saves. A choice, not fitted.
 IN_PROCESS_PROBE_S = 2.0
+
+#: How long the first compile (in this process) runs before the compile pool's workers
+#: are started, seconds; 0: they start before the model ranks, as up to session 10.
+#: On the H200 (v3 and v4 runs, the pool started before the model ranked) the first
+#: compile of every tuning after the first in its process that then compiled "here"
+#: took 0.3-0.5 s longer than the configs compiled after it (softmax 2048 w2: 0.40 s
+#: against 0.06-0.13 s; 8192 w8: 0.49 s against 0.10-0.27 s), while five workers were
+#: starting (Python, PyTorch and Triton imports, a CUDA context each); a first compile
+#: in a thread with no workers took 0.19-0.20 s, the later ones 0.07-0.14 s
+#: (``diag_compile_cost.py``). Those lists never used the workers. Where they did (the
+#: first compile past ``IN_PROCESS_PROBE_S``: 6.3 and 28.7 s), starting them 0.5 s
+#: later changes nothing, as that compile ran longer than the workers' start-up and
+#: their jobs together (3.3-3.5 s and at most 7.9 s). Chosen on those runs (in-sample):
+#: that the start-up slowed the first compile is an attribution, not a measurement
+#: (``diag_compile_cost.py``'s ``warmup_thread_pool`` mode measures it).
+POOL_START_AFTER_S = 0.5
 
 
 def _short(text: str) -> str:
@@ -299,12 +315,13 @@ class GpuSession:
         Without a pool (``compile_ahead=False``) there is no limit. With one, the
         first such compile (``compile_mode == "probe"``) decides the rest of
         the tuning: done within :data:`IN_PROCESS_PROBE_S`, later configs compile
-        here too and the pool's workers are stopped; otherwise (slower, failed
-        to finish or past the limit) they go to the pool: as soon as the probe
-        has run :data:`IN_PROCESS_PROBE_S`, the pool is started (if the tuner
-        has not started it yet, with :attr:`pool_workers` workers) and
-        ``hand_off()`` is called: it gives the rest of the batch to the
-        workers while the probe finishes. A compile past the
+        here too and the pool's workers, if any were started, are stopped;
+        otherwise (slower, failed to finish or past the limit) they go to the
+        pool. Once the probe has run :data:`POOL_START_AFTER_S`, the pool is
+        started (if the tuner has not started it yet, with :attr:`pool_workers`
+        workers); once it has run :data:`IN_PROCESS_PROBE_S`, ``hand_off()`` is
+        called: it gives the rest of the batch to the workers while the probe
+        finishes. A compile past the
         time limit cannot be interrupted: its thread is left to finish in the
         background, the config is ``"failed"`` (compile timeout) and every later
         config compiles in the pool, so no two compiles run in this process;
@@ -323,12 +340,17 @@ class GpuSession:
         th = threading.Thread(target=work, name="autotile-compile", daemon=True)
         th.start()
         if pool is not None and self.compile_mode == "probe":
-            # once the probe turns out slow, the rest compiles in the workers meanwhile
+            # the workers start once the probe has run POOL_START_AFTER_S (unless the
+            # tuner started them already); once it turns out slow, the rest compiles in
+            # the workers meanwhile
             limit = pool.timeout_s
-            th.join(IN_PROCESS_PROBE_S if limit is None else min(limit, IN_PROCESS_PROBE_S))
+            probe_s = IN_PROCESS_PROBE_S if limit is None else min(limit, IN_PROCESS_PROBE_S)
+            th.join(min(POOL_START_AFTER_S, probe_s))
             if th.is_alive():
                 with self.phase("pool"):
                     pool.start(self.pool_workers)
+                th.join(max(0.0, probe_s - (time.perf_counter() - t0)))
+            if th.is_alive():
                 if hand_off is not None:
                     hand_off()
                 th.join(None if limit is None else max(0.0, limit - (time.perf_counter() - t0)))

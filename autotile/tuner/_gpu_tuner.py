@@ -17,14 +17,16 @@ The protocol of one tuning (one key), in order:
    tuning measured (this process, else the disk cache) or, before any was
    measured, at the model's ``cost_hint_s`` (1 ms for a spec's analytic
    model, 0.5 s for the records model; :meth:`GpuAutotuner.predict`).
-4. The survivors compile ahead in ``n_compile_jobs`` processes (started
-   while the model ranks), each under ``compile_timeout_s``
-   (:class:`~autotile.tuner.CompilePool`), unless the first compile, run in
-   this process, takes at most
+4. The survivors compile ahead in ``n_compile_jobs`` processes, each under
+   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`), unless the
+   first compile, run in this process, takes at most
    :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`: then all compile
-   here, each under the same limit, and the workers are stopped. Once the
-   first compile has run that long, the rest of its batch goes to the
-   workers at once, while it finishes (:meth:`GpuSession.compile_ahead`).
+   here, each under the same limit, and the workers (if started) are stopped.
+   The workers start once the first compile has run
+   :data:`~autotile.tuner._gpu_session.POOL_START_AFTER_S` (0.5 s), so a fast
+   first compile starts none; once it has run ``IN_PROCESS_PROBE_S``, the rest
+   of its batch goes to the workers at once, while it finishes
+   (:meth:`GpuSession.compile_ahead`).
 5. In model order, each candidate is checked (one run on the call's tensors,
    compared with ``reference`` or the first valid candidate) and timed once
    with ``do_bench``, until the early-stop rule
@@ -64,7 +66,7 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure import HardwareProfile
-from autotile.tuner import _gpu_protocol
+from autotile.tuner import _gpu_protocol, _gpu_session
 from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _names, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import (
@@ -604,13 +606,10 @@ class GpuAutotuner(TunerCommon):
         self.prior_note = ""
         try:
             session.pool_workers = min(len(todo), self.min_measured) + 1
-            if pool is not None:
-                # the workers start up while the model ranks and the first compile runs:
-                # a first compile of just over IN_PROCESS_PROBE_S (most matmul configs
-                # compiled in 1.3-2.8 s on the H200) would otherwise wait their whole
-                # start-up (3.3-3.5 s); for a kernel that compiles fast, starting and
-                # stopping them costs the tuning process about 0.1 s (5 spawned workers
-                # on the shared VM)
+            if pool is not None and _gpu_session.POOL_START_AFTER_S <= 0:
+                # the workers start up while the model ranks; by default they start
+                # only once the first compile has run POOL_START_AFTER_S (their start-up
+                # slowed a fast first compile on the H200: GpuSession._compile_here)
                 with session.phase("pool"):
                     pool.start(session.pool_workers)
             with session.phase("model"):

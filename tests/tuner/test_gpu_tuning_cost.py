@@ -388,13 +388,10 @@ def test_the_measured_cost_is_kept_in_the_disk_cache_for_a_later_process(monkeyp
 
 
 # -- the compile pool and the phases ------------------------------------------------------
-def test_the_pool_starts_while_the_model_ranks_and_its_time_is_a_phase(monkeypatch):
-    # a first compile of just over IN_PROCESS_PROBE_S (the matmul's on the H200) must not
-    # also wait for the workers' start-up: they start before the model ranks
-    import autotile.tuner._gpu_session as S
+def _recording_starts(monkeypatch):
+    """Record every ``CompilePool.start`` call's worker count (and keep starting them)."""
     from autotile.tuner import CompilePool
 
-    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.2)
     started = []
     real_start = CompilePool.start
 
@@ -403,17 +400,51 @@ def test_the_pool_starts_while_the_model_ranks_and_its_time_is_a_phase(monkeypat
         return real_start(self, n)
 
     monkeypatch.setattr(CompilePool, "start", start)
+    return started
+
+
+def test_the_pool_starts_once_the_first_compile_runs_past_pool_start_after_s(monkeypatch):
+    # a first compile of just over IN_PROCESS_PROBE_S (the matmul's on the H200) must not
+    # wait the workers' whole start-up: they start once it has run POOL_START_AFTER_S
+    import autotile.tuner._gpu_session as S
+
+    assert S.POOL_START_AFTER_S == 0.5
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.1)
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.3)
+    started = _recording_starts(monkeypatch)
     configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in (16, 32, 64, 128)]
     be = FakeBackend(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
-                     compile_sleep_s={16: 0.6})
+                     compile_sleep_s={16: 0.8})
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  n_compile_jobs=2, compile_timeout_s=10.0)(copy_kernel)
     x, y = _data()
     k[grid](x, y, 200)
-    # min_measured + 1 = 5 asked (n_jobs caps the workers at 2) before anything compiled
+    # min_measured + 1 = 5 asked (n_jobs caps the workers at 2) during the first compile
     assert started[0] == 4 + 1 and k.compile_mode == "pool"
     assert be.compiled == [16] and be.jobs == [32, 64, 128]
     assert k.phase_s["pool"] > 0.0
+
+
+def test_a_fast_first_compile_starts_no_workers(monkeypatch):
+    # softmax on the H200 (v3, v4): every first compile took 0.4-0.6 s or less after the
+    # first tuning in the process, and the workers started for it were never used
+    started = _recording_starts(monkeypatch)
+    be = FakeBackend(_by_warps(SIX_US), ahead=True, compile_sleep_s={64: 0.01})
+    k, x, y = _tune_six(be, model_prior=False)
+    assert started == [] and k.compile_mode == "here" and k.n_compiled == 6
+    assert be.jobs == [] and be.compiled == [64] * 6
+    np.testing.assert_array_equal(y, x)
+
+
+def test_with_pool_start_after_s_zero_the_pool_starts_while_the_model_ranks(monkeypatch):
+    # the protocol up to session 10: workers started before the model ranks
+    import autotile.tuner._gpu_session as S
+
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.0)
+    started = _recording_starts(monkeypatch)
+    be = FakeBackend(_by_warps(SIX_US), ahead=True, compile_sleep_s={64: 0.01})
+    k, x, y = _tune_six(be, model_prior=False)
+    assert started[0] == 4 + 1 and k.compile_mode == "here" and be.jobs == []
 
 
 def test_phases_account_for_the_tunings_wall_time():
@@ -484,10 +515,13 @@ def test_the_rest_compiles_in_the_workers_while_a_slow_first_compile_finishes(
 def test_a_fast_first_compile_stops_the_starting_workers_without_waiting(monkeypatch):
     # softmax and layer norm on the H200 (v4 run, six configs each): the first compile
     # took 0.4-1.2 s, so every config compiled in the tuning process and the pool,
-    # started while the model ranked, was closed with its workers still starting; the
+    # then started while the model ranked, was closed with its workers still starting; the
     # compile phase then exceeded the six configs' compile times by 0.21-0.24 s each
     # time, the close's wait for workers to exit on their own
+    import autotile.tuner._gpu_session as S
     from tests.tuner._fake_gpu import slow_start_init
+
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.0)  # the workers start before the ranking
 
     class Starting(FakeBackend):
         worker_init = staticmethod(slow_start_init)
