@@ -49,13 +49,16 @@ IN_PROCESS_PROBE_S = 2.0
 
 #: How long the first compile (in this process) runs before the compile pool's workers
 #: are started, seconds; 0: they start before the model ranks, as up to session 10.
-#: On the H200 (v3 and v4 runs, the pool started before the model ranked) the first
-#: compile of every tuning after the first in its process that then compiled "here"
-#: took 0.3-0.5 s longer than the configs compiled after it (softmax 2048 w2: 0.40 s
-#: against 0.06-0.13 s; 8192 w8: 0.49 s against 0.10-0.27 s), while five workers were
-#: starting (Python, PyTorch and Triton imports, a CUDA context each); a first compile
-#: in a thread with no workers took 0.19-0.20 s, the later ones 0.07-0.14 s
-#: (``diag_compile_cost.py``). Those lists never used the workers. Where they did (the
+#: On the H200 (v3 and v4 runs, the pool started before the model ranked), in the
+#: four softmax tunings after the first in their process, all compiled "here", the
+#: first compile took 0.3-0.5 s longer than the configs with twice or half its warps
+#: compiled after it (1024-element block, 2 warps: 0.40 s against 0.06-0.13 s;
+#: 2048, 2 warps: 0.46 against 0.11-0.18 s; 8192, 8 warps: 0.49 and 0.59 s against
+#: 0.10-0.27 s), while five workers were starting (Python, PyTorch and Triton
+#: imports, a CUDA context each); with no workers, a first compile in a thread took
+#: 0.19-0.20 s and the later ones 0.07-0.14 s (softmax 2048, ``diag_compile_cost.py``).
+#: (Layer norm's first compile, 1 warp, is its slowest anyway: no evidence either
+#: way.) Those lists never used the workers. Where they did (the
 #: first compile past ``IN_PROCESS_PROBE_S``: 6.3 and 28.7 s), starting them 0.5 s
 #: later changes nothing, as that compile ran longer than the workers' start-up and
 #: their jobs together (3.3-3.5 s and at most 7.9 s). Chosen on those runs (in-sample):
