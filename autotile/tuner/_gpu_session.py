@@ -54,7 +54,7 @@ IN_PROCESS_PROBE_S = 2.0
 #: first compile took 0.3-0.5 s longer than the configs with twice or half its warps
 #: compiled after it (1024-element block, 2 warps: 0.40 s against 0.06-0.13 s;
 #: 2048, 2 warps: 0.46 against 0.11-0.18 s; 8192, 8 warps: 0.49 and 0.59 s against
-#: 0.10-0.27 s), while five workers were starting (Python, PyTorch and Triton
+#: 0.10-0.26 s), while five workers were starting (Python, PyTorch and Triton
 #: imports, a CUDA context each); with no workers, a first compile in a thread took
 #: 0.19-0.20 s and the later ones 0.07-0.14 s (softmax 2048, ``diag_compile_cost.py``).
 #: (Layer norm's first compile, 1 warp, is its slowest anyway: no evidence either
