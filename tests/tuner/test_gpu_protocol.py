@@ -202,7 +202,7 @@ def test_closing_the_pool_does_not_wait_for_workers_still_starting():
     # cannot read a request to exit before their start-up ends, so none is waited for
     # (the H200 v4 run paid 0.21-0.24 s here in each of five tunings)
     pool = CompilePool(compile_job_worker, n_jobs=3, timeout_s=30.0, init_fn=slow_start_init,
-                       mp_context="fork")
+                       mp_context="spawn")  # fresh interpreters: cheap to stop while starting
     pool.start(3)
     procs = [w.proc for w in pool._workers]
     assert len(procs) == 3 and all(p.is_alive() for p in procs)
