@@ -141,7 +141,10 @@ def main() -> int:
                 if r % 2:
                     order = order[::-1]
                 for mode in order:
-                    wall, detail = run_mode(case, mode)
+                    try:
+                        wall, detail = run_mode(case, mode)
+                    except Exception as exc:  # noqa: BLE001 - the other modes still run
+                        wall, detail = float("nan"), f"FAILED: {type(exc).__name__}: {exc}"
                     w.writerow([case.id, mode, r, f"{wall:.4f}", detail])
                     f.flush()
                     print(f"{case.id} {mode} r{r}: {wall:.3f} s {detail}", flush=True)
