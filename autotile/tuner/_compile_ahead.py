@@ -175,23 +175,21 @@ class CompilePool:
         self.close()
 
     def close(self) -> None:
-        """Stop every worker without waiting for its interpreter to shut down.
+        """Stop every worker at once and wait until each process is gone.
 
-        Idle workers are asked to exit, then, after a short collective wait,
-        terminated: a worker that imported Triton and PyTorch can take seconds
-        to exit on its own, which the first H200 run paid one by one (3.5 s of
-        a 12.7 s tuning).
+        Each worker is terminated without being asked to exit first: a worker
+        that imported Triton and PyTorch can take seconds to exit on its own,
+        which the first H200 run paid one by one (3.5 s of a 12.7 s tuning), and
+        one still starting up (importing PyTorch, creating its CUDA context)
+        cannot read a request to exit before its start-up ends. The earlier
+        close asked idle workers to exit and waited 0.2 s for them before
+        terminating: on the H200 (v4 run) every tuning whose first compile was
+        fast, which closes the pool while its workers are still starting, paid
+        that 0.2 s in full (the compile phase exceeded the configs' compile
+        times by 0.21-0.24 s in all five such tunings). A worker still alive
+        2 s after its termination is killed.
         """
         workers, self._workers = self._workers, []
-        for w in workers:
-            try:
-                if w.proc.is_alive() and w.job is None:
-                    w.conn.send(None)
-            except (OSError, BrokenPipeError):
-                pass
-        deadline = time.monotonic() + 0.2
-        for w in workers:
-            w.proc.join(max(0.0, deadline - time.monotonic()))
         for w in workers:
             if w.proc.is_alive():
                 w.proc.terminate()

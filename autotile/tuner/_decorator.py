@@ -87,7 +87,9 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
     warmup, rep : float, optional
         GPU backend: ``do_bench``'s warm-up and timing budgets in
         milliseconds (default 25 and 100, Triton's); finite, ``warmup >= 0``
-        and ``rep > 0`` (checked with either backend). Ignored by the model.
+        and ``rep > 0`` (checked with either backend). A first-pass timing
+        gets a quarter of them, a re-timed candidate ``bench_share`` of them
+        over its rounds. Ignored by the model.
     **options
         Beyond Triton (keyword-only):
 
@@ -196,9 +198,10 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             Compile in worker processes, under ``compile_timeout_s``: the
             model's first ``min_measured`` candidates in parallel before any
             is timed, each later one when the early stop reaches it. The
-            first compile runs in this process: when it takes at most 2 s,
-            everything compiles here and the workers are stopped; once it
-            has run 2 s, the rest of its batch goes to the workers at once.
+            first compile runs in this process: the workers start once it
+            has run 0.5 s; when it takes at most 2 s, everything compiles
+            here and the workers (if started) are stopped; once it has run
+            2 s, the rest of its batch goes to the workers at once.
         n_compile_jobs : int, optional
             Compile workers (default ``min(8, os.cpu_count())``).
         compile_timeout_s : float or None, default=60.0

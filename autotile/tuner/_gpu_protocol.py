@@ -23,7 +23,7 @@ from autotile.tuner._config import LaunchConfig
 
 __all__ = ["Prediction", "rank_by_model", "worth_measuring", "diversity_probe",
            "interleaved_retime", "median", "bench_share", "retime_leaders",
-           "prior_cost_cap_s", "RETIME_GAP"]
+           "prior_cost_cap_s", "RETIME_GAP", "FIRST_PASS_SHARE"]
 
 C = TypeVar("C", bound=Hashable)
 
@@ -36,6 +36,20 @@ C = TypeVar("C", bound=Hashable)
 #: and a spell larger than the gap can hide a candidate from the re-time with
 #: or without this rule (it then is not among the top ``retime_top`` either).
 RETIME_GAP = 0.10
+
+#: Fraction of ``warmup`` and ``rep`` a first-pass timing gets (``do_bench(25, 100)``:
+#: 6.25 and 25 ms). The first pass only chooses what is re-timed (the leaders within
+#: :data:`RETIME_GAP`) and the pick is decided in the re-time rounds, whose budgets
+#: :func:`bench_share` sets as before. A choice, not fitted, from the H200 runs
+#: (softmax and layer norm, in-sample for this choice): the benchmark's own timings
+#: with ``do_bench(5, 25)`` varied between rounds by a median of 0.35-0.58 % (90th
+#: percentile 0.8-1.0 %) per config in the v2, v3 and v4 runs, no more than the
+#: tuner's re-time rounds of 28-42 ms (0.03-1.0 %), and the first passes of 83 ms (v4)
+#: and 125 ms (v3) read within 1.2 % of the final medians either way: the noise is
+#: the device's drift between timings, not the number of runs in one. A quarter of
+#: the budget is about the benchmark's ``do_bench(5, 25)``; on a six-config list it
+#: saves 6 x (83 - 31) ms, 0.31 s of a 1.3-3.3 s ``triton.autotune`` tuning.
+FIRST_PASS_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -261,12 +275,16 @@ def bench_share(n_list: int, n_first_pass: int, n_retime: int) -> float:
     ``triton.autotune`` times each of the ``n_list`` configs once with
     ``do_bench(warmup, rep)``: ``n_list * (warmup + rep)`` of device time.
     autotile times at most ``n_first_pass`` candidates once and re-times
-    ``n_retime`` of them (a re-timing costs one first-pass timing in all,
+    ``n_retime`` of them (a re-timing costs ``share * (warmup + rep)`` in all,
     :meth:`~autotile.tuner._gpu_session.GpuSession.retime`). With every timing
     given ``share * (warmup, rep)``, the first pass and the re-time together
-    cost at most Triton's budget::
+    would cost at most Triton's budget::
 
         share = min(1, n_list / (n_first_pass + n_retime))
+
+    The first pass takes less: each of its timings gets
+    ``FIRST_PASS_SHARE * (warmup, rep)`` (:data:`FIRST_PASS_SHARE`, whatever the
+    share), so only the re-time uses the share.
 
     Only a challenger's extra rounds (:data:`~autotile.tuner._gpu_tuner.MAX_CHALLENGES`,
     run only when a time taken at another moment beats the re-timed winner)
@@ -362,7 +380,8 @@ def prior_cost_cap_s(n_candidates: int, warmup_ms: float, rep_ms: float,
     n_candidates : int
         Candidates to rank.
     warmup_ms, rep_ms : float
-        One first-pass timing's budgets, milliseconds.
+        ``do_bench``'s budgets of one config as ``triton.autotune`` times it,
+        milliseconds.
     model_budget_s : float or None
         The absolute cap, seconds; None: no cap at all.
 

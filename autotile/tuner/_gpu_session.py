@@ -23,10 +23,10 @@ from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import LaunchConfig
 from autotile.tuner._gpu_backend import GpuBackend
 from autotile.tuner._gpu_check import GpuChecker
-from autotile.tuner._gpu_protocol import interleaved_retime, median
+from autotile.tuner._gpu_protocol import FIRST_PASS_SHARE, interleaved_retime, median
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "PHASES"]
+__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "POOL_START_AFTER_S", "PHASES"]
 
 #: The phases of one tuning's wall time (:attr:`GpuSession.phase_s`):
 #: ``"model"`` (the prior's ranking), ``"pool"`` (starting and stopping the
@@ -46,6 +46,25 @@ _MAX_REASON = 1000
 #: start-up included) and the next five in 0.06-0.16 s each: for a kernel that
 #: compiles that fast, starting workers costs more than it saves. A choice, not fitted.
 IN_PROCESS_PROBE_S = 2.0
+
+#: How long the first compile (in this process) runs before the compile pool's workers
+#: are started, seconds; 0: they start before the model ranks, as up to session 10.
+#: On the H200 (v3 and v4 runs, the pool started before the model ranked), in the
+#: four softmax tunings after the first in their process, all compiled "here", the
+#: first compile took 0.3-0.5 s longer than the configs with twice or half its warps
+#: compiled after it (1024-element block, 2 warps: 0.40 s against 0.06-0.13 s;
+#: 2048, 2 warps: 0.46 against 0.11-0.18 s; 8192, 8 warps: 0.49 and 0.59 s against
+#: 0.10-0.26 s), while five workers were starting (Python, PyTorch and Triton
+#: imports, a CUDA context each); with no workers, a first compile in a thread took
+#: 0.19-0.20 s and the later ones 0.07-0.14 s (softmax 2048, ``diag_compile_cost.py``).
+#: (Layer norm's first compile, 1 warp, is its slowest anyway: no evidence either
+#: way.) Those lists never used the workers. Where they did (the
+#: first compile past ``IN_PROCESS_PROBE_S``: 6.3 and 28.7 s), starting them 0.5 s
+#: later changes nothing, as that compile ran longer than the workers' start-up and
+#: their jobs together (3.3-3.5 s and at most 7.9 s). Chosen on those runs (in-sample):
+#: that the start-up slowed the first compile is an attribution, not a measurement
+#: (``diag_compile_cost.py``'s ``warmup_thread_pool`` mode measures it).
+POOL_START_AFTER_S = 0.5
 
 
 def _short(text: str) -> str:
@@ -78,14 +97,18 @@ class GpuSession:
     checker : GpuChecker or None
         The result check (None: ``check=False``).
     warmup_ms, rep_ms : float
-        ``bench``'s warm-up and timing budgets, milliseconds, of one
-        first-pass timing before :attr:`bench_share` scales them.
+        ``bench``'s warm-up and timing budgets, milliseconds, before
+        :attr:`first_pass_share` or :attr:`bench_share` scales them.
 
     Attributes
     ----------
     bench_share : float
-        Fraction of ``warmup_ms`` and ``rep_ms`` each timing gets (1.0 unless
-        the tuner sets it; :func:`~autotile.tuner._gpu_protocol.bench_share`).
+        Fraction of ``warmup_ms`` and ``rep_ms`` a re-timed candidate gets over its
+        rounds (1.0 unless the tuner sets it;
+        :func:`~autotile.tuner._gpu_protocol.bench_share`).
+    first_pass_share : float
+        Fraction of ``warmup_ms`` and ``rep_ms`` each first-pass timing gets
+        (:data:`~autotile.tuner._gpu_protocol.FIRST_PASS_SHARE`).
     phase_s : dict of str to float
         Wall seconds spent in each phase of :data:`PHASES` so far (the tuner
         adds ``"model"``, ``"pool"`` and ``"other"``).
@@ -120,6 +143,7 @@ class GpuSession:
         self.retime_orders: list[list[LaunchConfig]] = []
         self.winner: LaunchConfig | None = None
         self.bench_share = 1.0
+        self.first_pass_share = FIRST_PASS_SHARE
         #: workers the pool starts with (when the tuner has not started it)
         self.pool_workers = 1
         self.phase_s: dict[str, float] = dict.fromkeys(PHASES, 0.0)
@@ -294,12 +318,13 @@ class GpuSession:
         Without a pool (``compile_ahead=False``) there is no limit. With one, the
         first such compile (``compile_mode == "probe"``) decides the rest of
         the tuning: done within :data:`IN_PROCESS_PROBE_S`, later configs compile
-        here too and the pool's workers are stopped; otherwise (slower, failed
-        to finish or past the limit) they go to the pool: as soon as the probe
-        has run :data:`IN_PROCESS_PROBE_S`, the pool is started (if the tuner
-        has not started it yet, with :attr:`pool_workers` workers) and
-        ``hand_off()`` is called: it gives the rest of the batch to the
-        workers while the probe finishes. A compile past the
+        here too and the pool's workers, if any were started, are stopped;
+        otherwise (slower, failed to finish or past the limit) they go to the
+        pool. Once the probe has run :data:`POOL_START_AFTER_S`, the pool is
+        started (if the tuner has not started it yet, with :attr:`pool_workers`
+        workers); once it has run :data:`IN_PROCESS_PROBE_S`, ``hand_off()`` is
+        called: it gives the rest of the batch to the workers while the probe
+        finishes. A compile past the
         time limit cannot be interrupted: its thread is left to finish in the
         background, the config is ``"failed"`` (compile timeout) and every later
         config compiles in the pool, so no two compiles run in this process;
@@ -318,12 +343,17 @@ class GpuSession:
         th = threading.Thread(target=work, name="autotile-compile", daemon=True)
         th.start()
         if pool is not None and self.compile_mode == "probe":
-            # once the probe turns out slow, the rest compiles in the workers meanwhile
+            # the workers start once the probe has run POOL_START_AFTER_S (unless the
+            # tuner started them already); once it turns out slow, the rest compiles in
+            # the workers meanwhile
             limit = pool.timeout_s
-            th.join(IN_PROCESS_PROBE_S if limit is None else min(limit, IN_PROCESS_PROBE_S))
+            probe_s = IN_PROCESS_PROBE_S if limit is None else min(limit, IN_PROCESS_PROBE_S)
+            th.join(min(POOL_START_AFTER_S, probe_s))
             if th.is_alive():
                 with self.phase("pool"):
                     pool.start(self.pool_workers)
+                th.join(max(0.0, probe_s - (time.perf_counter() - t0)))
+            if th.is_alive():
                 if hand_off is not None:
                     hand_off()
                 th.join(None if limit is None else max(0.0, limit - (time.perf_counter() - t0)))
@@ -374,6 +404,8 @@ class GpuSession:
     def measure(self, config: LaunchConfig, model_time_s: float | None) -> TuningRecord:
         """Check ``config``'s result, then time it once with ``bench``.
 
+        The timing gets :attr:`first_pass_share` of ``warmup_ms`` and ``rep_ms``.
+
         Returns
         -------
         TuningRecord
@@ -401,8 +433,9 @@ class GpuSession:
         try:
             self.n_timed += 1
             with self.phase("first_pass"):
-                t = self._bench(self.kernel_call(config), self.warmup_ms * self.bench_share,
-                                self.rep_ms * self.bench_share)
+                t = self._bench(self.kernel_call(config),
+                                self.warmup_ms * self.first_pass_share,
+                                self.rep_ms * self.first_pass_share)
         except Exception as exc:  # noqa: BLE001 - classified into the record
             return TuningRecord(config, classify_error(exc), reason=f"timing raised {_err(exc)}",
                                 metrics=metrics)
@@ -418,7 +451,7 @@ class GpuSession:
 
         Each round's ``bench`` gets ``bench_share * warmup_ms / n_rounds`` and
         ``bench_share * rep_ms / n_rounds``, so the whole re-timing of a
-        candidate costs about one first-pass timing.
+        candidate costs ``bench_share * (warmup_ms + rep_ms)``.
 
         Returns
         -------
@@ -441,8 +474,8 @@ class GpuSession:
     def _retime(self, records: Sequence[TuningRecord], n_rounds: int,
                 rng: np.random.Generator, busy: bool) -> list[TuningRecord]:
         calls: dict[LaunchConfig, Callable[[], float]] = {}
-        # each round gets 1/n_rounds of the first pass's budgets: re-timing a candidate
-        # costs one first-pass timing in all (the candidates are compiled, loaded and
+        # each round gets 1/n_rounds of the shared budgets: re-timing a candidate costs
+        # bench_share * (warmup + rep) in all (the candidates are compiled, loaded and
         # warm by now; the rounds are there to spread the device's drifts, not for more
         # samples per round)
         warmup_ms = self.warmup_ms * self.bench_share / n_rounds

@@ -17,26 +17,31 @@ The protocol of one tuning (one key), in order:
    tuning measured (this process, else the disk cache) or, before any was
    measured, at the model's ``cost_hint_s`` (1 ms for a spec's analytic
    model, 0.5 s for the records model; :meth:`GpuAutotuner.predict`).
-4. The survivors compile ahead in ``n_compile_jobs`` processes (started
-   while the model ranks), each under ``compile_timeout_s``
-   (:class:`~autotile.tuner.CompilePool`), unless the first compile, run in
-   this process, takes at most
+4. The survivors compile ahead in ``n_compile_jobs`` processes, each under
+   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`), unless the
+   first compile, run in this process, takes at most
    :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`: then all compile
-   here, each under the same limit, and the workers are stopped. Once the
-   first compile has run that long, the rest of its batch goes to the
-   workers at once, while it finishes (:meth:`GpuSession.compile_ahead`).
+   here, each under the same limit, and the workers (if started) are stopped.
+   The workers start once the first compile has run
+   :data:`~autotile.tuner._gpu_session.POOL_START_AFTER_S` (0.5 s), so a fast
+   first compile starts none; once it has run ``IN_PROCESS_PROBE_S``, the rest
+   of its batch goes to the workers at once, while it finishes
+   (:meth:`GpuSession.compile_ahead`).
 5. In model order, each candidate is checked (one run on the call's tensors,
    compared with ``reference`` or the first valid candidate) and timed once
    with ``do_bench``, until the early-stop rule
    (:func:`~autotile.tuner._gpu_protocol.worth_measuring`) says the rest cannot
-   pay. Every timing gets the share
-   :func:`~autotile.tuner._gpu_protocol.bench_share` of ``warmup`` and ``rep``
-   that keeps the first pass and the re-time within ``triton.autotune``'s own
-   timing budget over the list (``len(list) * (warmup + rep)``).
+   pay. Each of these first-pass timings gets
+   :data:`~autotile.tuner._gpu_protocol.FIRST_PASS_SHARE` (a quarter) of
+   ``warmup`` and ``rep``: it only chooses what is re-timed.
 6. The ``retime_top`` fastest (less those more than
    :data:`~autotile.tuner._gpu_protocol.RETIME_GAP` slower than the fastest;
    the two fastest always) are re-timed in ``retime_rounds`` interleaved
-   rounds, each with ``1 / retime_rounds`` of a first-pass timing's budgets;
+   rounds, each with ``1 / retime_rounds`` of the share
+   :func:`~autotile.tuner._gpu_protocol.bench_share` of ``warmup`` and ``rep``
+   (the share that would keep first pass and re-time, at that share each, within
+   ``triton.autotune``'s own timing budget over the list, ``len(list) * (warmup +
+   rep)``; with the cheaper first pass they cost less);
    the winner has the lowest median. A measured candidate whose time
    (taken at another moment) beats the winner's fastest round is re-timed
    against the winner in the same way; the pick is the winner of the last
@@ -61,7 +66,7 @@ import numpy as np
 
 from autotile.errors import InvalidConfigError, MeasureError
 from autotile.measure import HardwareProfile
-from autotile.tuner import _gpu_protocol
+from autotile.tuner import _gpu_protocol, _gpu_session
 from autotile.tuner._autotuner import PRINT_ENV, TunerCommon, _n_programs, _names, _tolerance
 from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import (
@@ -91,7 +96,7 @@ __all__ = ["GpuAutotuner", "as_launch_config", "MAX_CHALLENGES"]
 
 #: Most extra re-timing rounds' sets one tuning spends on challengers (a measured
 #: candidate whose time beats the re-timed winner's, timed at another moment). A
-#: bound, not fitted: each set costs about one first-pass timing per candidate.
+#: bound, not fitted: each set costs ``bench_share * (warmup + rep)`` per candidate.
 MAX_CHALLENGES = 3
 
 
@@ -155,8 +160,10 @@ class GpuAutotuner(TunerCommon):
         (:data:`~autotile.tuner._gpu_session.PHASES`); they sum to
         ``bench_time``.
     bench_share : float
-        The share of ``warmup`` and ``rep`` each timing of the latest tuning got
-        (:func:`~autotile.tuner._gpu_protocol.bench_share`).
+        The share of ``warmup`` and ``rep`` each re-timed candidate of the latest
+        tuning got over its rounds
+        (:func:`~autotile.tuner._gpu_protocol.bench_share`; each first-pass timing
+        got :data:`~autotile.tuner._gpu_protocol.FIRST_PASS_SHARE`).
     n_bench : int
         ``do_bench`` calls of the latest tuning (first pass and re-time rounds).
     bench_ms : float
@@ -599,13 +606,10 @@ class GpuAutotuner(TunerCommon):
         self.prior_note = ""
         try:
             session.pool_workers = min(len(todo), self.min_measured) + 1
-            if pool is not None:
-                # the workers start up while the model ranks and the first compile runs:
-                # a first compile of just over IN_PROCESS_PROBE_S (most matmul configs
-                # compiled in 1.3-2.8 s on the H200) would otherwise wait their whole
-                # start-up (3.3-3.5 s); for a kernel that compiles fast, starting and
-                # stopping them costs the tuning process about 0.1 s (5 spawned workers
-                # on the shared VM)
+            if pool is not None and _gpu_session.POOL_START_AFTER_S <= 0:
+                # the workers start up while the model ranks; by default they start
+                # only once the first compile has run POOL_START_AFTER_S (their start-up
+                # slowed a fast first compile on the H200: GpuSession._compile_here)
                 with session.phase("pool"):
                     pool.start(session.pool_workers)
             with session.phase("model"):

@@ -48,6 +48,12 @@ def slow_exit_init() -> None:
     atexit.register(time.sleep, 10.0)
 
 
+def slow_start_init() -> None:
+    """Worker init: take 5 s to start (a Triton worker imports PyTorch and creates a CUDA
+    context: 3.3-3.5 s on the H200)."""
+    time.sleep(5.0)
+
+
 class FakeTritonKernel:
     """Duck-typed ``triton.jit`` function: ``fn``, ``arg_names``, ``constexprs``, ``run``...
 

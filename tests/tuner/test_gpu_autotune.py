@@ -371,11 +371,12 @@ def test_model_scorer_result_types():
     assert p[128].time_s is None and p[128].infeasible == "scorer returned nan"
 
 
-def test_retime_rounds_share_one_first_pass_budget():
+def test_first_pass_takes_a_quarter_and_retime_rounds_the_shared_budget():
     # triton.autotune would time the 4 configs with warmup=25 ms, rep=100 ms each: 500 ms.
-    # autotile times 4 and re-times the top 3 (a re-timing costs one first timing), so
-    # each timing gets 4 / (4 + 3) of the budgets (bench_share). The gap rule then
-    # re-times only 64 and 128 (32's 2 ms is 2x the fastest 1 ms), in 3 rounds of a third
+    # autotile times 4, each with a quarter of the budgets (FIRST_PASS_SHARE), and
+    # re-times the top 3, each with 4 / (4 + 3) of the budgets over its rounds
+    # (bench_share). The gap rule then re-times only 64 and 128 (32's 2 ms is 2x the
+    # fastest 1 ms), in 3 rounds of a third
     budgets = []
 
     class Recording(FakeBackend):
@@ -390,12 +391,12 @@ def test_retime_rounds_share_one_first_pass_budget():
     k[grid](x, y, 200)
     share = 4 / 7
     assert k.bench_share == pytest.approx(share)
-    assert budgets[:4] == [pytest.approx((25.0 * share, 100.0 * share))] * 4
+    assert budgets[:4] == [pytest.approx((6.25, 25.0))] * 4
     assert budgets[4:] == [pytest.approx((25.0 * share / 3, 100.0 * share / 3))] * 6
     assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[0]) == [64, 128]
     assert k.n_bench == 10
     # what the timings were allowed, against Triton's 4 x (25 + 100) ms
-    assert k.bench_ms == pytest.approx(125.0 * share * (4 + 2)) and k.bench_ms < 500.0
+    assert k.bench_ms == pytest.approx(4 * 31.25 + 2 * 125.0 * share) and k.bench_ms < 500.0
 
 
 def test_a_slow_spell_during_the_retime_cannot_hand_the_pick_to_a_candidate_never_retimed(

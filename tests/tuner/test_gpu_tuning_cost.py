@@ -19,6 +19,7 @@ import autotile.lang as tl
 from autotile.lang import jit
 from autotile.tuner import LaunchConfig, autotune
 from autotile.tuner._gpu_protocol import (
+    FIRST_PASS_SHARE,
     RETIME_GAP,
     bench_share,
     prior_cost_cap_s,
@@ -118,15 +119,19 @@ class Recording(FakeBackend):
 
 
 def test_six_configs_cost_no_more_timing_than_triton_autotune():
-    # within 5 %: w4, w2 and w8 are re-timed; 6 first-pass timings and 3 x 3 rounds share
-    # Triton's 6 x (25 + 100) ms, each timing getting 6 / 9 of the budgets
+    # within 5 %: w4, w2 and w8 are re-timed. The 6 first-pass timings get a quarter of
+    # the budgets each (FIRST_PASS_SHARE), the 3 x 3 rounds a third of 6 / 9 of them
+    # (bench_share): 6 x 31.25 + 3 x 83.3 ms, against Triton's 6 x (25 + 100) ms
     be = Recording(_by_warps(SIX_US))
     k, x, y = _tune_six(be, model_prior=False)
+    assert FIRST_PASS_SHARE == 0.25
     assert k.best_config.num_warps == 4
     assert k.n_bench == len(be.budgets) == 6 + 9
-    assert be.budgets[:6] == [pytest.approx((25.0 * 2 / 3, 100.0 * 2 / 3))] * 6
+    assert be.budgets[:6] == [pytest.approx((6.25, 25.0))] * 6
     assert be.budgets[6:] == [pytest.approx((25.0 * 2 / 9, 100.0 * 2 / 9))] * 9
-    assert k.bench_ms == pytest.approx(6 * 125.0)
+    assert k.bench_share == pytest.approx(2 / 3)
+    assert k.bench_ms == pytest.approx(6 * 31.25 + 3 * 125.0 * 2 / 3)
+    assert k.bench_ms == pytest.approx(437.5) and k.bench_ms < 6 * 125.0
     assert sorted(c.num_warps for c in k.retime_orders[0]) == [2, 4, 8]
 
 
@@ -137,7 +142,9 @@ def test_a_clear_leader_is_retimed_with_the_runner_up_only():
     assert k.best_config.num_warps == 8
     assert sorted(c.num_warps for c in k.retime_orders[0]) == [4, 8]
     assert k.n_bench == 6 + 2 * 3
-    assert k.bench_ms == pytest.approx(125.0 * 2 / 3 * (6 + 2)) and k.bench_ms < 6 * 125.0
+    # 6 first-pass timings of 31.25 ms, 2 re-timed candidates at 2/3 of 125 ms
+    assert k.bench_ms == pytest.approx(6 * 31.25 + 2 * 125.0 * 2 / 3)
+    assert k.bench_ms < 6 * 125.0
 
 
 def test_the_gap_rule_on_the_slow_spell_case():
@@ -237,9 +244,10 @@ def test_a_fast_prior_ranks_the_whole_list(monkeypatch):
     assert k.prior_note == "ranked 6 of 6 in 0.12 s (cap 0.75 s)"
     status = {r.config.num_warps: r.status for r in k.history}
     assert status == {1: "ok", 2: "ok", 4: "pruned", 8: "pruned", 16: "pruned", 32: "pruned"}
-    # 2 timed, 2 re-timed: 2 + 2 timings within 6 timings' budget, so the full budgets
+    # 2 timed, 2 re-timed: 2 + 2 timings within 6 timings' budget, so the re-time gets the
+    # full budgets; the first pass a quarter of them
     assert k.bench_share == 1.0 and k.n_bench == 2 + 2 * 3
-    assert k.bench_ms == pytest.approx(125.0 * (2 + 2))
+    assert k.bench_ms == pytest.approx(2 * 31.25 + 2 * 125.0)
 
 
 # -- the prior's cost hint: skipped before its first prediction ---------------------------
@@ -380,13 +388,10 @@ def test_the_measured_cost_is_kept_in_the_disk_cache_for_a_later_process(monkeyp
 
 
 # -- the compile pool and the phases ------------------------------------------------------
-def test_the_pool_starts_while_the_model_ranks_and_its_time_is_a_phase(monkeypatch):
-    # a first compile of just over IN_PROCESS_PROBE_S (the matmul's on the H200) must not
-    # also wait for the workers' start-up: they start before the model ranks
-    import autotile.tuner._gpu_session as S
+def _recording_starts(monkeypatch):
+    """Record every ``CompilePool.start`` call's worker count (and keep starting them)."""
     from autotile.tuner import CompilePool
 
-    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.2)
     started = []
     real_start = CompilePool.start
 
@@ -395,17 +400,51 @@ def test_the_pool_starts_while_the_model_ranks_and_its_time_is_a_phase(monkeypat
         return real_start(self, n)
 
     monkeypatch.setattr(CompilePool, "start", start)
+    return started
+
+
+def test_the_pool_starts_once_the_first_compile_runs_past_pool_start_after_s(monkeypatch):
+    # a first compile of just over IN_PROCESS_PROBE_S (the matmul's on the H200) must not
+    # wait the workers' whole start-up: they start once it has run POOL_START_AFTER_S
+    import autotile.tuner._gpu_session as S
+
+    assert S.POOL_START_AFTER_S == 0.5
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.1)
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.3)
+    started = _recording_starts(monkeypatch)
     configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in (16, 32, 64, 128)]
     be = FakeBackend(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
-                     compile_sleep_s={16: 0.6})
+                     compile_sleep_s={16: 0.8})
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  n_compile_jobs=2, compile_timeout_s=10.0)(copy_kernel)
     x, y = _data()
     k[grid](x, y, 200)
-    # min_measured + 1 = 5 asked (n_jobs caps the workers at 2) before anything compiled
+    # min_measured + 1 = 5 asked (n_jobs caps the workers at 2) during the first compile
     assert started[0] == 4 + 1 and k.compile_mode == "pool"
     assert be.compiled == [16] and be.jobs == [32, 64, 128]
     assert k.phase_s["pool"] > 0.0
+
+
+def test_a_fast_first_compile_starts_no_workers(monkeypatch):
+    # softmax on the H200 (v3, v4): every first compile took 0.4-0.6 s or less after the
+    # first tuning in the process, and the workers started for it were never used
+    started = _recording_starts(monkeypatch)
+    be = FakeBackend(_by_warps(SIX_US), ahead=True, compile_sleep_s={64: 0.01})
+    k, x, y = _tune_six(be, model_prior=False)
+    assert started == [] and k.compile_mode == "here" and k.n_compiled == 6
+    assert be.jobs == [] and be.compiled == [64] * 6
+    np.testing.assert_array_equal(y, x)
+
+
+def test_with_pool_start_after_s_zero_the_pool_starts_while_the_model_ranks(monkeypatch):
+    # the protocol up to session 10: workers started before the model ranks
+    import autotile.tuner._gpu_session as S
+
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.0)
+    started = _recording_starts(monkeypatch)
+    be = FakeBackend(_by_warps(SIX_US), ahead=True, compile_sleep_s={64: 0.01})
+    k, x, y = _tune_six(be, model_prior=False)
+    assert started[0] == 4 + 1 and k.compile_mode == "here" and be.jobs == []
 
 
 def test_phases_account_for_the_tunings_wall_time():
@@ -420,8 +459,8 @@ def test_phases_account_for_the_tunings_wall_time():
     assert k.prior_note == "no model" and k.phase_s["model"] < 0.01
     assert k.phase_s["pool"] == 0.0
     assert k.phase_s["compile"] >= 6 * 0.02
-    # first pass: 6 x 12.5 x 2/3 ms; re-time: 3 x 12.5 x 2/3 ms
-    assert k.phase_s["first_pass"] >= 6 * 0.0125 * 2 / 3
+    # first pass: 6 x 12.5 / 4 ms; re-time: 3 x 12.5 x 2/3 ms
+    assert k.phase_s["first_pass"] >= 6 * 0.0125 / 4
     assert k.phase_s["retime"] >= 3 * 0.0125 * 2 / 3
     assert k.phase_s["check"] > 0.0
 
@@ -470,4 +509,40 @@ def test_the_rest_compiles_in_the_workers_while_a_slow_first_compile_finishes(
     assert max(starts.values()) < ends[16]
     assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
         16: "ok", 32: "ok", 64: "ok", 128: "ok"}
+    np.testing.assert_array_equal(y, x)
+
+
+def test_a_fast_first_compile_stops_the_starting_workers_without_waiting(monkeypatch):
+    # softmax and layer norm on the H200 (v4 run, six configs each): the first compile
+    # took 0.4-1.2 s, so every config compiled in the tuning process and the pool,
+    # then started while the model ranked, was closed with its workers still starting; the
+    # compile phase then exceeded the six configs' compile times by 0.21-0.24 s each
+    # time, the close's wait for workers to exit on their own
+    import autotile.tuner._gpu_session as S
+    from autotile.tuner import CompilePool
+    from tests.tuner._fake_gpu import slow_start_init
+
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.0)  # the workers start before the ranking
+    closes = []
+    real_close = CompilePool.close
+
+    def close(self):
+        procs = [w.proc for w in self._workers]
+        t0 = time.perf_counter()
+        real_close(self)
+        closes.append((time.perf_counter() - t0, procs))
+
+    monkeypatch.setattr(CompilePool, "close", close)
+
+    class Starting(FakeBackend):
+        worker_init = staticmethod(slow_start_init)
+
+    be = Starting(_by_warps(SIX_US), ahead=True, compile_sleep_s={64: 0.01})
+    be.mp_context = "spawn"  # fresh interpreters: cheap to stop while still starting
+    k, x, y = _tune_six(be, model_prior=False, n_compile_jobs=4)
+    assert k.compile_mode == "here" and k.n_compiled == 6 and be.jobs == []
+    # closed once after the first compile (4 workers still starting), once at the end
+    close_s, procs = closes[0]
+    assert len(procs) == 4 and not any(p.is_alive() for p in procs)
+    assert close_s < 0.15  # asking them to exit first waited 0.2 s for nothing
     np.testing.assert_array_equal(y, x)
