@@ -91,6 +91,17 @@ EIGHT_V5_SHAPES = "288x9000x8192:float16,1500x2208x20800:bfloat16," \
                   "4800x3600x3600:float16,240x10000x16400:float16," \
                   "900x1200x30000:bfloat16,6000x2000x6960:bfloat16"
 
+#: The sixth run's eight shapes, fixed (with the model's zero-shot predictions,
+#: ``benchmarks/h200/data/autotune_gpu_v6_predictions.csv``) before it, after the model
+#: change of session 11: none in an earlier data file; small M (352, 400), deep K
+#: (18000-28000; M = 400 with K = 18000), N >> M, M >> N, most sizes not multiples of
+#: 128, only A unvectorised at 2700 x 3344 x 3100 (K % 16 = 12), only B at 352 x 11000 x
+#: 6992 (N % 16 = 8), fp16 and bf16; 745 GFLOP in all: ``--shapes eight_v6``.
+EIGHT_V6_SHAPES = "400x7056x18000:bfloat16,2700x3344x3100:bfloat16," \
+                  "1300x2000x26000:float16,16000x656x4000:bfloat16," \
+                  "704x14000x4000:float16,352x11000x6992:float16," \
+                  "1000x1360x28000:bfloat16,4600x3920x4400:float16"
+
 T0 = time.perf_counter()
 
 
@@ -109,6 +120,8 @@ def parse_shapes(text: str) -> list[tuple[int, int, int, str]]:
         text = EIGHT_V4_SHAPES
     elif text == "eight_v5":
         text = EIGHT_V5_SHAPES
+    elif text == "eight_v6":
+        text = EIGHT_V6_SHAPES
     out = []
     for item in text.split(","):
         dims, _, dtype = item.strip().partition(":")

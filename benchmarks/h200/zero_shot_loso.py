@@ -1,29 +1,26 @@
 """Leave-one-shape-out selection of GPU-model constants on the H200 tutorial-03 timings (CPU only).
 
 Every matmul shape with H200 timings of tutorial 03's configs
-(``data/autotune_gpu_summary.csv``, ``data/autotune_gpu_v3/``, ``data/autotune_gpu_v4/``
-and the tutorial rows of ``data/h200_matmul.csv`` at 8192 x 8192 x 8192 and 8192 x 8192 x
-2048; 26 shapes) is
-held out in turn; the constant of a grid that scores best on the other shapes
-(criterion: mean fraction of the best tutorial config reached by the model's pick plus
-mean Spearman's rho, as in ``zero_shot.py``) is scored on the held-out shape. Prints,
-per held-out shape, the zero-shot pick's % of the best, Spearman and the best of the
-model's top 4 (what ``perf_model(top_k=4)`` measures) as % of the best, for the shipped
-defaults (in-sample for these shapes) and for the held-out choice.
+(``data/autotune_gpu_summary.csv``, ``data/autotune_gpu_v3/``, ``data/autotune_gpu_v4/``,
+``data/autotune_gpu_v5/`` and the tutorial rows of ``data/h200_matmul.csv`` at 8192 x 8192
+x 8192 and 8192 x 8192 x 2048; 34 shapes, 26 without v5) is held out in turn; the
+constant of a grid that scores best on the other shapes (criterion: mean fraction of the
+best tutorial config reached by the model's pick plus mean Spearman's rho, as in
+``zero_shot.py``) is scored on the held-out shape. Prints, per held-out shape, the
+zero-shot pick's % of the best, Spearman and the best of the model's top 4 (what
+``perf_model(top_k=4)`` measures) as % of the best.
 
-* ``--grid scalar_a`` (default): ``scalar_a_weight`` (eq. 5d) over 0.05-1.0; only the
-  shapes with unvectorised operands (N or K not a multiple of 16) depend on it, so only
-  they are held out.
-* ``--grid tile``: ``tile_overhead_elems`` x ``k_overhead_elems`` (eq. 4) over all 26
-  shapes (the diagnosis of 1800 x 2400 x 20000 and 1700 x 2800 x 24000; not shipped).
-* ``--grid tail``: a partial-wave term (see :func:`tail`) over all 26 shapes (the
-  diagnosis of the two deep-K shapes; not shipped).
-* ``--grid a_regs``: ``scalar_a_extra_regs`` 0 (shipped) against 0.5 on all 26 shapes,
-  ``scalar_a_weight`` selected per fold (the diagnosis of 3600 x 2800 x 3000; not
-  shipped: no other shape tells the two apart).
+* ``--grid after_v5`` (default): the model change after v5 (:func:`after_v5`: A's
+  address registers, the shared-memory port, the partial-wave exponent); ``--fine``
+  adds four exponents; ``--without-v5`` holds out over the 26 shapes before v5 only.
+* ``--grid scalar_a``: ``scalar_a_weight`` (eq. 5d) over 0.05-1.0; only the shapes with
+  unvectorised operands (N or K not a multiple of 16) depend on it, so only they are
+  held out.
+* ``--grid tile``: ``tile_overhead_elems`` x ``k_overhead_elems`` (eq. 4) over all
+  shapes (the session-10 diagnosis of the deep-K shapes; not shipped).
 
-Run ``python benchmarks/h200/zero_shot_loso.py [--grid tile|a_regs]`` (about 15 s, 2 min
-and 15 s).
+Run ``python benchmarks/h200/zero_shot_loso.py [--grid after_v5|scalar_a|tile]``
+(about 1 min, 15 s and 1 min).
 """
 
 from __future__ import annotations
@@ -49,6 +46,7 @@ def measured() -> dict[str, dict[str, float]]:
     meas.update(read_summary(DATA / "autotune_gpu_summary.csv"))
     meas.update(read_summary(DATA / "autotune_gpu_v3" / "autotune_gpu_summary.csv"))
     meas.update(read_summary(DATA / "autotune_gpu_v4" / "autotune_gpu_summary.csv"))
+    meas.update(read_summary(DATA / "autotune_gpu_v5" / "autotune_gpu_summary.csv"))
     with (DATA / "h200_matmul.csv").open() as f:
         for r in csv.DictReader(f):
             if r["source"] != "tutorial" or r["status"] != "ok":
@@ -91,98 +89,59 @@ def score(pred: dict[str, float], meas: dict[str, float]) -> tuple[float, float,
     return pct, rho, (100.0 * best / min(top4) if top4 else 0.0)
 
 
-def a_regs(meas: dict[str, dict[str, float]], base: Any) -> int:
-    """Table of ``scalar_a_extra_regs`` 0 (shipped) against 0.5 on every shape.
+def after_v5(meas: dict[str, dict[str, float]], base: Any, pool: list[str]) -> int:
+    """Leave-one-shape-out of the model change after v5 (docs/gpu_model.md §3.7).
 
-    ``scalar_a_weight`` is selected on the other shapes in each fold (as ``--grid
-    scalar_a``). Every value of ``scalar_a_extra_regs`` in 0-1 scores the same on all
-    shapes but 3600 x 2800 x 3000, so leave-one-shape-out cannot select it: the 0.5
-    column is in-sample for that shape.
+    The grid crosses A's address registers ``scalar_a_extra_regs`` (0 or 1), the
+    shared-memory port ``smem_bytes_per_s_per_sm`` (off or 128 B/clk at 1.83 GHz) and the
+    partial-wave exponent ``tail_rate_exponent`` (0, 0.25, 0.5, 0.75, 1, the grid of the
+    session-10 diagnosis); ``--fine`` adds 0.6, 0.7, 0.8, 0.9. Each shape of ``pool`` is
+    held out in turn and scored with the grid point that is best on the others (mean pick
+    fraction plus mean Spearman).
     """
     import dataclasses
 
-    weights = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.7, 1.0)
-    shapes = list(meas)
-    scalar = [s for s in shapes if any(int(v) % 16 for v in s.split(":")[0].split("x")[1:])]
-    res: dict[float, dict[str, tuple[float, float, float]]] = {}
-    for r in (0.0, 0.5):
-        sc = {a: {s: score(model_times(s, dataclasses.replace(
-            base, scalar_a_extra_regs=r, scalar_a_weight=a)), meas[s]) for s in scalar}
-            for a in weights}
-        res[r] = {}
-        for h in shapes:
-            on = [s for s in scalar if s != h]
-            a = max(weights, key=lambda w: statistics.fmean(sc[w][s][0] / 100 + sc[w][s][1]
-                                                             for s in on))
-            res[r][h] = sc[a][h] if h in scalar else score(model_times(h, dataclasses.replace(
-                base, scalar_a_extra_regs=r, scalar_a_weight=a)), meas[h])
-    print("| shape | shipped (x = 0): pick % | Spearman | x = 0.5: pick % | Spearman |")
-    print("|---|---|---|---|---|")
-    for h in shapes:
-        b, a = res[0.0][h], res[0.5][h]
-        print(f"| {h} | {b[0]:.1f}% | {b[1]:.3f} | {a[0]:.1f}% | {a[1]:.3f} |")
-    for r, name in ((0.0, "x = 0 (shipped)"), (0.5, "x = 0.5")):
-        p = [res[r][h][0] for h in shapes]
-        rho = [res[r][h][1] for h in shapes]
-        print(f"{name}: {sum(v >= 90 for v in p)} of {len(p)} shapes >= 90%, median pick "
-              f"{statistics.median(p):.1f}%, min {min(p):.1f}%; Spearman median "
-              f"{statistics.median(rho):.3f}, min {min(rho):.3f}")
-    return 0
+    from autotile.measure.gpu._time_model import SMEM_PORT_BYTES_PER_S_PER_SM
 
+    gs = (0.0, 0.25, 0.5, 0.75, 1.0) + ((0.6, 0.7, 0.8, 0.9) if FINE else ())
+    grid = list(itertools.product((0.0, 1.0), (math.inf, SMEM_PORT_BYTES_PER_S_PER_SM), gs))
+    scores = {k: {s: score(model_times(s, dataclasses.replace(
+        base, scalar_a_extra_regs=k[0], smem_bytes_per_s_per_sm=k[1],
+        tail_rate_exponent=k[2])), meas[s]) for s in pool} for k in grid}
+    before = (0.0, math.inf, 0.0)
 
-def tail(meas: dict[str, dict[str, float]], base: Any) -> int:
-    """Leave-one-shape-out of a partial-wave term that the model does not have.
+    def crit(k: tuple[float, float, float], on: list[str]) -> float:
+        return (statistics.fmean(scores[k][s][0] / 100 for s in on)
+                + statistics.fmean(scores[k][s][1] for s in on))
 
-    With ``b`` resident programs an SM, ``W`` full waves of ``n_sms * b`` programs and
-    ``k < b`` programs an SM in the last, partial wave (``W >= 1``), the busiest SM's
-    tensor time counts ``W * b + k / (k / b) ** g`` programs instead of ``ceil(n /
-    n_sms)``: a tail program runs at the rate it had among ``b``. Tried on the
-    grid ``g`` in 0-1 by wrapping ``estimate_time`` (the model itself is unchanged).
-    """
-    import autotile.measure.gpu._analytic as an
+    def name(k: tuple[float, float, float]) -> str:
+        port = "off" if math.isinf(k[1]) else f"{k[1] / 1e9:.0f} GB/s"
+        return f"x = {k[0]:g}, port {port}, g = {k[2]:g}"
 
-    orig = an.estimate_time
-    g_now = [0.0]
-
-    def wrapped(hw: Any, params: Any, *, flops_per_program: float, n_programs: int,
-                blocks_per_sm: int, **kw: Any) -> Any:
-        g, n, b, n_sms = g_now[0], n_programs, blocks_per_sm, hw.n_sms
-        if g > 0 and b > 1:
-            w, rest = divmod(n, n_sms * b)
-            k = -(-rest // n_sms)
-            units = w * b + (k / (k / b) ** g if (rest and k < b and w >= 1) else k)
-            flops_per_program *= units / -(-n // n_sms)
-        return orig(hw, params, flops_per_program=flops_per_program, n_programs=n,
-                    blocks_per_sm=b, **kw)
-
-    grid = (0.0, 0.25, 0.5, 0.75, 1.0)
-    shapes = list(meas)
-    an.estimate_time = wrapped
-    try:
-        res = {}
-        for g in grid:
-            g_now[0] = g
-            res[g] = {s: score(model_times(s, base), meas[s]) for s in shapes}
-    finally:
-        an.estimate_time = orig
-    print("| shape | g = 0 (shipped): pick % | Spearman | held out: g | pick % | Spearman |")
-    print("|---|---|---|---|---|---|")
+    print("| held-out shape | selected on the others | pick % | Spearman | top-4 best % "
+          "| before (v5 model): pick % | Spearman |")
+    print("|---|---|---|---|---|---|---|")
     held = []
-    for h in shapes:
-        on = [s for s in shapes if s != h]
-        g = max(grid, key=lambda v: statistics.fmean(res[v][s][0] / 100 + res[v][s][1]
-                                                       for s in on))
-        held.append(res[g][h][0])
-        print(f"| {h} | {res[0.0][h][0]:.1f}% | {res[0.0][h][1]:.3f} | {g} "
-              f"| {res[g][h][0]:.1f}% | {res[g][h][1]:.3f} |")
-    for g in grid:
-        p = [res[g][s][0] for s in shapes]
-        print(f"in-sample g = {g}: {sum(v >= 90 for v in p)} of {len(p)} >= 90%, median "
-              f"{statistics.median(p):.1f}%, Spearman median "
-              f"{statistics.median([res[g][s][1] for s in shapes]):.3f}")
-    print(f"held out: {sum(v >= 90 for v in held)} of {len(held)} >= 90%, median "
-          f"{statistics.median(held):.1f}%")
+    for h in pool:
+        k = max(grid, key=lambda j: crit(j, [s for s in pool if s != h]))
+        p, r, t = scores[k][h]
+        held.append((p, r, t))
+        print(f"| {h} | {name(k)} | {p:.1f}% | {r:.3f} | {t:.1f}% | {scores[before][h][0]:.1f}% "
+              f"| {scores[before][h][1]:.3f} |")
+    for k in (before, max(grid, key=lambda j: crit(j, pool))):
+        p = [scores[k][s][0] for s in pool]
+        print(f"in-sample {name(k)}: {sum(v >= 90 for v in p)} of {len(p)} >= 90%, median "
+              f"{statistics.median(p):.1f}%, min {min(p):.1f}%, Spearman median "
+              f"{statistics.median([scores[k][s][1] for s in pool]):.3f}")
+    p = [x[0] for x in held]
+    print(f"held out: {sum(v >= 90 for v in p)} of {len(p)} >= 90%, median "
+          f"{statistics.median(p):.1f}%, min {min(p):.1f}%; Spearman median "
+          f"{statistics.median([x[1] for x in held]):.3f}; top-4 best median "
+          f"{statistics.median([x[2] for x in held]):.1f}%, min {min(x[2] for x in held):.1f}%")
     return 0
+
+
+FINE = False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,21 +149,26 @@ def main(argv: list[str] | None = None) -> int:
 
     from autotile.measure import GpuModelParams
 
+    global FINE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--grid", choices=("scalar_a", "a_regs", "tile", "tail"),
-                    default="scalar_a")
+    ap.add_argument("--grid", choices=("after_v5", "scalar_a", "tile"), default="after_v5")
+    ap.add_argument("--without-v5", action="store_true",
+                    help="only the 26 shapes measured before v5")
+    ap.add_argument("--fine", action="store_true", help="after_v5: a finer exponent grid")
     args = ap.parse_args(argv)
     meas = measured()
+    if args.without_v5:
+        v5 = read_summary(DATA / "autotune_gpu_v5" / "autotune_gpu_summary.csv")
+        meas = {s: t for s, t in meas.items() if s not in v5}
     base = GpuModelParams()
+    if args.grid == "after_v5":
+        FINE = args.fine
+        return after_v5(meas, base, list(meas))
     if args.grid == "scalar_a":
         grid = [{"scalar_a_weight": a}
                 for a in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.7, 1.0)]
         shapes = [s for s in meas
                   if any(int(v) % 16 for v in s.split(":")[0].split("x")[1:])]
-    elif args.grid == "a_regs":
-        return a_regs(meas, base)
-    elif args.grid == "tail":
-        return tail(meas, base)
     else:
         grid = [{"tile_overhead_elems": c, "k_overhead_elems": k}
                 for c, k in itertools.product((16.0, 32.0, 48.0, 64.0, 96.0), (4.0, 8.0, 16.0))]

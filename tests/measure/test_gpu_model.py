@@ -1,4 +1,5 @@
 import dataclasses
+import math
 
 import pytest
 
@@ -137,8 +138,13 @@ def test_smem_port_term_is_a_roofline_on_the_step_bytes():
     kw = dict(flops_per_program=peak_sm * 1e-4, hbm_bytes=0.0, efficiency=1.0,
               n_programs=264, n_steps_per_program=100, step_bytes=0.0,
               blocks_per_sm=2, num_stages=3)
-    off = estimate_time(hw, P, smem_step_bytes=1e5, **kw)   # default B_smem = inf
+    off = estimate_time(hw, dataclasses.replace(P, smem_bytes_per_s_per_sm=math.inf),
+                        smem_step_bytes=1e5, **kw)   # B_smem = inf: off
     assert off.smem_s == 0.0 and off.compute_s == pytest.approx(2e-4)
+    # the default is the port, 128 B/clk at 1.83 GHz: 2 x 100 x 1e5 B / 234.24e9 B/s
+    port = estimate_time(hw, P, smem_step_bytes=1e5, **kw)
+    assert P.smem_bytes_per_s_per_sm == pytest.approx(234.24e9)
+    assert port.smem_s == pytest.approx(2e7 / 234.24e9) and port.compute_s == pytest.approx(2e-4)
     p = GpuModelParams(smem_bytes_per_s_per_sm=1e11)
     # 2 rounds x 100 steps x 1e5 B / 1e11 B/s = 200 us = compute: not above it
     assert estimate_time(hw, p, smem_step_bytes=1e5, **kw).compute_s == pytest.approx(2e-4)
@@ -147,3 +153,23 @@ def test_smem_port_term_is_a_roofline_on_the_step_bytes():
     with pytest.raises(MeasureError, match="smem_bytes_per_s_per_sm must be > 0"):
         GpuModelParams(smem_bytes_per_s_per_sm=0.0)
     assert GpuModelParams(**p.to_json()) == p
+
+
+def test_partial_wave_after_full_waves_runs_below_the_sms_full_rate():
+    # 100 us of tensor work a program at the SM's full rate, 2 resident programs an SM
+    hw = dataclasses.replace(H100_SXM, launch_overhead_s=0.0)
+    peak_sm = hw.fp16_tensor_flops_per_s / hw.n_sms
+    kw = dict(flops_per_program=peak_sm * 1e-4, hbm_bytes=0.0, efficiency=1.0,
+              blocks_per_sm=2, num_stages=3, tail_rate_exponent=0.75)
+    # 396 programs: a full wave of 264, then one program an SM: 2 + 1 * 2 ** 0.75 programs
+    tail = estimate_time(hw, P, n_programs=396, **kw)
+    assert tail.compute_s == pytest.approx(1e-4 * (2 + 2 ** 0.75))
+    assert tail.compute_s == pytest.approx(3.6818e-4, rel=1e-4)
+    assert estimate_time(hw, P, n_programs=396, **{**kw, "tail_rate_exponent": 0.0}
+                         ).compute_s == pytest.approx(3e-4)
+    # whole waves, or one partial wave alone (no full wave before it): unchanged
+    assert estimate_time(hw, P, n_programs=528, **kw).compute_s == pytest.approx(4e-4)
+    assert estimate_time(hw, P, n_programs=132, **kw).compute_s == pytest.approx(1e-4)
+    assert P.tail_rate_exponent == 0.75
+    with pytest.raises(MeasureError, match="tail_rate_exponent"):
+        GpuModelParams(tail_rate_exponent=-0.1)

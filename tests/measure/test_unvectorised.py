@@ -88,7 +88,16 @@ def test_a_wave_tail_runs_at_a_higher_clock():
         fixed.measure(narrow).metrics["compute_s"] / (132 / 128) ** (1 / 3))
     # measured 51.1 us and 62.1 us: the wide tile is now predicted the faster one
     assert m.measure(wide).metrics["time_s"] < m.measure(narrow).metrics["time_s"]
-    assert fixed.measure(wide).metrics["time_s"] > fixed.measure(narrow).metrics["time_s"]
+    # without eq. 5e and the partial-wave term the narrow tile was predicted faster (57.3 us);
+    # each alone puts the wide one first: 384 programs of 128x64 at 2 an SM leave a partial
+    # wave of one program an SM after a full wave (62.4 against 69.7 us without eq. 5e)
+    bare = KernelModelMeasurer("matmul", {"M": 256, "N": 12288, "K": 4096}, H200_MEASURED_L2,
+                               GpuModelParams(clock_exponent=0.0, tail_rate_exponent=0.0),
+                               dtype="bfloat16")
+    assert bare.measure(wide).metrics["time_s"] > bare.measure(narrow).metrics["time_s"]
+    assert bare.measure(narrow).metrics["time_s"] == pytest.approx(5.733e-5, rel=1e-3)
+    assert fixed.measure(wide).metrics["time_s"] == pytest.approx(6.238e-5, rel=1e-3)
+    assert fixed.measure(narrow).metrics["time_s"] == pytest.approx(6.967e-5, rel=1e-3)
 
 
 def test_chains_run_in_waves_of_resident_programs():
@@ -120,24 +129,35 @@ def test_unvectorised_a_costs_less_than_b():
         GpuModelParams(scalar_a_weight=-0.1)
 
 
-def test_scalar_a_extra_registers_are_an_option_that_is_off_by_default():
-    # 3600 x 2800 x 3000 bf16 (only A scalar): 128x256x128 stages 64 A elements a thread,
-    # 128 + 64 + 40 = 232 registers by default; with 0.5 more per A element 264 > 255
+def test_scalar_a_address_registers_reject_128x256x128_where_only_a_is_scalar():
+    # 3600 x 2800 x 3000 bf16 and 3000 x 3520 x 2900 fp16 (only A scalar): 128x256x128 stages
+    # 64 A elements a thread, each with its own address register: 128 + 64 + 64 + 40 = 296 >
+    # 255 (measured 2.2x slower than 128x256x64 at both shapes, 37.5% and 39.4% of the best);
+    # without the address registers (x = 0) it was feasible and the model's pick
     kw = dict(dtype="bfloat16")
     shape = {"M": 3600, "N": 2800, "K": 3000}
-    on = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2, **kw,
-                             params=GpuModelParams(scalar_a_extra_regs=0.5))
-    off = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2, **kw)
+    on = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2, **kw)
+    off = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2, **kw,
+                              params=GpuModelParams(scalar_a_extra_regs=0.0))
+    assert P.scalar_a_extra_regs == 1.0
     assert off.measure(cfg(128, 256, 128, 8, 3)).ok
-    assert not on.measure(cfg(128, 256, 128, 8, 3)).ok
-    # 64x128x64 (32 A elements a thread): 64 + 48 + 40 = 152 registers, 3 programs an SM
+    spill = on.measure(cfg(128, 256, 128, 8, 3))
+    assert not spill.ok and "registers per thread 296" in spill.error
+    fp16 = KernelModelMeasurer("matmul", {"M": 3000, "N": 3520, "K": 2900}, H200_MEASURED_L2)
+    assert "registers per thread 296" in fp16.measure(cfg(128, 256, 128, 8, 3)).error
+    # 128x256x64 (32 A elements a thread): 128 + 32 + 32 + 40 = 232, feasible, measured 87%
+    assert fp16.measure(cfg(128, 256, 64, 8, 3)).ok
+    # 64x128x64 (32 A elements a thread): 64 + 64 + 40 = 168 registers, 3 programs an SM
     # either way (the shared memory of 4 stages allows 3), so the same time
     assert on.measure(cfg(64, 128, 64, 4, 4)).metrics["time_s"] == pytest.approx(
         off.measure(cfg(64, 128, 64, 4, 4)).metrics["time_s"], rel=1e-12)
-    # both scalar (2500 x 7000 x 3000): B's staged registers are free before A's extra
-    # ones count, so 64x256x32 keeps 128 + 16 + 64 + 40 = 248 and stays feasible
-    both = KernelModelMeasurer("matmul", {"M": 2500, "N": 7000, "K": 3000},
-                               H200_MEASURED_L2, params=GpuModelParams(scalar_a_extra_regs=0.5))
+    assert on.measure(cfg(64, 128, 64, 4, 4)).metrics["time_s"] == pytest.approx(
+        4.326e-4, rel=1e-3)
+    # both scalar (2500 x 7000 x 3000): B's staged registers are free before A's address
+    # registers count, so 64x256x32 keeps 128 + 16 + 64 + 40 = 248 and stays feasible
+    # (measured 60.6% of the best), as does 128x128x32 (128 + 32 + 32 + 40 = 232, 88.9%)
+    both = KernelModelMeasurer("matmul", {"M": 2500, "N": 7000, "K": 3000}, H200_MEASURED_L2)
     assert both.measure(cfg(64, 256, 32, 4, 4)).ok
+    assert both.measure(cfg(128, 128, 32, 4, 4)).ok
     with pytest.raises(MeasureError, match="scalar_a_extra_regs"):
         GpuModelParams(scalar_a_extra_regs=-0.5)

@@ -85,7 +85,7 @@ def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
     scalar_b = 0 if acc.b.is_async else bk * bn
     scalar_out = bm * bn if acc.c.vector_elems == 1 else 0
     smem = matmul_smem_bytes(bm, bn, bk, ns, isz, a_buffers=n_a, b_buffers=n_b)
-    # eq. 2; scalar_a_extra_regs (off by default) counts after B's staged registers are free
+    # eq. 2; A's address registers (scalar_a_extra_regs) count after B's staged ones are free
     regs = matmul_regs_per_thread(bm, bn, nw, p, staged_elems=scalar_a + max(
         float(scalar_b), p.scalar_a_extra_regs * scalar_a))
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
@@ -121,7 +121,8 @@ def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
                         step_bytes=float((bm + bn) * bk * isz),
                         smem_step_bytes=matmul_smem_step_bytes(bm, bn, bk, nw, isz),
                         scalar_step_elems=p.scalar_a_weight * scalar_a + scalar_b,
-                        scalar_epilogue_elems=float(scalar_out * (n_steps // nk)))
+                        scalar_epilogue_elems=float(scalar_out * (n_steps // nk)),
+                        tail_rate_exponent=p.tail_rate_exponent)
     return _ok(self, config, {
         "time_s": est.time_s, "tflops": 2.0 * M * N * K / est.time_s / 1e12,
         "hbm_bytes": hbm, "hbm_read_bytes": st.hbm_read_bytes,

@@ -85,10 +85,22 @@ UNPIPELINED_LATENCY_S = 1.7e-6
 #: swapped) alone gives 0.30.
 SCALAR_A_WEIGHT = 0.3
 #: Registers per element of a scalar-loaded A tile besides the one its load writes (eq. 2):
-#: 0, i.e. off. 0.5 would make 128x256x128 infeasible where only A is scalar, as its 2.2x
-#: slowdown at 3600 x 2800 x 3000 suggests, but no other shape tests it, so leave-one-shape-
-#: out cannot select it (docs/gpu_model.md §3.7).
-SCALAR_A_EXTRA_REGS = 0.0
+#: its address. For a load it cannot vectorise Triton's blocked layout puts the 32 lanes of
+#: a warp along A's contiguous K (``BlockedEncodingAttr`` builder: lanes and warps fill the
+#: fastest axis first), so each of a thread's A elements lies in another row, and a row's
+#: offset ``((pid_m * BLOCK_M + i) % M) * K`` is not affine in ``i``: one 32-bit offset
+#: register per element, held across the K loop (docs/gpu_model.md §3.7, "After v5"; no
+#: SASS read). A scalar B's elements share one column and differ by multiples of ``N``.
+SCALAR_A_EXTRA_REGS = 1.0
+#: ``B_smem`` of eq. 5c: the shared-memory port of a Hopper SM, 128 B/clk [7], at the
+#: 1.83 GHz clock of the H100 and H200 profiles' tensor peak (989.4e12 / (132 x 4096)), so
+#: that the port and the tensor cores scale with the same clock under the power cap.
+SMEM_PORT_BYTES_PER_S_PER_SM = SMEM_BYTES_PER_CLK_PER_SM * 1.83e9
+#: ``g`` of the partial-wave term of eq. 5: a program of a partial wave after full waves
+#: runs at ``(k / b) ** g`` of the rate of ``k / b`` of the SM; selected by leave-one-shape-
+#: out over the 34 H200 matmul shapes on the grid 0, 0.25, 0.5, 0.75, 1 (every fold
+#: picks 0.75; docs/gpu_model.md §3.7, "After v5").
+TAIL_RATE_EXPONENT = 0.75
 #: ``N`` of the ``wgmma`` shapes Triton may pick for 16-bit and fp32 operands,
 #: largest first [6].
 _WGMMA_N = tuple(range(256, 0, -8))
@@ -130,11 +142,12 @@ class GpuModelParams:
     sm_load_bytes_per_s : float, default=inf
         ``B_sm`` in eq. 5b: operand bytes per second one SM can load from
         L2 into shared memory. ``inf`` switches the bandwidth part off.
-    smem_bytes_per_s_per_sm : float, default=inf
+    smem_bytes_per_s_per_sm : float, default=SMEM_PORT_BYTES_PER_S_PER_SM
         ``B_smem`` in eq. 5c: shared-memory bytes per second one SM serves
         (tile writes plus the tensor-core operand reads of
-        :func:`matmul_smem_step_bytes`); the hardware port is 128 B/clk [7],
-        234 GB/s at 1.83 GHz. ``inf`` switches eq. 5c off.
+        :func:`matmul_smem_step_bytes`); the default is the hardware port,
+        128 B/clk [7] at 1.83 GHz (234 GB/s), the clock of the H100 and H200
+        profiles' tensor peak. ``inf`` switches eq. 5c off.
     smem_overlap_norm : float, default=inf
         ``q`` in eq. 5c': the tensor-core time ``c`` and the shared-memory
         port time ``s`` combine as ``(c**q + s**q) ** (1/q)``, a smooth
@@ -180,11 +193,21 @@ class GpuModelParams:
         contiguous along K, the order ``wgmma`` reads A in) is an unchecked
         assumption. Must be ``>= 0``.
     scalar_a_extra_regs : float, default=SCALAR_A_EXTRA_REGS
-        Registers per element of a scalar-loaded A tile on top of the one its
-        load writes (eq. 2), counted after a scalar B tile's registers are
-        free (``staged = e_A + max(e_B, x * e_A)``). An empirical option with
-        no mechanism shown (Triton puts a loaded A in shared memory like B);
-        0 (default) turns it off. Must be ``>= 0``.
+        ``x``: registers per element of a scalar-loaded A tile on top of the
+        one its load writes (eq. 2), counted after a scalar B tile's
+        registers are free (``staged = e_A + max(e_B, x * e_A)``). The
+        default 1 is one address register per element: the elements a
+        thread loads lie in distinct rows of A, whose offsets
+        ``((pid_m * BLOCK_M + i) % M) * K`` are not affine in ``i``
+        (docs/gpu_model.md §3.7). 0 turns it off. Must be ``>= 0``.
+    tail_rate_exponent : float, default=TAIL_RATE_EXPONENT
+        ``g`` of the partial-wave term of eq. 5 (matmul): after ``W >= 1``
+        full waves of ``b`` resident programs per SM, the busiest SM runs
+        its last ``k < b`` programs at ``(k / b) ** g`` of its full rate, so
+        they take ``k * (b / k) ** g`` programs' time instead of ``k``. 0
+        switches it off (a partial wave at the full rate), 1 keeps each
+        program at its full-wave share. Fitted (docs/gpu_model.md §3.7).
+        Must be ``>= 0``.
 
     Raises
     ------
@@ -212,7 +235,7 @@ class GpuModelParams:
     count_writes: bool = True
     pipeline_latency_s: float = 0.0
     sm_load_bytes_per_s: float = math.inf
-    smem_bytes_per_s_per_sm: float = math.inf
+    smem_bytes_per_s_per_sm: float = SMEM_PORT_BYTES_PER_S_PER_SM
     smem_overlap_norm: float = math.inf
     power_cap_s_per_byte: float = 0.0
     scalar_elems_per_s_per_sm: float = SCALAR_ELEMS_PER_S_PER_SM
@@ -221,6 +244,7 @@ class GpuModelParams:
     max_clock_boost: float = 1.47
     scalar_a_weight: float = SCALAR_A_WEIGHT
     scalar_a_extra_regs: float = SCALAR_A_EXTRA_REGS
+    tail_rate_exponent: float = TAIL_RATE_EXPONENT
 
     def __post_init__(self) -> None:
         def real(name: str, value: Any, *, finite: bool = True,
@@ -246,7 +270,7 @@ class GpuModelParams:
         object.__setattr__(self, "overlap_decay", decay)
         for name in ("tile_overhead_elems", "k_overhead_elems", "pipeline_latency_s",
                      "power_cap_s_per_byte", "unpipelined_latency_s", "clock_exponent",
-                     "scalar_a_weight", "scalar_a_extra_regs"):
+                     "scalar_a_weight", "scalar_a_extra_regs", "tail_rate_exponent"):
             v = real(name, getattr(self, name), rule="finite and >= 0")
             if v < 0:
                 rule = "finite and >= 0" if name == "power_cap_s_per_byte" else ">= 0"
@@ -638,12 +662,19 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
                   blocks_per_sm: int, num_stages: int, dtype: str = "float16",
                   n_steps_per_program: int = 0, step_bytes: float = 0.0,
                   smem_step_bytes: float = 0.0, scalar_step_elems: float = 0.0,
-                  scalar_epilogue_elems: float = 0.0) -> GpuEstimate:
+                  scalar_epilogue_elems: float = 0.0,
+                  tail_rate_exponent: float = 0.0) -> GpuEstimate:
     """Kernel time from compute, operand feed, HBM traffic, waves and pipelining (eqs. 5-8).
 
     * compute (eq. 5): ``ceil(n_programs / n_sms) * flops_per_program /
       (peak / n_sms * efficiency)``: the busiest SM's programs at its share
       of the tensor peak (wave quantization over SMs);
+    * partial wave (when ``tail_rate_exponent = g > 0``): with ``b =
+      blocks_per_sm``, ``W`` full waves of ``n_sms * b`` programs and ``k =
+      ceil(rest / n_sms) < b`` programs on the busiest SM after them (``W >=
+      1``), ``compute_s`` counts ``W * b + k * (b / k) ** g`` programs instead
+      of ``ceil(n_programs / n_sms)``: the SM runs a partial wave at ``(k /
+      b) ** g`` of its full rate;
     * clock under the power cap (eq. 5e, when ``clock_exponent = a > 0``):
       with ``u = n_programs / (r * n_sms)`` the busy fraction of the SMs'
       time, ``compute_s`` is divided by ``min(u ** -a, max_clock_boost)``:
@@ -726,6 +757,9 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     scalar_epilogue_elems : float, default=0.0
         Elements one program stores with scalar stores after its loop
         (eq. 5d), e.g. ``BLOCK_M * BLOCK_N`` when C's stores are not vectorised.
+    tail_rate_exponent : float, default=0.0
+        ``g`` of the partial-wave term (a matmul passes
+        ``params.tail_rate_exponent``); 0 switches it off.
 
     Returns
     -------
@@ -757,7 +791,13 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     if params.clock_exponent > 0:  # eq. 5e: a wave tail leaves power for a higher clock
         busy = n_programs / (rounds * hw.n_sms)
         compute_s /= min(busy ** -params.clock_exponent, params.max_clock_boost)
-    tensor_s = compute_s
+    tensor_s = compute_s  # eq. 5d's chains take one program's tensor time, tensor_s / rounds
+    full, rest = divmod(n_programs, hw.n_sms * blocks_per_sm)
+    k_tail = -(-rest // hw.n_sms)
+    if tail_rate_exponent > 0 and full >= 1 and 0 < k_tail < blocks_per_sm:
+        # a partial wave after full ones runs at (k / b) ** g of the SM's full rate
+        units = full * blocks_per_sm + k_tail * (blocks_per_sm / k_tail) ** tail_rate_exponent
+        compute_s *= units / rounds
     feed_s = 0.0
     if n_steps_per_program > 0:
         x = step_bytes / params.sm_load_bytes_per_s
