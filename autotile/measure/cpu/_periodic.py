@@ -414,17 +414,42 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     p = lines.shape[0]
     k_all = ends[2]
     full = k_all == fa_cap
-    dd = np.empty(p, np.int64)  # lines each access moves per iteration
-    dmask = np.empty(p, np.int64)  # |dd| - 1 where a power of two (no division), else -1
+    # per access that the loop moves: its line, the lines it moves per iteration (d),
+    # |d| - 1 where a power of two (no division) else -1, and the lowest and highest
+    # line it touches later (phi^k of its line, 1 <= k <= times); g_lo .. g_hi spans
+    # them all, so that most lines need no test against each access
+    acc = np.empty((5, p), np.int64)
+    n_mv = 0
+    g_lo = 0
+    g_hi = -1
     for a in range(p):
-        d = shift_l[_region(lines[a], lo, hi)]
-        dd[a] = d
-        d = abs(d)
-        dmask[a] = d - 1 if d > 0 and (d & (d - 1)) == 0 else -1
+        y = lines[a]
+        d = shift_l[_region(y, lo, hi)]
+        if d == 0:
+            continue  # it touches its line of iteration c again: a line of R
+        if d > 0:
+            a_lo = y + d
+            a_hi = y + times * d
+        else:
+            a_lo = y + times * d
+            a_hi = y + d
+        ad = abs(d)
+        acc[0, n_mv] = y
+        acc[1, n_mv] = d
+        acc[2, n_mv] = ad - 1 if (ad & (ad - 1)) == 0 else -1
+        acc[3, n_mv] = a_lo
+        acc[4, n_mv] = a_hi
+        if n_mv == 0 or a_lo < g_lo:
+            g_lo = a_lo
+        if n_mv == 0 or a_hi > g_hi:
+            g_hi = a_hi
+        n_mv += 1
     # pass 1: the lines not touched after the run's first iteration (U and P) that a
     # later iteration touches (phi^k of a line of iteration c, 1 <= k <= times). A
     # line of P at position pos is evicted after fa_cap - pos misses: touched at
-    # k <= k_near it may still be held (False); later, it is left out of P'
+    # k with n_miss * (k - 1) < fa_cap - pos it may still be held (False); later, it
+    # is left out of P'. A line of U (or any line where no miss evicts) may be held
+    # at every k
     m = 0  # lines of R
     u = 0  # lines of U
     pos = 0
@@ -439,26 +464,19 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
             if in_u:
                 m += 1
                 u += 1
-            if in_u or not full or n_miss == 0:
-                k_near = times
-            else:
-                k_near = (fa_cap - pos + n_miss - 1) // n_miss
             z = sl_line[x]
-            for a in range(p):
-                d = dd[a]
-                if d == 0:
-                    continue  # y itself, touched in iteration c: not this line
-                diff = z - lines[a]
-                if d > 0:
-                    if diff < d or diff > times * d:
+            if g_lo <= z <= g_hi:
+                near_all = in_u or not full or n_miss == 0
+                for b in range(n_mv):
+                    if z < acc[3, b] or z > acc[4, b]:
                         continue
-                elif diff > d or diff < times * d:
-                    continue
-                mk = dmask[a]
-                if (diff & mk) == 0 if mk >= 0 else diff % d == 0:
-                    if diff // d <= k_near:
-                        return False
-                    tmp_flag[pos] = True
+                    d = acc[1, b]
+                    diff = z - acc[0, b]
+                    mk = acc[2, b]
+                    if (diff & mk) == 0 if mk >= 0 else diff % d == 0:
+                        if near_all or n_miss * (diff // d - 1) < fa_cap - pos:
+                            return False
+                        tmp_flag[pos] = True
         pos += 1
         x = sl_next[x]
     # pass 2: the new list, in tmp_line / tmp_time
