@@ -419,6 +419,8 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     # line it touches later (phi^k of its line, 1 <= k <= times); g_lo .. g_hi spans
     # them all, so that most lines need no test against each access
     acc = np.empty((5, p), np.int64)
+    order = np.empty(k_all, np.int64)  # the stack's slots, MRU first
+    n_flag = 0  # lines of P that a later iteration touches
     n_mv = 0
     g_lo = 0
     g_hi = -1
@@ -476,47 +478,98 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
                     if (diff & mk) == 0 if mk >= 0 else diff % d == 0:
                         if near_all or n_miss * (diff // d - 1) < fa_cap - pos:
                             return False
-                        tmp_flag[pos] = True
+                        if not tmp_flag[pos]:
+                            tmp_flag[pos] = True
+                            n_flag += 1
+        order[pos] = x
         pos += 1
         x = sl_next[x]
-    # pass 2: the new list, in tmp_line / tmp_time
+    n_u = min(times * u, fa_cap - m)  # copies of U (phi^(times-1)(U) .. U) that fit
+    n_new = min(fa_cap, m + n_u + (k_all - m - n_flag))
+    if full and n_new < fa_cap:
+        return False  # the lines below P' are not known
+    keep = n_new - m - n_u  # lines of P' that fit
+    if full and 4 * keep >= fa_cap:
+        # every slot stays occupied: R is relabelled in place, the lines of P' keep
+        # their slots (no slot_of write, a scattered write into an array of all lines),
+        # the copies of U take the slots of the lines of P that leave; then the slots
+        # are linked in the new order. (Where few lines of P' stay, the new list is
+        # written to slots 0 .. n_new - 1 as below, which is cheaper.)
+        nf = 0  # free slots, in tmp_line
+        kept = 0
+        for i in range(m, k_all):
+            if tmp_flag[i] or kept == keep:
+                tmp_line[nf] = order[i]
+                nf += 1
+            else:
+                order[m + kept] = order[i]  # P' after R, in order (m + kept <= i)
+                kept += 1
+        # the order of the new list: R, the copies of U, P' (tmp_time holds it)
+        for i in range(m):
+            tmp_time[i] = order[i]
+        n = m
+        j = times - 1
+        f = 0
+        while n < m + n_u:
+            for i in range(m - u, m):
+                if n >= m + n_u:
+                    break
+                y = sl_line[order[i]]  # a line of U (R is relabelled below)
+                z = y + shift_l[_region(y, lo, hi)] * j
+                x = tmp_line[f]
+                f += 1
+                sl_line[x] = z
+                slot_of[z] = x
+                sl_time[x] = new_time
+                tmp_time[n] = x
+                n += 1
+            j -= 1
+        for i in range(m):
+            x = order[i]
+            y = sl_line[x]
+            z = y + shift_l[_region(y, lo, hi)] * times
+            sl_line[x] = z
+            slot_of[z] = x
+            sl_time[x] = new_time
+        for i in range(kept):
+            tmp_time[n] = order[m + i]
+            n += 1
+        prev = -1
+        for i in range(n):
+            x = tmp_time[i]
+            sl_prev[x] = prev
+            if prev >= 0:
+                sl_next[prev] = x
+            prev = x
+        sl_next[prev] = -1
+        ends[0] = tmp_time[0]
+        ends[1] = prev
+        return True
+    # else the new list, in tmp_line / tmp_time, then in slots 0 .. n - 1
     n = 0
-    x = ends[0]
-    while x >= 0 and n < m and n < fa_cap:
-        y = sl_line[x]
+    for i in range(m):
+        y = sl_line[order[i]]
         tmp_line[n] = y + shift_l[_region(y, lo, hi)] * times
         tmp_time[n] = new_time
         n += 1
-        x = sl_next[x]
-    if u > 0:
-        ustart = ends[0]  # the first line of U: the last u lines of R
-        for _ in range(m - u):
-            ustart = sl_next[ustart]
-        j = times - 1
-        while j >= 0 and n < fa_cap:
-            x = ustart
-            for _ in range(u):
-                if n >= fa_cap:
-                    break
-                y = sl_line[x]
-                tmp_line[n] = y + shift_l[_region(y, lo, hi)] * j
-                tmp_time[n] = new_time
-                n += 1
-                x = sl_next[x]
-            j -= 1
-    x = ends[0]
-    for _ in range(m):
-        x = sl_next[x]
-    pos = m
-    while x >= 0 and n < fa_cap:
-        if not tmp_flag[pos]:
+    j = times - 1
+    while n < m + n_u:
+        for i in range(m - u, m):
+            if n >= m + n_u:
+                break
+            y = sl_line[order[i]]
+            tmp_line[n] = y + shift_l[_region(y, lo, hi)] * j
+            tmp_time[n] = new_time
+            n += 1
+        j -= 1
+    for i in range(m, k_all):
+        if n >= n_new:
+            break
+        if not tmp_flag[i]:
+            x = order[i]
             tmp_line[n] = sl_line[x]
             tmp_time[n] = sl_time[x]
             n += 1
-        pos += 1
-        x = sl_next[x]
-    if full and n < fa_cap:
-        return False  # the lines below P' are not known
     for i in range(n):
         y = tmp_line[i]
         sl_line[i] = y
