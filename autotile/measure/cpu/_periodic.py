@@ -390,8 +390,8 @@ def _fa_relabel(slot_of, sl_line, sl_time, ends, shift_l, times, lo, hi, x_lo, x
 
 @numba.njit(cache=True, nogil=True)
 def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines, shift_l,  # type: ignore[no-untyped-def]
-               times, lo, hi, thr0, thr, n_miss, new_time, tmp_line, tmp_time, tmp_flag
-               ):  # pragma: no cover
+               times, lo, hi, thr0, thr, n_miss, new_time, tmp_line, tmp_time, tmp_flag,
+               tmp_acc               ):  # pragma: no cover
     """Set the fully associative stack to its state ``times`` iterations later, if provable.
 
     For a loop of period 1 (see ``INNER_MAX_BODIES``) at the end of its iteration
@@ -409,7 +409,10 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     ``phi^times(R) ++ phi^(times-1)(U) ++ ... ++ phi(U) ++ U ++ P'``, ``P'``
     the lines of ``P`` that no later iteration touches (False if a full stack
     would come out short), the new lines' times ``new_time``; returns True.
-    ``tmp_line``, ``tmp_time`` and ``tmp_flag`` (``fa_cap`` long) are scratch.
+    ``tmp_line``, ``tmp_time`` and ``tmp_flag`` (``fa_cap`` long) and ``tmp_acc``
+    (at least ``5 * len(lines) + 2 * fa_cap`` long) are scratch (int64, but
+    ``tmp_flag``, bool): nothing is allocated, as an allocation costs about what
+    testing the whole stack does.
     """
     p = lines.shape[0]
     k_all = ends[2]
@@ -418,8 +421,9 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     # |d| - 1 where a power of two (no division) else -1, and the lowest and highest
     # line it touches later (phi^k of its line, 1 <= k <= times); g_lo .. g_hi spans
     # them all, so that most lines need no test against each access
-    acc = np.empty((5, p), np.int64)
-    order = np.empty(k_all, np.int64)  # the stack's slots, MRU first
+    acc = tmp_acc[:5 * p].reshape(5, p)
+    order = tmp_acc[5 * p:5 * p + fa_cap]  # the stack's slots, MRU first
+    aux = tmp_acc[5 * p + fa_cap:5 * p + 2 * fa_cap]
     n_flag = 0  # lines of P that a later iteration touches
     n_mv = 0
     g_lo = 0
@@ -459,6 +463,8 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     while x >= 0:
         t = sl_time[x]
         tmp_flag[pos] = False
+        tmp_line[pos] = sl_line[x]
+        tmp_time[pos] = t
         if t > thr:
             m += 1
         else:
@@ -495,11 +501,11 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
         # the copies of U take the slots of the lines of P that leave; then the slots
         # are linked in the new order. (Where few lines of P' stay, the new list is
         # written to slots 0 .. n_new - 1 as below, which is cheaper.)
-        nf = 0  # free slots, in tmp_line
+        nf = 0  # free slots, in aux
         kept = 0
         for i in range(m, k_all):
             if tmp_flag[i] or kept == keep:
-                tmp_line[nf] = order[i]
+                aux[nf] = order[i]
                 nf += 1
             else:
                 order[m + kept] = order[i]  # P' after R, in order (m + kept <= i)
@@ -516,7 +522,7 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
                     break
                 y = sl_line[order[i]]  # a line of U (R is relabelled below)
                 z = y + shift_l[_region(y, lo, hi)] * j
-                x = tmp_line[f]
+                x = aux[f]
                 f += 1
                 sl_line[x] = z
                 slot_of[z] = x
@@ -545,36 +551,36 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
         ends[0] = tmp_time[0]
         ends[1] = prev
         return True
-    # else the new list, in tmp_line / tmp_time, then in slots 0 .. n - 1
+    # else the new list in slots 0 .. n - 1 (the old one is in tmp_line / tmp_time)
     n = 0
     for i in range(m):
-        y = sl_line[order[i]]
-        tmp_line[n] = y + shift_l[_region(y, lo, hi)] * times
-        tmp_time[n] = new_time
+        y = tmp_line[i]
+        z = y + shift_l[_region(y, lo, hi)] * times
+        sl_line[n] = z
+        slot_of[z] = n
+        sl_time[n] = new_time
         n += 1
     j = times - 1
     while n < m + n_u:
         for i in range(m - u, m):
             if n >= m + n_u:
                 break
-            y = sl_line[order[i]]
-            tmp_line[n] = y + shift_l[_region(y, lo, hi)] * j
-            tmp_time[n] = new_time
+            y = tmp_line[i]
+            z = y + shift_l[_region(y, lo, hi)] * j
+            sl_line[n] = z
+            slot_of[z] = n
+            sl_time[n] = new_time
             n += 1
         j -= 1
     for i in range(m, k_all):
         if n >= n_new:
             break
         if not tmp_flag[i]:
-            x = order[i]
-            tmp_line[n] = sl_line[x]
-            tmp_time[n] = sl_time[x]
+            y = tmp_line[i]
+            sl_line[n] = y
+            slot_of[y] = n
+            sl_time[n] = tmp_time[i]
             n += 1
-    for i in range(n):
-        y = tmp_line[i]
-        sl_line[i] = y
-        slot_of[y] = i
-        sl_time[i] = tmp_time[i]
     _link_slots(sl_prev, sl_next, ends, n)
     return True
 
@@ -892,6 +898,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     inner_tmp = np.empty(max(fa_cap, 1), np.int64)
     inner_flag = np.zeros(max(fa_cap, 1), np.bool_)
     it_lines = np.empty(max(inner_nb * p, 1), np.int64)  # the lines of one iteration of it
+    inner_acc = np.empty(5 * max(inner_nb * p, p) + 2 * max(fa_cap, 1), np.int64)
     inner_cnt = np.zeros(n_loops, np.int64)
     qthr = -2  # sl_time is at least -1: no hit counts until a run's first iteration ends
     q_hits = 0
@@ -1132,7 +1139,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         extended = _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
                                               fa_cap, it_l, shift[l], q, lo, hi,
                                               xs[0], qthr, it_miss, xs[0] + 1, relabel_tmp,
-                                              inner_tmp, inner_flag)
+                                              inner_tmp, inner_flag, inner_acc)
                     xs[2] = extended
                     if extended:
                         jumped = True
