@@ -482,7 +482,8 @@ def test_extending_a_stack_that_is_not_fresh_equals_plain_lru(seed: int) -> None
             ok = _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, cap, lines,
                             shift.astype(np.int64), times_k, lo, hi, t0, thr,
                             p - hits[c], t0 + 1, np.empty(cap, np.int64),
-                            np.empty(cap, np.int64), np.zeros(cap, np.bool_))
+                            np.empty(cap, np.int64), np.zeros(cap, np.bool_),
+                            np.empty(5 * len(lines) + 2 * cap, np.int64))
             if not ok:
                 n_refused += 1
                 assert sl_line.tolist() == before[0].tolist()

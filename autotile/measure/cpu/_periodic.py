@@ -390,8 +390,8 @@ def _fa_relabel(slot_of, sl_line, sl_time, ends, shift_l, times, lo, hi, x_lo, x
 
 @numba.njit(cache=True, nogil=True)
 def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines, shift_l,  # type: ignore[no-untyped-def]
-               times, lo, hi, thr0, thr, n_miss, new_time, tmp_line, tmp_time, tmp_flag
-               ):  # pragma: no cover
+               times, lo, hi, thr0, thr, n_miss, new_time, tmp_line, tmp_time, tmp_flag,
+               tmp_acc               ):  # pragma: no cover
     """Set the fully associative stack to its state ``times`` iterations later, if provable.
 
     For a loop of period 1 (see ``INNER_MAX_BODIES``) at the end of its iteration
@@ -409,22 +409,53 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     ``phi^times(R) ++ phi^(times-1)(U) ++ ... ++ phi(U) ++ U ++ P'``, ``P'``
     the lines of ``P`` that no later iteration touches (False if a full stack
     would come out short), the new lines' times ``new_time``; returns True.
-    ``tmp_line``, ``tmp_time`` and ``tmp_flag`` (``fa_cap`` long) are scratch.
+    ``tmp_line``, ``tmp_time`` and ``tmp_flag`` (``fa_cap`` long) and ``tmp_acc``
+    (at least ``5 * len(lines) + 2 * fa_cap`` long) are scratch (int64, but
+    ``tmp_flag``, bool): nothing is allocated, as an allocation costs about what
+    testing the whole stack does.
     """
     p = lines.shape[0]
     k_all = ends[2]
     full = k_all == fa_cap
-    dd = np.empty(p, np.int64)  # lines each access moves per iteration
-    dmask = np.empty(p, np.int64)  # |dd| - 1 where a power of two (no division), else -1
+    # per access that the loop moves: its line, the lines it moves per iteration (d),
+    # |d| - 1 where a power of two (no division) else -1, and the lowest and highest
+    # line it touches later (phi^k of its line, 1 <= k <= times); g_lo .. g_hi spans
+    # them all, so that most lines need no test against each access
+    acc = tmp_acc[:5 * p].reshape(5, p)
+    order = tmp_acc[5 * p:5 * p + fa_cap]  # the stack's slots, MRU first
+    aux = tmp_acc[5 * p + fa_cap:5 * p + 2 * fa_cap]
+    n_flag = 0  # lines of P that a later iteration touches
+    n_mv = 0
+    g_lo = 0
+    g_hi = -1
     for a in range(p):
-        d = shift_l[_region(lines[a], lo, hi)]
-        dd[a] = d
-        d = abs(d)
-        dmask[a] = d - 1 if d > 0 and (d & (d - 1)) == 0 else -1
+        y = lines[a]
+        d = shift_l[_region(y, lo, hi)]
+        if d == 0:
+            continue  # it touches its line of iteration c again: a line of R
+        if d > 0:
+            a_lo = y + d
+            a_hi = y + times * d
+        else:
+            a_lo = y + times * d
+            a_hi = y + d
+        ad = abs(d)
+        acc[0, n_mv] = y
+        acc[1, n_mv] = d
+        acc[2, n_mv] = ad - 1 if (ad & (ad - 1)) == 0 else -1
+        acc[3, n_mv] = a_lo
+        acc[4, n_mv] = a_hi
+        if n_mv == 0 or a_lo < g_lo:
+            g_lo = a_lo
+        if n_mv == 0 or a_hi > g_hi:
+            g_hi = a_hi
+        n_mv += 1
     # pass 1: the lines not touched after the run's first iteration (U and P) that a
     # later iteration touches (phi^k of a line of iteration c, 1 <= k <= times). A
     # line of P at position pos is evicted after fa_cap - pos misses: touched at
-    # k <= k_near it may still be held (False); later, it is left out of P'
+    # k with n_miss * (k - 1) < fa_cap - pos it may still be held (False); later, it
+    # is left out of P'. A line of U (or any line where no miss evicts) may be held
+    # at every k
     m = 0  # lines of R
     u = 0  # lines of U
     pos = 0
@@ -432,6 +463,8 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     while x >= 0:
         t = sl_time[x]
         tmp_flag[pos] = False
+        tmp_line[pos] = sl_line[x]
+        tmp_time[pos] = t
         if t > thr:
             m += 1
         else:
@@ -439,71 +472,115 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
             if in_u:
                 m += 1
                 u += 1
-            if in_u or not full or n_miss == 0:
-                k_near = times
-            else:
-                k_near = (fa_cap - pos + n_miss - 1) // n_miss
             z = sl_line[x]
-            for a in range(p):
-                d = dd[a]
-                if d == 0:
-                    continue  # y itself, touched in iteration c: not this line
-                diff = z - lines[a]
-                if d > 0:
-                    if diff < d or diff > times * d:
+            if g_lo <= z <= g_hi:
+                near_all = in_u or not full or n_miss == 0
+                for b in range(n_mv):
+                    if z < acc[3, b] or z > acc[4, b]:
                         continue
-                elif diff > d or diff < times * d:
-                    continue
-                mk = dmask[a]
-                if (diff & mk) == 0 if mk >= 0 else diff % d == 0:
-                    if diff // d <= k_near:
-                        return False
-                    tmp_flag[pos] = True
+                    d = acc[1, b]
+                    diff = z - acc[0, b]
+                    mk = acc[2, b]
+                    if (diff & mk) == 0 if mk >= 0 else diff % d == 0:
+                        if near_all or n_miss * (diff // d - 1) < fa_cap - pos:
+                            return False
+                        if not tmp_flag[pos]:
+                            tmp_flag[pos] = True
+                            n_flag += 1
+        order[pos] = x
         pos += 1
         x = sl_next[x]
-    # pass 2: the new list, in tmp_line / tmp_time
-    n = 0
-    x = ends[0]
-    while x >= 0 and n < m and n < fa_cap:
-        y = sl_line[x]
-        tmp_line[n] = y + shift_l[_region(y, lo, hi)] * times
-        tmp_time[n] = new_time
-        n += 1
-        x = sl_next[x]
-    if u > 0:
-        ustart = ends[0]  # the first line of U: the last u lines of R
-        for _ in range(m - u):
-            ustart = sl_next[ustart]
-        j = times - 1
-        while j >= 0 and n < fa_cap:
-            x = ustart
-            for _ in range(u):
-                if n >= fa_cap:
-                    break
-                y = sl_line[x]
-                tmp_line[n] = y + shift_l[_region(y, lo, hi)] * j
-                tmp_time[n] = new_time
-                n += 1
-                x = sl_next[x]
-            j -= 1
-    x = ends[0]
-    for _ in range(m):
-        x = sl_next[x]
-    pos = m
-    while x >= 0 and n < fa_cap:
-        if not tmp_flag[pos]:
-            tmp_line[n] = sl_line[x]
-            tmp_time[n] = sl_time[x]
-            n += 1
-        pos += 1
-        x = sl_next[x]
-    if full and n < fa_cap:
+    n_u = min(times * u, fa_cap - m)  # copies of U (phi^(times-1)(U) .. U) that fit
+    n_new = min(fa_cap, m + n_u + (k_all - m - n_flag))
+    if full and n_new < fa_cap:
         return False  # the lines below P' are not known
-    for i in range(n):
+    keep = n_new - m - n_u  # lines of P' that fit
+    if full and 4 * keep >= fa_cap:
+        # every slot stays occupied: R is relabelled in place, the lines of P' keep
+        # their slots (no slot_of write, a scattered write into an array of all lines),
+        # the copies of U take the slots of the lines of P that leave; then the slots
+        # are linked in the new order. (Where few lines of P' stay, the new list is
+        # written to slots 0 .. n_new - 1 as below, which is cheaper.)
+        nf = 0  # free slots, in aux
+        kept = 0
+        for i in range(m, k_all):
+            if tmp_flag[i] or kept == keep:
+                aux[nf] = order[i]
+                nf += 1
+            else:
+                order[m + kept] = order[i]  # P' after R, in order (m + kept <= i)
+                kept += 1
+        # the order of the new list: R, the copies of U, P' (tmp_time holds it)
+        for i in range(m):
+            tmp_time[i] = order[i]
+        n = m
+        j = times - 1
+        f = 0
+        while n < m + n_u:
+            for i in range(m - u, m):
+                if n >= m + n_u:
+                    break
+                y = sl_line[order[i]]  # a line of U (R is relabelled below)
+                z = y + shift_l[_region(y, lo, hi)] * j
+                x = aux[f]
+                f += 1
+                sl_line[x] = z
+                slot_of[z] = x
+                sl_time[x] = new_time
+                tmp_time[n] = x
+                n += 1
+            j -= 1
+        for i in range(m):
+            x = order[i]
+            y = sl_line[x]
+            z = y + shift_l[_region(y, lo, hi)] * times
+            sl_line[x] = z
+            slot_of[z] = x
+            sl_time[x] = new_time
+        for i in range(kept):
+            tmp_time[n] = order[m + i]
+            n += 1
+        prev = -1
+        for i in range(n):
+            x = tmp_time[i]
+            sl_prev[x] = prev
+            if prev >= 0:
+                sl_next[prev] = x
+            prev = x
+        sl_next[prev] = -1
+        ends[0] = tmp_time[0]
+        ends[1] = prev
+        return True
+    # else the new list in slots 0 .. n - 1 (the old one is in tmp_line / tmp_time)
+    n = 0
+    for i in range(m):
         y = tmp_line[i]
-        sl_line[i] = y
-        slot_of[y] = i
-        sl_time[i] = tmp_time[i]
+        z = y + shift_l[_region(y, lo, hi)] * times
+        sl_line[n] = z
+        slot_of[z] = n
+        sl_time[n] = new_time
+        n += 1
+    j = times - 1
+    while n < m + n_u:
+        for i in range(m - u, m):
+            if n >= m + n_u:
+                break
+            y = tmp_line[i]
+            z = y + shift_l[_region(y, lo, hi)] * j
+            sl_line[n] = z
+            slot_of[z] = n
+            sl_time[n] = new_time
+            n += 1
+        j -= 1
+    for i in range(m, k_all):
+        if n >= n_new:
+            break
+        if not tmp_flag[i]:
+            y = tmp_line[i]
+            sl_line[n] = y
+            slot_of[y] = n
+            sl_time[n] = tmp_time[i]
+            n += 1
     _link_slots(sl_prev, sl_next, ends, n)
     return True
 
@@ -821,6 +898,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     inner_tmp = np.empty(max(fa_cap, 1), np.int64)
     inner_flag = np.zeros(max(fa_cap, 1), np.bool_)
     it_lines = np.empty(max(inner_nb * p, 1), np.int64)  # the lines of one iteration of it
+    inner_acc = np.empty(5 * max(inner_nb * p, p) + 2 * max(fa_cap, 1), np.int64)
     inner_cnt = np.zeros(n_loops, np.int64)
     qthr = -2  # sl_time is at least -1: no hit counts until a run's first iteration ends
     q_hits = 0
@@ -1061,7 +1139,7 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         extended = _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends,
                                               fa_cap, it_l, shift[l], q, lo, hi,
                                               xs[0], qthr, it_miss, xs[0] + 1, relabel_tmp,
-                                              inner_tmp, inner_flag)
+                                              inner_tmp, inner_flag, inner_acc)
                     xs[2] = extended
                     if extended:
                         jumped = True
