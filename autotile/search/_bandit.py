@@ -106,13 +106,10 @@ class BanditSearcher(SpaceSearcher):
         shipped table (misses, budget 200, seeds 0-19: 57.5 against 105)
         but lowered mean P(t) on 10 of the 11 spaces of
         ``benchmarks/kernel_tuner/bench_default_searcher.py`` (seeds 0-9);
-        it is not the default (``docs/results/searchers.md``). Adding
-        ``"evolutionary"`` raised
-        mean P(t) on 8 of the 11 spaces of
-        ``benchmarks/kernel_tuner/bench_default_searcher.py`` on seeds
-        100-119 but lowered it on 7 of 11 on its seeds 0-9, and cost a
-        quarter more CPU per trial; it is not in the default
-        (``docs/results/searchers.md``).
+        it is not the default. Adding ``"evolutionary"`` raised mean P(t)
+        on 8 of those 11 spaces on seeds 100-119 but lowered it on 7 of 11
+        on seeds 0-9, and cost a quarter more CPU per trial; it is not in
+        the default either (``docs/results/searchers.md``).
     prior : Prior or sequence of sources, optional
         Earlier tables or studies of the same kernel (see :class:`Prior`):
         their best configs are tried first and stay an arm of the bandit.
