@@ -17,7 +17,10 @@ from autotile.space import Config, Space
 __all__ = ["BanditSearcher", "ARMS"]
 
 #: The techniques :class:`BanditSearcher` chooses between.
-ARMS = ("model", "evolutionary", "local", "global", "parzen", "random", "prior")
+ARMS = ("model", "evolutionary", "local", "global", "parzen", "random", "prior", "descent")
+
+#: Arms whose proposals do not depend on the history: the descent's model learns from them.
+_UNBIASED_ARMS = ("random", "prior")
 
 
 class BanditSearcher(SpaceSearcher):
@@ -48,18 +51,40 @@ class BanditSearcher(SpaceSearcher):
       ``l(x) / g(x)`` taken;
     * ``"random"``: a uniformly random unmeasured config;
     * ``"prior"``: the next config of :attr:`Prior.ranked` (only with
-      ``prior``).
+      ``prior``);
+    * ``"descent"`` (not in the default portfolio, see ``arms``): a
+      first-improvement local search from a random config. Each trial it
+      proposes the unmeasured neighbour (``space.neighbours``) of its
+      current config (the *centre*) that the cost model ranks best (ties
+      spread); a neighbour with a lower value becomes the centre. After
+      ``descent_patience`` of its own proposals in a row without
+      improving on the centre, the centre is a local minimum: its value
+      is remembered and a new descent starts from a uniformly random
+      unmeasured config. A descent whose centre reaches a value at which
+      an earlier descent stopped is abandoned at once (a tabu list of
+      local minima, as in iterated local search). Its cost model is
+      fitted on the trials that do not depend on the history (the first
+      ``n_init``, the ``"random"`` and ``"prior"`` arms', every descent's
+      start) and on the current descent's trials, and refitted when a
+      descent starts or those trials have grown by ``refit_growth``: a
+      model fitted on the other arms' and earlier descents' trials, which
+      gather in the basins already found, ranks those basins' configs
+      first and leads every new descent back to them.
 
     The first ``n_init`` trials are the best configs of ``prior`` when one
     is given, else random. Then each trial takes the arm with the highest
     score ``auc + C * sqrt(2 * log2(n) / uses)`` (an arm never used first,
     in random order), where over the last ``window`` bandit trials ``n``
     is their number, ``uses`` the arm's, and ``auc`` the area under the
-    arm's curve of trials that improved on the best value so far, recent
-    ones weighing more (OpenTuner's ``AUCBanditMetaTechnique``, with its
-    defaults ``C=0.05`` and ``window=500``). An arm that cannot propose
-    (the model arms before two trials have values, ``prior`` once its list
-    is used up) is skipped.
+    arm's curve of successes, recent ones weighing more (OpenTuner's
+    ``AUCBanditMetaTechnique``, with its defaults ``C=0.05`` and
+    ``window=500``). A trial is a success when it improved on the best
+    value so far (OpenTuner's credit) or, for ``"descent"``, on its
+    descent's centre: with the best value alone as credit no arm scores
+    once the first local minimum is found, and the choice falls back to
+    round robin, which gives a new descent a fraction of the trials. An
+    arm that cannot propose (the model arms before two trials have
+    values, ``prior`` once its list is used up) is skipped.
 
     The cost model (XGBoost rank, loop features on GEMM spaces, see
     :class:`ModelGuidedSearcher`) is refitted when the trials have grown by
@@ -76,12 +101,15 @@ class BanditSearcher(SpaceSearcher):
         Seed of the searcher and its cost model.
     arms : sequence of str, default=("model", "parzen", "random")
         Techniques in the portfolio, from :data:`ARMS`; ``"prior"`` is
-        added when ``prior`` is given. Adding ``"evolutionary"`` raised
-        mean P(t) on 8 of the 11 spaces of
-        ``benchmarks/kernel_tuner/bench_default_searcher.py`` on seeds
-        100-119 but lowered it on 7 of 11 on its seeds 0-9, and cost a
-        quarter more CPU per trial; it is not in the default
-        (``docs/results/searchers.md``).
+        added when ``prior`` is given. ``("descent", "parzen", "random")``
+        halved the median trials to the optimum on ``gemm_space(64)``'s
+        shipped table (misses, budget 200, seeds 0-19: 57.5 against 105)
+        but lowered mean P(t) on 10 of the 11 spaces of
+        ``benchmarks/kernel_tuner/bench_default_searcher.py`` (seeds 0-9);
+        it is not the default. Adding ``"evolutionary"`` raised mean P(t)
+        on 8 of those 11 spaces on seeds 100-119 but lowered it on 7 of 11
+        on seeds 0-9, and cost a quarter more CPU per trial; it is not in
+        the default either (``docs/results/searchers.md``).
     prior : Prior or sequence of sources, optional
         Earlier tables or studies of the same kernel (see :class:`Prior`):
         their best configs are tried first and stay an arm of the bandit.
@@ -108,6 +136,11 @@ class BanditSearcher(SpaceSearcher):
     gamma : float, default=0.15
         Share of the trials that is "good" for the ``"parzen"`` arm, in
         (0, 1).
+    descent_patience : int, default=8
+        Proposals of the ``"descent"`` arm in a row without improving on
+        its centre after which the centre is taken as a local minimum (a
+        GEMM config has about 30 neighbours). Chosen between 6 and 8 on
+        development seeds of ``gemm_space(64)``'s table only.
 
     Raises
     ------
@@ -140,6 +173,7 @@ class BanditSearcher(SpaceSearcher):
         n_centres: int = 4,
         n_global: int = 256,
         gamma: float = 0.15,
+        descent_patience: int = 8,
     ) -> None:
         super().__init__(space, seed)
         arms = tuple(arms)
@@ -147,7 +181,7 @@ class BanditSearcher(SpaceSearcher):
         if bad or not arms:
             raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r}")
         for name, v in (("n_init", n_init), ("n_centres", n_centres), ("n_global", n_global),
-                        ("window", window)):
+                        ("window", window), ("descent_patience", descent_patience)):
             if int(v) != v or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {name}={v!r}")
         if not C >= 0:
@@ -171,6 +205,7 @@ class BanditSearcher(SpaceSearcher):
         self.n_centres = int(n_centres)
         self.n_global = int(n_global)
         self.gamma = float(gamma)
+        self.descent_patience = int(descent_patience)
         self._codec = IndexCodec(space)
         self._scorer = ModelScorer(space, cost_model, featurizer, self._codec)
         # whole searchers as arms: each keeps its own plan in its own memory
@@ -217,6 +252,8 @@ class BanditSearcher(SpaceSearcher):
         are read again from the start).
         """
         vals = history.value_array()
+        local_wins: set[int] = (self._descent_state(history, memory)["wins"]
+                                if "descent" in self.arms else set())
         log = memory.get("arm_log")
         n_old = 0 if log is None else log[0]
         if log is None or n_old > vals.size or (n_old and (
@@ -226,7 +263,7 @@ class BanditSearcher(SpaceSearcher):
             used_all, best = log[3], log[4]
         for i, v in zip(history.indices[n_old:], vals[n_old:].tolist()):
             if i in arm_of:
-                used_all.append((arm_of[i], v < best))
+                used_all.append((arm_of[i], v < best or i in local_wins))
             best = min(best, v)
         if vals.size:
             memory["arm_log"] = (vals.size, history.indices[-1], float(vals[-1]), used_all, best)
@@ -266,6 +303,8 @@ class BanditSearcher(SpaceSearcher):
             return int(ranked[k]) if k < ranked.size else None
         if arm == "parzen":
             return self._parzen(history, rng)
+        if arm == "descent":
+            return self._descent(history, rng, memory)
         if not self._model_ready(history, memory):
             return None
         ranked_measured = best_first(history, rng)
@@ -288,6 +327,8 @@ class BanditSearcher(SpaceSearcher):
     def _model_ready(self, history: History, memory: dict[str, Any]) -> bool:
         n = history.n_finished
         if memory.get("model_checked_at") == n:
+            if memory.get("model_ok"):  # the descent's model may have been used since
+                self._scorer.model = memory["model"]
             return bool(memory.get("model_ok"))
         seed = int(self._trial_rng(n, stream=1).integers(2**31 - 1))
         ok = self._scorer.refit(history, seed, self.refit_growth, memory)
@@ -324,3 +365,101 @@ class BanditSearcher(SpaceSearcher):
         best = keep[log_ratio[keep] == log_ratio[keep].max()]
         return int(cand[best[int(rng.integers(best.size))]])
 
+
+    # -- the descent ------------------------------------------------------------------
+    def _descent_state(self, history: History, memory: dict[str, Any]) -> dict[str, Any]:
+        """The descent's state, advanced by its own proposals finished since the last call.
+
+        Keys: ``centre`` (space index or None before a start), ``val`` (its
+        value), ``fails`` (own proposals since the centre last improved),
+        ``minima`` (values at which descents stopped), ``pending`` (own
+        proposals not finished yet), ``path`` (the current descent's
+        proposals), ``starts`` and ``own`` (every descent's starts and
+        proposals), ``wins`` (own proposals that improved on their centre)
+        and ``seen`` (finished trials read). A trial that finishes before a
+        lower-numbered one (several workers) is read only if it finished
+        after the last call's history end; one missed stays pending and
+        never moves the centre.
+        """
+        st = memory.get("descent")
+        if st is None:
+            st = memory["descent"] = {
+                "centre": None, "val": math.inf, "fails": 0, "minima": set(),
+                "pending": set(), "path": set(), "starts": set(), "own": set(),
+                "wins": set(), "seen": 0}
+        pending: set[int] = st["pending"]
+        if st["seen"] > len(history.indices):
+            st["seen"] = 0
+        if pending:
+            for i, v in zip(history.indices[st["seen"]:], history.values[st["seen"]:]):
+                if i not in pending:
+                    continue
+                pending.discard(i)
+                if st["centre"] is None or v < st["val"]:
+                    if st["centre"] is not None:
+                        st["wins"].add(i)
+                    st["centre"], st["val"], st["fails"] = i, v, 0
+                else:
+                    st["fails"] += 1
+        st["seen"] = len(history.indices)
+        return st
+
+    def _descent(self, history: History, rng: np.random.Generator,
+                 memory: dict[str, Any]) -> int | None:
+        """The descent's next proposal: the model's best neighbour of its centre, or a new start."""
+        st = self._descent_state(history, memory)
+        c = st["centre"]
+        cand = np.zeros(0, dtype=np.int64)
+        if c is not None and st["fails"] < self.descent_patience and st["val"] not in st["minima"]:
+            cand = self._codec.neighbours(np.array([c], dtype=np.int64))
+            if history.taken and cand.size:
+                cand = cand[~np.isin(cand, np.fromiter(history.taken, np.int64,
+                                                       len(history.taken)))]
+        if cand.size == 0:  # a local minimum (or no start yet): a new descent
+            if c is not None and math.isfinite(st["val"]):
+                st["minima"].add(st["val"])
+            picked = self._random_untaken(history.taken, rng)
+            if not picked:
+                return None
+            i = picked[0]
+            st["centre"], st["val"], st["fails"] = None, math.inf, 0
+            st["path"] = set()
+            st["starts"].add(i)
+        elif self._descent_model(history, st, memory):
+            i = spread_ties(cand, self._scorer.predict(cand), rng)[0]
+        else:
+            i = int(cand[int(rng.integers(cand.size))])
+        st["pending"].add(i)
+        st["path"].add(i)
+        st["own"].add(i)
+        return i
+
+    def _descent_model(self, history: History, st: dict[str, Any],
+                       memory: dict[str, Any]) -> bool:
+        """Fit (on schedule) the descent's model; return whether one is ready.
+
+        Its data: every trial but the other arms' history-dependent ones and
+        the earlier descents' (their starts kept); refitted when a descent
+        starts or the data has grown by more than ``refit_growth``.
+        """
+        dm = memory.setdefault("descent_model", {})
+        n = history.n_finished
+        if dm.get("checked_at") == n:
+            if dm.get("ok"):
+                self._scorer.model = dm["model"]
+            return bool(dm.get("ok"))
+        if dm.get("descent") != len(st["starts"]):
+            dm.pop("model_n_fitted", None)
+            dm["descent"] = len(st["starts"])
+        own, starts, path = st["own"], st["starts"], st["path"]
+        arm_of: dict[int, str] = memory.get("arm_of", {})
+        keep = [k for k, i in enumerate(history.indices)
+                if ((i in path or i in starts) if i in own
+                    else arm_of.get(i, "random") in _UNBIASED_ARMS)]
+        data = History(indices=[history.indices[k] for k in keep],
+                       values=[history.values[k] for k in keep],
+                       configs=[history.configs[k] for k in keep])
+        seed = int(self._trial_rng(n, stream=1).integers(2**31 - 1))
+        ok = self._scorer.refit(data, seed, self.refit_growth, dm)
+        dm["checked_at"], dm["ok"] = n, ok
+        return ok

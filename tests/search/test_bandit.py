@@ -31,6 +31,36 @@ def test_bandit_is_a_seeded_optuna_sampler_within_budget_without_repeats(small_s
     assert set(arms) == {"model", "parzen", "random"} and len(arms) == 36
 
 
+def test_descent_moves_to_better_neighbours_and_restarts_at_local_minima(small_space):
+    s = BanditSearcher(small_space, seed=1, arms=("descent",), descent_patience=3)
+    st = _study(small_space, s, 60)
+    codec = IndexCodec(small_space)
+    extra = list(list(s._states.values())[0].values())[0].extra
+    state = extra["descent"]
+    trials = st.optuna_study.trials
+    idx = [small_space.index_of(small_space.parse(t.user_attrs["config"])) for t in trials]
+    vals = [t.value for t in trials]
+    assert len(set(idx)) == 60 and all(extra["arm_of"][i] == "descent" for i in idx[4:])
+    # replay: a start, then neighbours of the centre; the centre moves on a lower value;
+    # a new start only after `patience` proposals without a move or on an earlier minimum
+    centre, cval, fails, minima, starts, wins = None, None, 0, set(), 0, set()
+    for i, v in zip(idx[4:], vals[4:]):
+        if i not in state["starts"]:
+            assert i in codec.neighbours([centre]).tolist()
+            if v < cval:
+                centre, cval, fails = i, v, 0
+                wins.add(i)
+            else:
+                fails += 1
+            continue
+        assert centre is None or fails >= 3 or cval in minima  # a restart, and why
+        if centre is not None:
+            minima.add(cval)
+        centre, cval, fails, starts = i, v, 0, starts + 1
+    assert starts == len(state["starts"]) >= 3 and minima == state["minima"]
+    assert wins == state["wins"] and len(wins) >= 3
+
+
 def test_warm_start_enqueues_the_prior_best_first(small_space):
     n = len(small_space)
     values = np.arange(n, dtype=float)[::-1]  # the source's best is the last config
@@ -66,6 +96,9 @@ def test_bandit_rejects_bad_arguments(small_space):
         BanditSearcher(small_space, arms=("model", "sa"))
     with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\), got gamma=1.5"):
         BanditSearcher(small_space, gamma=1.5)
+    with pytest.raises(ValueError, match=r"descent_patience must be an int >= 1, got "
+                       r"descent_patience=0"):
+        BanditSearcher(small_space, descent_patience=0)
 
 
 def test_codec_moves_on_explicit_spaces_match_the_space(small_space):
