@@ -353,7 +353,8 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         Why the config cannot launch (shared memory, registers), or None.
     metrics : RecordsEstimate
         ``time_s``, ``compute_s``, ``memory_s``, ``latency_s``, ``drain_s``
-        (the span drain, :data:`SPAN_DRAIN_PROGRAMS`), ``hbm_read_bytes``, ``hbm_write_bytes``, ``occupancy``,
+        (the span drain, :data:`SPAN_DRAIN_PROGRAMS`), ``hbm_read_bytes``,
+        ``hbm_write_bytes``, ``occupancy``,
         ``blocks_per_sm``, ``n_waves``, ``smem_bytes``, ``regs_per_thread``,
         ``dot_flops``, ``alu_ops``, ``sfu_ops``.
     """
