@@ -141,3 +141,47 @@ def test_the_model_applies_the_nvidia_backends_dot_minimum():
                           {"BLOCK_K": 8}, num_warps=4)
     with pytest.raises(LangError, match="K >= 16; got a.shape=\\(16, 8\\)"):
         rm.launch_features(launch, H200_MEASURED_L2, GpuModelParams())
+
+
+@tl.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(y_ptr + offs, x * 2.0, mask=offs < n)
+
+
+def _scale_launch(block):
+    n = 1 << 22
+    x, y = np.zeros(n, np.float16), np.zeros(n, np.float16)
+    return KernelLaunch(scale_kernel, (n // block,), {"x_ptr": x, "y_ptr": y, "n": n},
+                        {"BLOCK": block}, num_warps=4)
+
+
+def test_long_contiguous_spans_drain_once_per_launch():
+    hw, params = H200_MEASURED_L2, GpuModelParams()
+    assert rm.SPAN_DRAIN_PROGRAMS == 10.0 and rm.SPAN_FREE_BYTES == 512.0
+    _, f = rm.launch_features(_scale_launch(4096), hw, params)
+    # one 8 KB span read and one written per program: 2 x (8192 - 512) bytes beyond
+    # one warp instruction's footprint, 10 times, at 1/132 of 4.8 TB/s x 0.9
+    assert (f["span_r"], f["span_w"]) == (8192.0, 8192.0)
+    m = rm.launch_time(f, hw, params, "float16")
+    assert m["drain_s"] == pytest.approx(10 * 15360 * 132 / 4.32e12)
+    assert m["drain_s"] == pytest.approx(4.693e-6, rel=1e-3)
+    without = rm.launch_time(dict(f, span_r=0.0, span_w=0.0), hw, params, "float16")
+    assert m["time_s"] - without["time_s"] == pytest.approx(4.693e-6, rel=1e-3)
+    # a 512-byte block is one warp instruction's footprint: no drain
+    _, g = rm.launch_features(_scale_launch(256), hw, params)
+    assert (g["span_r"], g["span_w"]) == (512.0, 512.0)
+    assert rm.launch_time(g, hw, params, "float16")["drain_s"] == 0.0
+
+
+def test_a_row_programs_span_is_its_row_whatever_the_block():
+    hw, params = H200_MEASURED_L2, GpuModelParams()
+    for block in (256, 2048):
+        launch = _launch(num_warps=4, rows=1024, n=2048)
+        launch = KernelLaunch(row_norm_kernel, launch.grid, launch.args, {"BLOCK": block},
+                              num_warps=4)
+        _, f = rm.launch_features(launch, hw, params)
+        # the loop's chunks of the 2048-element fp16 row join into one 4 KB span; the
+        # program writes one float (one 32-byte sector)
+        assert (f["run_r"], f["span_r"], f["span_w"]) == (min(block, 2048) * 2.0, 4096.0, 32.0)

@@ -45,7 +45,7 @@ __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "launch_featur
            "REG_FLOOR_PER_THREAD", "REGS_PER_LIVE_WORD", "ALU_CYCLES_PER_WARP_OP",
            "SFU_CYCLES_PER_WARP_OP", "SHORT_READ_PENALTY", "SHORT_WRITE_PENALTY",
            "SOFT_MAX_EXPONENT", "soft_max", "REDUCE_LATENCY_S", "reduce_latency_s",
-           "LOAD_ISSUE_SLOTS", "REDUCE_ISSUE_SLOTS"]
+           "LOAD_ISSUE_SLOTS", "REDUCE_ISSUE_SLOTS", "SPAN_DRAIN_PROGRAMS", "SPAN_FREE_BYTES"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -164,6 +164,24 @@ LOAD_ISSUE_SLOTS = 8.0
 #: (12288 x 8192) ran its whole-row 8192 block 8% slower with 16 warps than with 8,
 #: and layer norm's 16-warp configs 1.35x slower than its 4-warp ones (v9).
 REDUCE_ISSUE_SLOTS = 50.0
+#: Model v11: a program whose accesses to one buffer form one contiguous span
+#: longer than one warp instruction's footprint (32 threads x 16 bytes,
+#: :data:`SPAN_FREE_BYTES`) costs the launch, once, the time to move
+#: ``SPAN_DRAIN_PROGRAMS`` times the excess (read span plus written span) at the
+#: SM's share of the HBM bandwidth (``hbm_bytes_per_s * bandwidth_efficiency /
+#: n_sms``). Fitted, not sourced: on the HBM-bound plateau of GELU (one span of
+#: ``BLOCK`` elements read and one written per program) the measured time rises with
+#: the span in every timed set (2-4 KB spans best, 16-64 KB spans 3-8 % slower), which
+#: the bounds above predict flat; the rise follows the program's contiguous span, not
+#: its bytes (the 2-D transposes move as many bytes per program in rows of <= 512
+#: bytes and show no such rise). Chosen from 0-12 by leave one set out over the GELU
+#: timings (``benchmarks/h200/records_spans.py``; docs/gpu_model.md section 4.1). A
+#: row kernel's spans are its rows whatever its block, so there the term is the same
+#: for every config of a shape. Which mechanism (each SM's last programs draining
+#: alone, or a long span's sectors queueing on a few HBM channels) the timings do not
+#: tell.
+SPAN_DRAIN_PROGRAMS = 10.0
+SPAN_FREE_BYTES = 512.0
 #: For refits only (``benchmarks/h200/records_fit.py``): a callable that
 #: :func:`launch_features` calls with the window's lockstep replay
 #: (``tr, order, key, inv, ids, hw, share, scale, W``) and whose dict it adds to
@@ -239,10 +257,16 @@ def soft_max(bounds: tuple[float, ...], k: float = SOFT_MAX_EXPONENT) -> float:
     return float(top * total ** (1.0 / k))
 
 
-def _mean_run_bytes(trace: Any, rows: np.ndarray) -> float:
-    """Mean bytes of the contiguous sector runs of each (program, op) among ``rows``."""
+def _mean_run_bytes(trace: Any, rows: np.ndarray, by_op: bool = True) -> float:
+    """Mean bytes of the contiguous sector runs of each (program, op) among ``rows``.
+
+    With ``by_op=False`` the runs are those of each (program, buffer) over all of
+    the program's ops (its spans: a loop's chunks of one row join up).
+    """
     prog = np.asarray(trace.program, np.int64)[rows]
     op = np.asarray(trace.op, np.int64)[rows]
+    if not by_op:
+        op = np.zeros_like(op)
     sec = np.asarray(trace.offset_bytes, np.int64)[rows] // _SECTOR_BYTES
     buf = np.asarray(trace.buffer, np.int64)[rows]
     order = np.lexsort((sec, buf, op, prog))
@@ -328,8 +352,9 @@ def estimate_launch(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     reason : str or None
         Why the config cannot launch (shared memory, registers), or None.
     metrics : RecordsEstimate
-        ``time_s``, ``compute_s``, ``memory_s``, ``latency_s``,
-        ``hbm_read_bytes``, ``hbm_write_bytes``, ``occupancy``,
+        ``time_s``, ``compute_s``, ``memory_s``, ``latency_s``, ``drain_s``
+        (the span drain, :data:`SPAN_DRAIN_PROGRAMS`), ``hbm_read_bytes``,
+        ``hbm_write_bytes``, ``occupancy``,
         ``blocks_per_sm``, ``n_waves``, ``smem_bytes``, ``regs_per_thread``,
         ``dot_flops``, ``alu_ops``, ``sfu_ops``.
     """
@@ -364,7 +389,9 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         (bytes), ``regs_need``, ``regs_cap`` (per thread), ``occupancy``,
         ``bps`` (blocks per SM), ``read_b``, ``write_b`` (HBM bytes),
         ``hit_rate``, ``inflight`` (bytes of a program's largest load op),
-        ``run_r``, ``run_w`` (mean contiguous piece, bytes), ``n_steps``
+        ``run_r``, ``run_w`` (mean contiguous piece of one op, bytes), ``span_r``,
+        ``span_w`` (mean contiguous span of one buffer over all of a program's ops,
+        bytes; 0 with no reads or writes), ``n_steps``
         (load ops per program), ``n_groups`` (dependent load steps per program:
         :func:`_load_groups`). With :data:`_WINDOW_HOOK` set (refits only)
         also what it returns.
@@ -407,6 +434,7 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     hit_rate = 0.0
     inflight = 0.0
     run_r = run_w = 256.0
+    span_r = span_w = 0.0
     n_steps = n_groups = 1.0
     if tr is not None and len(tr):
         order = _interleave(tr)
@@ -442,8 +470,10 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
             n_groups = _load_groups(prog[reads], op[reads],
                                     np.asarray(tr.buffer, np.int64)[reads])
             run_r = _mean_run_bytes(tr, reads)
+            span_r = _mean_run_bytes(tr, reads, by_op=False)
         if (~reads).any():
             run_w = _mean_run_bytes(tr, ~reads)
+            span_w = _mean_run_bytes(tr, ~reads, by_op=False)
     return None, {
         "n_prog": float(n_prog), "num_warps": float(nw), "num_stages": float(ns),
         "dot": float(dot.mean()), "alu": float(alu.mean()), "sfu": float(sfu.mean()),
@@ -451,7 +481,8 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         "regs_need": float(regs_need),
         "regs_cap": float(regs_cap), "occupancy": float(occ.occupancy), "bps": float(bps),
         "read_b": read_b, "write_b": write_b, "hit_rate": hit_rate, "inflight": inflight,
-        "run_r": run_r, "run_w": run_w, "n_steps": n_steps, "n_groups": n_groups, **extra}
+        "run_r": run_r, "run_w": run_w, "span_r": span_r, "span_w": span_w,
+        "n_steps": n_steps, "n_groups": n_groups, **extra}
 
 
 def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams,
@@ -533,10 +564,15 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
     t = soft_max((compute_s, memory_s, latency_s, overhead_s)) \
         + (1.0 - o) * min(compute_s, memory_s)
     spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
-    t = t * spill + hw.launch_overhead_s
+    # model v11: long contiguous spans per program drain once per launch at the SM's
+    # share of the bandwidth (features cached before v11 lack the spans: no term)
+    excess = (max(f.get("span_r", 0.0) - SPAN_FREE_BYTES, 0.0)
+              + max(f.get("span_w", 0.0) - SPAN_FREE_BYTES, 0.0))
+    drain_s = SPAN_DRAIN_PROGRAMS * excess * hw.n_sms / bw_peak
+    t = t * spill + drain_s + hw.launch_overhead_s
     return RecordsEstimate(
         time_s=t, compute_s=compute_s, memory_s=memory_s, latency_s=latency_s,
-        overhead_s=overhead_s, overlap=o, spill_factor=spill,
+        overhead_s=overhead_s, drain_s=drain_s, overlap=o, spill_factor=spill,
         hbm_read_bytes=read_b, hbm_write_bytes=write_b, hbm_bytes=hbm,
         l2_hit_rate=hit_rate, occupancy=f["occupancy"], blocks_per_sm=float(bps),
         n_waves=float(waves),
@@ -565,7 +601,8 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
         reason, m = estimate_launch(launch, self.hardware, self.params, dtype)
         if reason is not None:
             return _infeasible(self, config, reason)
-        for k in ("time_s", "compute_s", "memory_s", "latency_s", "overhead_s", "hbm_read_bytes",
+        for k in ("time_s", "compute_s", "memory_s", "latency_s", "overhead_s", "drain_s",
+                  "hbm_read_bytes",
                   "hbm_write_bytes", "hbm_bytes", "dot_flops", "alu_ops", "sfu_ops"):
             total[k] = total.get(k, 0.0) + m[k]
         if m["time_s"] > longest:
@@ -585,5 +622,6 @@ def records_model(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
         "compute_s": comp, "memory_s": total["memory_s"], "occupancy": total["occupancy"],
         "bound": 0.0 if comp >= mem else 1.0, "blocks_per_sm": total["blocks_per_sm"],
         "n_waves": total["n_waves"], "k_merge": 1.0, "latency_s": total["latency_s"],
-        "overhead_s": total["overhead_s"], "regs_per_thread": total["regs_per_thread"],
+        "overhead_s": total["overhead_s"], "drain_s": total["drain_s"],
+        "regs_per_thread": total["regs_per_thread"],
         "overlap": total["overlap"], "spill_factor": total["spill_factor"]})
