@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from autotile.measure.gpu import classify_error, classify_error_text
-from autotile.tuner._compile_ahead import CompilePool
+from autotile.tuner._compile_ahead import CompilePool, SharedJobs
 from autotile.tuner._config import LaunchConfig
 from autotile.tuner._gpu_backend import GpuBackend
 from autotile.tuner._gpu_check import GpuChecker
@@ -138,6 +138,8 @@ class GpuSession:
         self.checker = checker
         self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
         self.compile_s: dict[LaunchConfig, float] = {}
+        #: where each config compiled: "here" (this process) or "pool" (a worker)
+        self.compiled_by: dict[LaunchConfig, str] = {}
         self.n_compiled = 0
         self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
@@ -150,7 +152,10 @@ class GpuSession:
         self.n_bench = 0
         self.bench_ms = 0.0
         #: "probe": the next compile runs here and decides; "here": compile in this
-        #: process (each under the pool's time limit); "pool": in the pool's workers
+        #: process (each under the pool's time limit); "shared": the probe was slow, a
+        #: batch compiles here in order while ready workers take configs from its end
+        #: (:meth:`_share`); "pool": in the pool's workers (after a compile here ran
+        #: past the time limit)
         self.compile_mode = "probe"
         #: compile threads left running past the time limit, and how long a timing
         #: may wait for them (:meth:`_wait_for_compiles`)
@@ -234,7 +239,7 @@ class GpuSession:
                        ) -> dict[LaunchConfig, TuningRecord]:
         failed: dict[LaunchConfig, TuningRecord] = {}
         jobs, job_configs = [], []
-        early: list[Any] = []  # [configs, thread, box] handed to the pool during the probe
+        early: list[Any] = []  # [configs, shared, thread, box] shared with the pool in the probe
         for i, c in enumerate(configs):
             try:
                 grid = self.grid_of(c)
@@ -245,8 +250,9 @@ class GpuSession:
                 rest = list(configs[i + 1:])
 
                 def hand_off(rest: list[LaunchConfig] = rest) -> None:
-                    # the probe is slow: the rest of this batch compiles in the workers
-                    # while it finishes (pool.run waits on pipes in a helper thread)
+                    # the probe is slow: the rest of this batch is shared between this
+                    # process (in order, once the probe ends) and the workers (from the
+                    # end, each once it is ready); pool.serve runs in a helper thread
                     assert pool is not None  # only called by the probe of a pool
                     workers = pool
                     cs, js = [], []
@@ -260,20 +266,24 @@ class GpuSession:
                         js.append(self.backend.compile_job(self.kernel, self.args,
                                                            self.kwargs, g, r))
                         cs.append(r)
+                    shared = SharedJobs(len(js))
                     box: dict[str, Any] = {}
 
-                    def run() -> None:
+                    def serve() -> None:
                         try:
-                            box["out"] = workers.run(js) if js else []
+                            workers.serve(js, shared, len(js))
                         except BaseException as exc:  # noqa: BLE001 - re-raised on join
                             box["exc"] = exc
 
-                    th = threading.Thread(target=run, name="autotile-pool-run", daemon=True)
+                    th = threading.Thread(target=serve, name="autotile-pool-serve",
+                                          daemon=True)
                     th.start()
-                    early.extend([cs, th, box])
+                    early.extend([cs, shared, th, box])
 
+                if pool is not None and rest and self.compile_mode == "shared":
+                    hand_off()  # a later batch of a slow-compiling tuning: shared at once
                 rec = self._compile_here(c, pool, hand_off if pool is not None and rest
-                                         else None)
+                                         and not early else None)
                 if rec is not None:
                     failed[c] = rec
                 if early:
@@ -282,14 +292,50 @@ class GpuSession:
             jobs.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, grid, c))
             job_configs.append(c)
         if early:
-            cs, th, box = early
-            th.join()
-            if "exc" in box:
-                raise box["exc"]
-            self._pool_outcomes(cs, box["out"], failed)
+            assert pool is not None  # early is only filled by hand_off, with a pool
+            cs, shared, serving, box = early
+            self._share(pool, cs, shared, serving, box, failed)
         if pool is not None and jobs:
             self._pool_outcomes(job_configs, pool.run(jobs), failed)
         return failed
+
+    def _share(self, pool: CompilePool, configs: Sequence[LaunchConfig], shared: SharedJobs,
+               serving: threading.Thread, box: dict[str, Any],
+               failed: dict[LaunchConfig, TuningRecord]) -> None:
+        """Compile ``configs`` here in order while the pool's ready workers take them from the end.
+
+        This process never waits on a worker: once no config is left to take,
+        it compiles (again) each config a worker still runs, so the batch ends
+        no later than compiling all of it here would (less the configs the
+        workers finished first). After a compile here past the time limit
+        (``compile_mode`` ``"pool"``), the workers compile every config left.
+        """
+        here: set[int] = set()
+        if self.compile_mode != "pool":
+            self.compile_mode = "shared"
+            while self.compile_mode != "pool":
+                i = shared.take_front()
+                if i is None:
+                    i = shared.take_over()
+                    if i is not None and i in shared.outcomes:
+                        continue  # the worker finished it meanwhile
+                if i is None:
+                    break
+                here.add(i)
+                rec = self._compile_here(configs[i], pool)
+                if rec is not None:
+                    failed[configs[i]] = rec
+        if self.compile_mode == "pool":
+            shared.drain.set()  # no second compile here: the workers do the rest
+        else:
+            shared.stop.set()
+        serving.join()
+        if "exc" in box:
+            raise box["exc"]
+        # a config compiled here keeps this process's record, even if a worker also did it
+        by_pool = [i for i in shared.by_pool if i not in here and i in shared.outcomes]
+        self._pool_outcomes([configs[i] for i in by_pool],
+                            [shared.outcomes[i] for i in by_pool], failed)
 
     def _pool_outcomes(self, configs: Sequence[LaunchConfig], outcomes: Sequence[Any],
                        failed: dict[LaunchConfig, TuningRecord]) -> None:
@@ -297,6 +343,7 @@ class GpuSession:
         for c, out in zip(configs, outcomes):
             self.n_compiled += 1
             self.compile_s[c] = out.compile_s
+            self.compiled_by[c] = "pool"
             metrics = {"compile_s": out.compile_s}
             if out.status == "ok":
                 continue
@@ -362,6 +409,7 @@ class GpuSession:
         dt = time.perf_counter() - t0
         self.n_compiled += 1
         self.compile_s[config] = dt
+        self.compiled_by[config] = "here"
         metrics = {"compile_s": dt}
         if pool is None:
             exc = box.get("exc")
@@ -375,7 +423,7 @@ class GpuSession:
                 f"compile timeout: compile took longer than {pool.timeout_s:g} s "
                 f"(compile_timeout_s); left to finish in a background thread"))
         if self.compile_mode == "probe":
-            self.compile_mode = "here" if dt <= IN_PROCESS_PROBE_S else "pool"
+            self.compile_mode = "here" if dt <= IN_PROCESS_PROBE_S else "shared"
             if self.compile_mode == "here":
                 pool.close()  # its workers are not needed: free their CPU now
         exc = box.get("exc")

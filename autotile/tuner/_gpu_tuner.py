@@ -147,8 +147,14 @@ class GpuAutotuner(TunerCommon):
         The order of each interleaved re-timing round of the latest tuning.
     compile_mode : str
         Where the latest tuning compiled: ``"here"`` (this process, after a
-        fast first compile), ``"pool"`` (worker processes) or ``"probe"`` (it
-        compiled nothing with the pool on, or ran without one).
+        fast first compile), ``"shared"`` (after a slow first compile: this
+        process compiled in order while the ready workers took configs from
+        the end), ``"pool"`` (worker processes, after a compile here ran past
+        ``compile_timeout_s``) or ``"probe"`` (it compiled nothing with the
+        pool on, or ran without one).
+    compiled_by : dict of LaunchConfig to str
+        Where each config of the latest tuning was compiled: ``"here"`` or
+        ``"pool"``.
     predictions : dict of LaunchConfig to Prediction
         The model's predictions of the latest tuning.
     prior_note : str
@@ -278,6 +284,7 @@ class GpuAutotuner(TunerCommon):
         self.n_tuned = self.n_compiled = self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
         self.compile_mode = "probe"
+        self.compiled_by: dict[LaunchConfig, str] = {}
         self.phase_s: dict[str, float] = {}
         self.bench_share = 1.0
         self.n_bench = 0
@@ -552,6 +559,7 @@ class GpuAutotuner(TunerCommon):
         self.bench_ms = session.bench_ms
         self.retime_orders = session.retime_orders
         self.compile_mode = session.compile_mode
+        self.compiled_by = dict(session.compiled_by)
         self.history = history
         self.histories[key] = history
         self.configs_timings = {r.config: r.time_s for r in history if r.status != "pruned"}

@@ -263,7 +263,10 @@ def test_a_slow_first_compile_sends_the_rest_to_the_pool(monkeypatch):
     x, y = _data()
     k[grid](x, y, 200)
     assert be.compiled == [16] and be.jobs == [32, 64, 128] and k.n_compiled == 4
-    assert k.compile_mode == "pool"
+    # the (forked, at once ready) workers took the three others while 16 compiled here
+    assert k.compile_mode == "shared"
+    assert {c.kwargs["BLOCK"]: w for c, w in k.compiled_by.items()} == {
+        16: "here", 32: "pool", 64: "pool", 128: "pool"}
     assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
         16: "ok", 32: "ok", 64: "ok", 128: "ok"}
 
