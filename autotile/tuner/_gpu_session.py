@@ -39,7 +39,9 @@ PHASES = ("model", "pool", "compile", "check", "first_pass", "retime", "other")
 _MAX_REASON = 1000
 
 #: Longest first compile (seconds) after which the rest of a tuning still compiles
-#: in this process rather than in the pool's workers. On the H200 (Triton 3.6,
+#: in this process only; after a slower one, it is shared with the pool's workers
+#: (:meth:`GpuSession._share`: this process goes on compiling in order, a worker takes
+#: a config from the end once it is ready). On the H200 (Triton 3.6,
 #: ``benchmarks/h200/diag_records.py --part compile``) a worker takes 3.3-3.5 s to
 #: start (importing PyTorch and Triton) and compiled tutorial 02's softmax configs in
 #: 0.8-1.4 s each, while this process compiled the first in 1.1 s (Triton's own
@@ -63,7 +65,9 @@ IN_PROCESS_PROBE_S = 2.0
 #: later changes nothing, as that compile ran longer than the workers' start-up and
 #: their jobs together (3.3-3.5 s and at most 7.9 s). Chosen on those runs (in-sample):
 #: that the start-up slowed the first compile is an attribution, not a measurement
-#: (``diag_compile_cost.py``'s ``warmup_thread_pool`` mode measures it).
+#: (``diag_compile_cost.py``'s ``warmup_thread_pool`` mode measures it). Since the
+#: shared rule (session 11), a worker only gets a config once it is ready, so an early
+#: start costs the tuning only its CPU contention.
 POOL_START_AFTER_S = 0.5
 
 
@@ -366,12 +370,13 @@ class GpuSession:
         first such compile (``compile_mode == "probe"``) decides the rest of
         the tuning: done within :data:`IN_PROCESS_PROBE_S`, later configs compile
         here too and the pool's workers, if any were started, are stopped;
-        otherwise (slower, failed to finish or past the limit) they go to the
-        pool. Once the probe has run :data:`POOL_START_AFTER_S`, the pool is
-        started (if the tuner has not started it yet, with :attr:`pool_workers`
-        workers); once it has run :data:`IN_PROCESS_PROBE_S`, ``hand_off()`` is
-        called: it gives the rest of the batch to the workers while the probe
-        finishes. A compile past the
+        slower, later batches are shared (``"shared"``: :meth:`_share`); past the
+        limit, they go to the pool. Once the probe has run
+        :data:`POOL_START_AFTER_S`, the pool is started (if the tuner has not
+        started it yet, with :attr:`pool_workers` workers); once it has run
+        :data:`IN_PROCESS_PROBE_S`, ``hand_off()`` is called: the ready workers
+        may take configs from the end of the batch while the probe finishes.
+        A compile past the
         time limit cannot be interrupted: its thread is left to finish in the
         background, the config is ``"failed"`` (compile timeout) and every later
         config compiles in the pool, so no two compiles run in this process;

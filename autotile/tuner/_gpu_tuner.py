@@ -17,16 +17,19 @@ The protocol of one tuning (one key), in order:
    tuning measured (this process, else the disk cache) or, before any was
    measured, at the model's ``cost_hint_s`` (1 ms for a spec's analytic
    model, 0.5 s for the records model; :meth:`GpuAutotuner.predict`).
-4. The survivors compile ahead in ``n_compile_jobs`` processes, each under
-   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`), unless the
-   first compile, run in this process, takes at most
-   :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`: then all compile
-   here, each under the same limit, and the workers (if started) are stopped.
-   The workers start once the first compile has run
-   :data:`~autotile.tuner._gpu_session.POOL_START_AFTER_S` (0.5 s), so a fast
-   first compile starts none; once it has run ``IN_PROCESS_PROBE_S``, the rest
-   of its batch goes to the workers at once, while it finishes
-   (:meth:`GpuSession.compile_ahead`).
+4. The survivors compile ahead. The first compiles in this process (in a thread,
+   under ``compile_timeout_s``); if it takes at most
+   :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`, all compile here, each
+   under the same limit, and the workers (if started) are stopped. The
+   ``n_compile_jobs`` workers (:class:`~autotile.tuner.CompilePool`) start once the
+   first compile has run :data:`~autotile.tuner._gpu_session.POOL_START_AFTER_S`
+   (0.5 s), so a fast first compile starts none. A slower one shares the rest of its
+   batch (``compile_mode`` ``"shared"``): this process compiles it in order once the
+   first compile ends, and a worker takes the last config nobody has taken only once
+   it is ready; this process never waits on a worker (it compiles again a config a
+   worker still runs when nothing is left), so the batch ends no later than compiling
+   it all here would (:meth:`GpuSession._share`). After a compile here past the
+   limit, the workers compile the rest (``"pool"``).
 5. In model order, each candidate is checked (one run on the call's tensors,
    compared with ``reference`` or the first valid candidate) and timed once
    with ``do_bench``, until the early-stop rule
