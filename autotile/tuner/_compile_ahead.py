@@ -378,7 +378,7 @@ class CompilePool:
                     return
                 shared.stop.wait(0.05)
                 continue
-            ready = wait([w.conn for w in self._workers], timeout=0.02)
+            ready = wait([w.conn for w in self._workers], timeout=0.05)
             now = time.monotonic()
             for w in list(self._workers):
                 if w.conn in ready:
