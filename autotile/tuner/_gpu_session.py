@@ -26,7 +26,8 @@ from autotile.tuner._gpu_check import GpuChecker
 from autotile.tuner._gpu_protocol import FIRST_PASS_SHARE, interleaved_retime, median
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "POOL_START_AFTER_S", "PHASES"]
+__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "POOL_START_AFTER_S", "PHASES",
+           "TAKE_OVER_AFTER_S"]
 
 #: The phases of one tuning's wall time (:attr:`GpuSession.phase_s`):
 #: ``"model"`` (the prior's ranking), ``"pool"`` (starting and stopping the
@@ -69,6 +70,14 @@ IN_PROCESS_PROBE_S = 2.0
 #: shared rule (session 11), a worker only gets a config once it is ready, so an early
 #: start costs the tuning only its CPU contention.
 POOL_START_AFTER_S = 0.5
+
+#: How long this process waits for the workers' running compiles, once it has nothing
+#: left to take in a shared batch, before it compiles them itself (seconds). Without
+#: it, a worker's compile due to end a moment later would be redone in full here; with
+#: it, a shared batch ends at most this much later than compiling it all here would.
+#: About the shortest compile of a slow-compiling list's later configs in this process
+#: (layer norm on the H200: 0.2-0.6 s, ``diag_compile_cost.py``). A choice, not fitted.
+TAKE_OVER_AFTER_S = 0.25
 
 
 def _short(text: str) -> str:
@@ -308,17 +317,25 @@ class GpuSession:
                failed: dict[LaunchConfig, TuningRecord]) -> None:
         """Compile ``configs`` here in order while the pool's ready workers take them from the end.
 
-        This process never waits on a worker: once no config is left to take,
-        it compiles (again) each config a worker still runs, so the batch ends
-        no later than compiling all of it here would (less the configs the
-        workers finished first). After a compile here past the time limit
+        This process waits on the workers only once, at most
+        :data:`TAKE_OVER_AFTER_S`, when no config is left to take; then it
+        compiles (again) each config a worker still runs, so the batch ends at
+        most that much later than compiling all of it here would (less the
+        configs the workers finished first), CPU contention aside. After a compile here past the time limit
         (``compile_mode`` ``"pool"``), the workers compile every config left.
         """
         here: set[int] = set()
+        waited = False
         if self.compile_mode != "pool":
             self.compile_mode = "shared"
             while self.compile_mode != "pool":
                 i = shared.take_front()
+                if i is None and not waited:
+                    # nothing left to take: give the workers' running compiles a moment
+                    waited = True
+                    deadline = time.perf_counter() + TAKE_OVER_AFTER_S
+                    while shared.n_left() and time.perf_counter() < deadline:
+                        time.sleep(0.005)
                 if i is None:
                     i = shared.take_over()
                     if i is not None and i in shared.outcomes:

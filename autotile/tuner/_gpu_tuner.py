@@ -26,9 +26,11 @@ The protocol of one tuning (one key), in order:
    (0.5 s), so a fast first compile starts none. A slower one shares the rest of its
    batch (``compile_mode`` ``"shared"``): this process compiles it in order once the
    first compile ends, and a worker takes the last config nobody has taken only once
-   it is ready; this process never waits on a worker (it compiles again a config a
-   worker still runs when nothing is left), so the batch ends no later than compiling
-   it all here would (:meth:`GpuSession._share`). After a compile here past the
+   it is ready; when nothing is left to take, this process waits at most
+   :data:`~autotile.tuner._gpu_session.TAKE_OVER_AFTER_S` (0.25 s) for the workers'
+   running compiles, then compiles again those still running, so the batch ends at
+   most that much later than compiling it all here would
+   (:meth:`GpuSession._share`). After a compile here past the
    limit, the workers compile the rest (``"pool"``).
 5. In model order, each candidate is checked (one run on the call's tensors,
    compared with ``reference`` or the first valid candidate) and timed once

@@ -27,8 +27,9 @@ every case that used the pool, estimates from its logged numbers:
 * ``shared_s``: an event simulation of the new rule: this process compiles the rest
   in order after ``T1`` (in-process times as above); from ``pool_ready_s`` each of up
   to 5 workers takes the last untaken config and needs its logged worker compile
-  time; once nothing is left to take, this process compiles any config a worker
-  still runs. The compile phase ends when this process is done.
+  time; once nothing is left to take, this process waits at most 0.25 s
+  (``TAKE_OVER_AFTER_S``) for the workers, then compiles any config a worker still
+  runs. The compile phase ends when this process is done.
 
 The wall estimate is the logged wall less the logged compile phase plus
 ``shared_s`` (v3 logged no phases: its compile phase is taken as its summed compile
@@ -52,6 +53,7 @@ RUNS = {"v3": DATA / "autotune_kernels_v3" / "call1" / "autotune_kernels_tuning.
         "v4": DATA / "autotune_kernels_v4" / "autotune_kernels_tuning.csv",
         "v5": DATA / "autotune_kernels_v5" / "autotune_kernels_tuning.csv"}
 POOL_START_AFTER_S = 0.5
+TAKE_OVER_AFTER_S = 0.25
 N_WORKERS = 5
 
 
@@ -78,6 +80,7 @@ def simulate(t1: float, here_s: list[float], pool_s: list[float], ready_s: float
     done_at = [0.0] * n
     free = [ready_s] * n_workers  # when each worker can take its next job
     now = t1  # this process is busy until then
+    waited = False
     while True:
         # a worker free before this process's next take gets the last untaken config
         while front <= back and min(free) <= now:
@@ -91,6 +94,10 @@ def simulate(t1: float, here_s: list[float], pool_s: list[float], ready_s: float
             front += 1
             continue
         running = [j for j in range(n) if where[j] == "pool" and done_at[j] > now]
+        if running and not waited:  # one wait of at most TAKE_OVER_AFTER_S
+            waited = True
+            now = min(max(done_at[j] for j in running), now + TAKE_OVER_AFTER_S)
+            continue
         if not running:
             break
         j = min(running)
