@@ -321,8 +321,9 @@ class GpuSession:
         :data:`TAKE_OVER_AFTER_S`, when no config is left to take; then it
         compiles (again) each config a worker still runs, so the batch ends at
         most that much later than compiling all of it here would (less the
-        configs the workers finished first), CPU contention aside. After a compile here past the time limit
-        (``compile_mode`` ``"pool"``), the workers compile every config left.
+        configs the workers finished first), CPU contention aside. After a
+        compile here past the time limit (``compile_mode`` ``"pool"``), the
+        workers compile every config left.
         """
         here: set[int] = set()
         waited = False
