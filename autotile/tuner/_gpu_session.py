@@ -321,8 +321,8 @@ class GpuSession:
         :data:`TAKE_OVER_AFTER_S`, when no config is left to take; then it
         compiles (again) each config a worker still runs, so the batch ends at
         most that much later than compiling all of it here would (less the
-        configs the workers finished first), CPU contention aside. After a
-        compile here past the time limit (``compile_mode`` ``"pool"``), the
+        configs the workers finished first), CPU contention aside. A config
+        whose worker died compiles here too. After a compile here past the time limit (``compile_mode`` ``"pool"``), the
         workers compile every config left.
         """
         here: set[int] = set()
@@ -341,6 +341,10 @@ class GpuSession:
                     i = shared.take_over()
                     if i is not None and i in shared.outcomes:
                         continue  # the worker finished it meanwhile
+                if i is None:
+                    # a config whose worker died (not a compile error) compiles here
+                    i = next((j for j, out in sorted(shared.outcomes.items())
+                              if out.status == "crashed" and j not in here), None)
                 if i is None:
                     break
                 here.add(i)

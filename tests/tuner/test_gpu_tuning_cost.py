@@ -690,3 +690,34 @@ def test_after_a_compile_here_past_the_limit_the_workers_compile_the_rest(monkey
     assert next(r for r in k.history if r.config == configs[1]).reason.startswith(
         "compile timeout: compile took longer than 0.5 s")
     np.testing.assert_array_equal(y, x)
+
+
+def crash_on_128(job):
+    """Compile-pool worker: the worker process dies on the job of BLOCK 128."""
+    import os
+
+    if job.get("block") == 128:
+        os._exit(3)
+    time.sleep(job["sleep_s"])
+
+
+def test_a_config_whose_worker_died_compiles_in_the_process(monkeypatch):
+    class Crashing(_OneTimeCost):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.worker_fn = crash_on_128
+
+        def compile_job(self, kernel, args, kwargs, grid, config):
+            job = super().compile_job(kernel, args, kwargs, grid, config)
+            return {**job, "block": config.kwargs["BLOCK"]}
+
+    be = Crashing(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                  compile_sleep_s={16: 0.6, 32: 0.1, 64: 0.1, 128: 0.1}, init=start_in_0_1_s)
+    k, by = _slow_first(monkeypatch, be, n_compile_jobs=1)
+    # the only worker (ready at about 0.15 s) died on 128 and is not replaced: this process
+    # compiled 16, 32 and 64, then 128
+    assert k.compile_mode == "shared" and k.n_compiled == 4
+    assert by == {16: "here", 32: "here", 64: "here", 128: "here"}
+    assert be.compiled == [16, 32, 64, 128]
+    assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
+        16: "ok", 32: "ok", 64: "ok", 128: "ok"}
