@@ -322,8 +322,9 @@ class GpuSession:
         compiles (again) each config a worker still runs, so the batch ends at
         most that much later than compiling all of it here would (less the
         configs the workers finished first), CPU contention aside. A config
-        whose worker died compiles here too. After a compile here past the time limit (``compile_mode`` ``"pool"``), the
-        workers compile every config left.
+        whose worker died compiles here too. After a compile here past the
+        time limit (``compile_mode`` ``"pool"``), the workers compile every
+        config left.
         """
         here: set[int] = set()
         waited = False
