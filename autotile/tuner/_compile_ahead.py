@@ -14,6 +14,7 @@ compiles it (returns on success, raises on error).
 from __future__ import annotations
 
 import multiprocessing as mp
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from typing import Any
 
 from autotile.errors import InvalidConfigError
 
-__all__ = ["CompilePool", "CompileOutcome", "COMPILE_STATUSES"]
+__all__ = ["CompilePool", "CompileOutcome", "COMPILE_STATUSES", "SharedJobs"]
 
 #: ``"ok"``: compiled; ``"error"``: ``worker_fn`` raised (``error`` is the
 #: exception's text and ``error_type`` its class names); ``"timeout"``: stopped
@@ -54,6 +55,76 @@ class CompileOutcome:
     compile_s: float
     error: str | None = None
     error_types: tuple[str, ...] = ()
+
+
+class SharedJobs:
+    """Jobs shared by the caller, who takes them from the front, and a pool, from the back.
+
+    :meth:`CompilePool.serve` hands a job to a worker only once that worker is
+    ready (its start-up done), taking the last job not yet taken; the caller
+    takes the first with :meth:`take_front` and compiles it itself. No job is
+    taken twice, except that the caller may :meth:`take_over` a job a worker
+    still runs (it then compiles it too; the worker's outcome is still kept).
+    Thread-safe.
+
+    Parameters
+    ----------
+    n_jobs : int
+        Number of jobs, indexed ``0 .. n_jobs - 1`` in the caller's order.
+
+    Attributes
+    ----------
+    outcomes : dict of int to CompileOutcome
+        Outcomes of the jobs the workers finished.
+    by_pool : list of int
+        Jobs in the order workers took them.
+    """
+
+    def __init__(self, n_jobs: int) -> None:
+        self._lock = threading.Lock()
+        self._todo: deque[int] = deque(range(n_jobs))
+        self._running: set[int] = set()
+        self.outcomes: dict[int, CompileOutcome] = {}
+        self.by_pool: list[int] = []
+        #: set by the caller: the pool stops (its running jobs are abandoned)
+        self.stop = threading.Event()
+        #: set by the caller: it takes no more jobs; the pool runs every job left
+        self.drain = threading.Event()
+
+    def take_front(self) -> int | None:
+        """The first job nobody has taken (now the caller's), or None."""
+        with self._lock:
+            return self._todo.popleft() if self._todo else None
+
+    def take_back(self) -> int | None:
+        """The last job nobody has taken (now a worker's), or None."""
+        with self._lock:
+            if not self._todo:
+                return None
+            i = self._todo.pop()
+            self._running.add(i)
+            self.by_pool.append(i)
+            return i
+
+    def finish(self, i: int, outcome: CompileOutcome) -> None:
+        """Book a worker's outcome of job ``i``."""
+        with self._lock:
+            self._running.discard(i)
+            self.outcomes[i] = outcome
+
+    def take_over(self) -> int | None:
+        """The first job a worker still runs, no longer counted as running, or None."""
+        with self._lock:
+            if not self._running:
+                return None
+            i = min(self._running)
+            self._running.discard(i)
+            return i
+
+    def n_left(self) -> int:
+        """Jobs not taken plus jobs running in a worker."""
+        with self._lock:
+            return len(self._todo) + len(self._running)
 
 
 def _error_types(exc: BaseException) -> tuple[str, ...]:
@@ -267,6 +338,88 @@ class CompilePool:
                     out[todo.popleft()] = CompileOutcome(
                         "crashed", 0.0, "no compile worker could be started")
         return [o if o is not None else CompileOutcome("crashed", 0.0, "not run") for o in out]
+
+    def serve(self, jobs: Sequence[Any], shared: SharedJobs, n_workers: int) -> None:
+        """Compile jobs of ``shared`` from its back in up to ``n_workers`` workers.
+
+        Runs until ``shared.stop`` is set, or until ``shared.drain`` is set and
+        no job is left. A worker gets a job only once it is ready. Each
+        outcome is booked with :meth:`SharedJobs.finish`. On ``stop``, the
+        workers still running a job are stopped (the caller compiles those
+        jobs itself). A worker that cannot start is not replaced: without
+        workers the caller compiles every job, unless ``drain`` is set, where
+        the jobs left are ``"crashed"``.
+        """
+        self.start(n_workers)
+        try:
+            self._serve(jobs, shared)
+        finally:
+            for w in list(self._workers):  # a job still running is the caller's now
+                if w.job is not None:
+                    w.stop()
+                    self._workers.remove(w)
+
+    def _serve(self, jobs: Sequence[Any], shared: SharedJobs) -> None:
+        while not shared.stop.is_set():
+            for w in self._workers:  # hand out work to ready, idle workers
+                if w.ready and w.job is None:
+                    i = shared.take_back()
+                    if i is None:
+                        break
+                    w.job, w.started_at = i, None
+                    w.conn.send((i, jobs[i]))
+            if shared.drain.is_set() and shared.n_left() == 0:
+                return
+            if not self._workers:
+                if shared.drain.is_set():
+                    while (i := shared.take_back()) is not None:
+                        shared.finish(i, CompileOutcome("crashed", 0.0,
+                                                        "no compile worker could be started"))
+                    return
+                shared.stop.wait(0.05)
+                continue
+            ready = wait([w.conn for w in self._workers], timeout=0.05)
+            now = time.monotonic()
+            for w in list(self._workers):
+                if w.conn in ready:
+                    try:
+                        kind, i, err, types = w.conn.recv()
+                    except (EOFError, OSError):
+                        kind, i, err = "lost", -1, "the compile worker process died"
+                    if kind == "ready":
+                        w.ready = True
+                    elif kind == "start":
+                        w.started_at = now
+                    elif kind == "done":
+                        shared.finish(i, CompileOutcome(
+                            "ok" if err is None else "error", now - (w.started_at or now), err,
+                            tuple(types)))
+                        w.job, w.started_at = None, None
+                    else:  # init_error or lost: not replaced
+                        if w.job is not None:
+                            shared.finish(w.job, CompileOutcome("crashed", 0.0, str(err)))
+                        w.job = None
+                        w.stop()
+                        self._workers.remove(w)
+                elif not w.proc.is_alive():
+                    if w.job is not None:
+                        shared.finish(w.job, CompileOutcome(
+                            "crashed", 0.0, f"the compile worker process died (exit code "
+                                            f"{w.proc.exitcode})"))
+                    w.job = None
+                    w.stop()
+                    self._workers.remove(w)
+                elif (w.job is not None and w.started_at is not None
+                      and self.timeout_s is not None and now - w.started_at > self.timeout_s):
+                    shared.finish(w.job, CompileOutcome(
+                        "timeout", now - w.started_at,
+                        f"compile took longer than {self.timeout_s:g} s (compile_timeout_s); "
+                        f"stopped"))
+                    w.job = None
+                    self._replace(w, shared.n_left() > 0)
+                elif not w.ready and now - w.born > self.start_timeout_s:
+                    w.stop()
+                    self._workers.remove(w)
 
     def _replace(self, w: _Worker, more: bool) -> None:
         """Stop a worker whose job ran out of time; start another one if work is left."""

@@ -19,14 +19,15 @@ from typing import Any
 import numpy as np
 
 from autotile.measure.gpu import classify_error, classify_error_text
-from autotile.tuner._compile_ahead import CompilePool
+from autotile.tuner._compile_ahead import CompilePool, SharedJobs
 from autotile.tuner._config import LaunchConfig
 from autotile.tuner._gpu_backend import GpuBackend
 from autotile.tuner._gpu_check import GpuChecker
 from autotile.tuner._gpu_protocol import FIRST_PASS_SHARE, interleaved_retime, median
 from autotile.tuner._record import TuningRecord
 
-__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "POOL_START_AFTER_S", "PHASES"]
+__all__ = ["GpuSession", "IN_PROCESS_PROBE_S", "POOL_START_AFTER_S", "PHASES",
+           "TAKE_OVER_AFTER_S"]
 
 #: The phases of one tuning's wall time (:attr:`GpuSession.phase_s`):
 #: ``"model"`` (the prior's ranking), ``"pool"`` (starting and stopping the
@@ -39,7 +40,9 @@ PHASES = ("model", "pool", "compile", "check", "first_pass", "retime", "other")
 _MAX_REASON = 1000
 
 #: Longest first compile (seconds) after which the rest of a tuning still compiles
-#: in this process rather than in the pool's workers. On the H200 (Triton 3.6,
+#: in this process only; after a slower one, it is shared with the pool's workers
+#: (:meth:`GpuSession._share`: this process goes on compiling in order, a worker takes
+#: a config from the end once it is ready). On the H200 (Triton 3.6,
 #: ``benchmarks/h200/diag_records.py --part compile``) a worker takes 3.3-3.5 s to
 #: start (importing PyTorch and Triton) and compiled tutorial 02's softmax configs in
 #: 0.8-1.4 s each, while this process compiled the first in 1.1 s (Triton's own
@@ -63,8 +66,18 @@ IN_PROCESS_PROBE_S = 2.0
 #: later changes nothing, as that compile ran longer than the workers' start-up and
 #: their jobs together (3.3-3.5 s and at most 7.9 s). Chosen on those runs (in-sample):
 #: that the start-up slowed the first compile is an attribution, not a measurement
-#: (``diag_compile_cost.py``'s ``warmup_thread_pool`` mode measures it).
+#: (``diag_compile_cost.py``'s ``warmup_thread_pool`` mode measures it). Since the
+#: shared rule (session 11), a worker only gets a config once it is ready, so an early
+#: start costs the tuning only its CPU contention.
 POOL_START_AFTER_S = 0.5
+
+#: How long this process waits for the workers' running compiles, once it has nothing
+#: left to take in a shared batch, before it compiles them itself (seconds). Without
+#: it, a worker's compile due to end a moment later would be redone in full here; with
+#: it, a shared batch ends at most this much later than compiling it all here would.
+#: About the shortest compile of a slow-compiling list's later configs in this process
+#: (layer norm on the H200: 0.2-0.6 s, ``diag_compile_cost.py``). A choice, not fitted.
+TAKE_OVER_AFTER_S = 0.25
 
 
 def _short(text: str) -> str:
@@ -138,6 +151,8 @@ class GpuSession:
         self.checker = checker
         self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
         self.compile_s: dict[LaunchConfig, float] = {}
+        #: where each config compiled: "here" (this process) or "pool" (a worker)
+        self.compiled_by: dict[LaunchConfig, str] = {}
         self.n_compiled = 0
         self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
@@ -150,7 +165,10 @@ class GpuSession:
         self.n_bench = 0
         self.bench_ms = 0.0
         #: "probe": the next compile runs here and decides; "here": compile in this
-        #: process (each under the pool's time limit); "pool": in the pool's workers
+        #: process (each under the pool's time limit); "shared": the probe was slow, a
+        #: batch compiles here in order while ready workers take configs from its end
+        #: (:meth:`_share`); "pool": in the pool's workers (after a compile here ran
+        #: past the time limit)
         self.compile_mode = "probe"
         #: compile threads left running past the time limit, and how long a timing
         #: may wait for them (:meth:`_wait_for_compiles`)
@@ -234,7 +252,7 @@ class GpuSession:
                        ) -> dict[LaunchConfig, TuningRecord]:
         failed: dict[LaunchConfig, TuningRecord] = {}
         jobs, job_configs = [], []
-        early: list[Any] = []  # [configs, thread, box] handed to the pool during the probe
+        early: list[Any] = []  # [configs, shared, thread, box] shared with the pool in the probe
         for i, c in enumerate(configs):
             try:
                 grid = self.grid_of(c)
@@ -245,8 +263,9 @@ class GpuSession:
                 rest = list(configs[i + 1:])
 
                 def hand_off(rest: list[LaunchConfig] = rest) -> None:
-                    # the probe is slow: the rest of this batch compiles in the workers
-                    # while it finishes (pool.run waits on pipes in a helper thread)
+                    # the probe is slow: the rest of this batch is shared between this
+                    # process (in order, once the probe ends) and the workers (from the
+                    # end, each once it is ready); pool.serve runs in a helper thread
                     assert pool is not None  # only called by the probe of a pool
                     workers = pool
                     cs, js = [], []
@@ -260,20 +279,24 @@ class GpuSession:
                         js.append(self.backend.compile_job(self.kernel, self.args,
                                                            self.kwargs, g, r))
                         cs.append(r)
+                    shared = SharedJobs(len(js))
                     box: dict[str, Any] = {}
 
-                    def run() -> None:
+                    def serve() -> None:
                         try:
-                            box["out"] = workers.run(js) if js else []
+                            workers.serve(js, shared, len(js))
                         except BaseException as exc:  # noqa: BLE001 - re-raised on join
                             box["exc"] = exc
 
-                    th = threading.Thread(target=run, name="autotile-pool-run", daemon=True)
+                    th = threading.Thread(target=serve, name="autotile-pool-serve",
+                                          daemon=True)
                     th.start()
-                    early.extend([cs, th, box])
+                    early.extend([cs, shared, th, box])
 
+                if pool is not None and rest and self.compile_mode == "shared":
+                    hand_off()  # a later batch of a slow-compiling tuning: shared at once
                 rec = self._compile_here(c, pool, hand_off if pool is not None and rest
-                                         else None)
+                                         and not early else None)
                 if rec is not None:
                     failed[c] = rec
                 if early:
@@ -282,14 +305,64 @@ class GpuSession:
             jobs.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, grid, c))
             job_configs.append(c)
         if early:
-            cs, th, box = early
-            th.join()
-            if "exc" in box:
-                raise box["exc"]
-            self._pool_outcomes(cs, box["out"], failed)
+            assert pool is not None  # early is only filled by hand_off, with a pool
+            cs, shared, serving, box = early
+            self._share(pool, cs, shared, serving, box, failed)
         if pool is not None and jobs:
             self._pool_outcomes(job_configs, pool.run(jobs), failed)
         return failed
+
+    def _share(self, pool: CompilePool, configs: Sequence[LaunchConfig], shared: SharedJobs,
+               serving: threading.Thread, box: dict[str, Any],
+               failed: dict[LaunchConfig, TuningRecord]) -> None:
+        """Compile ``configs`` here in order while the pool's ready workers take them from the end.
+
+        This process waits on the workers only once, at most
+        :data:`TAKE_OVER_AFTER_S`, when no config is left to take; then it
+        compiles (again) each config a worker still runs, so the batch ends at
+        most that much later than compiling all of it here would (less the
+        configs the workers finished first), CPU contention aside. A config
+        whose worker died compiles here too. After a compile here past the
+        time limit (``compile_mode`` ``"pool"``), the workers compile every
+        config left.
+        """
+        here: set[int] = set()
+        waited = False
+        if self.compile_mode != "pool":
+            self.compile_mode = "shared"
+            while self.compile_mode != "pool":
+                i = shared.take_front()
+                if i is None and not waited:
+                    # nothing left to take: give the workers' running compiles a moment
+                    waited = True
+                    deadline = time.perf_counter() + TAKE_OVER_AFTER_S
+                    while shared.n_left() and time.perf_counter() < deadline:
+                        time.sleep(0.005)
+                if i is None:
+                    i = shared.take_over()
+                    if i is not None and i in shared.outcomes:
+                        continue  # the worker finished it meanwhile
+                if i is None:
+                    # a config whose worker died (not a compile error) compiles here
+                    i = next((j for j, out in sorted(shared.outcomes.items())
+                              if out.status == "crashed" and j not in here), None)
+                if i is None:
+                    break
+                here.add(i)
+                rec = self._compile_here(configs[i], pool)
+                if rec is not None:
+                    failed[configs[i]] = rec
+        if self.compile_mode == "pool":
+            shared.drain.set()  # no second compile here: the workers do the rest
+        else:
+            shared.stop.set()
+        serving.join()
+        if "exc" in box:
+            raise box["exc"]
+        # a config compiled here keeps this process's record, even if a worker also did it
+        by_pool = [i for i in shared.by_pool if i not in here and i in shared.outcomes]
+        self._pool_outcomes([configs[i] for i in by_pool],
+                            [shared.outcomes[i] for i in by_pool], failed)
 
     def _pool_outcomes(self, configs: Sequence[LaunchConfig], outcomes: Sequence[Any],
                        failed: dict[LaunchConfig, TuningRecord]) -> None:
@@ -297,6 +370,7 @@ class GpuSession:
         for c, out in zip(configs, outcomes):
             self.n_compiled += 1
             self.compile_s[c] = out.compile_s
+            self.compiled_by[c] = "pool"
             metrics = {"compile_s": out.compile_s}
             if out.status == "ok":
                 continue
@@ -319,12 +393,13 @@ class GpuSession:
         first such compile (``compile_mode == "probe"``) decides the rest of
         the tuning: done within :data:`IN_PROCESS_PROBE_S`, later configs compile
         here too and the pool's workers, if any were started, are stopped;
-        otherwise (slower, failed to finish or past the limit) they go to the
-        pool. Once the probe has run :data:`POOL_START_AFTER_S`, the pool is
-        started (if the tuner has not started it yet, with :attr:`pool_workers`
-        workers); once it has run :data:`IN_PROCESS_PROBE_S`, ``hand_off()`` is
-        called: it gives the rest of the batch to the workers while the probe
-        finishes. A compile past the
+        slower, later batches are shared (``"shared"``: :meth:`_share`); past the
+        limit, they go to the pool. Once the probe has run
+        :data:`POOL_START_AFTER_S`, the pool is started (if the tuner has not
+        started it yet, with :attr:`pool_workers` workers); once it has run
+        :data:`IN_PROCESS_PROBE_S`, ``hand_off()`` is called: the ready workers
+        may take configs from the end of the batch while the probe finishes.
+        A compile past the
         time limit cannot be interrupted: its thread is left to finish in the
         background, the config is ``"failed"`` (compile timeout) and every later
         config compiles in the pool, so no two compiles run in this process;
@@ -362,6 +437,7 @@ class GpuSession:
         dt = time.perf_counter() - t0
         self.n_compiled += 1
         self.compile_s[config] = dt
+        self.compiled_by[config] = "here"
         metrics = {"compile_s": dt}
         if pool is None:
             exc = box.get("exc")
@@ -375,7 +451,7 @@ class GpuSession:
                 f"compile timeout: compile took longer than {pool.timeout_s:g} s "
                 f"(compile_timeout_s); left to finish in a background thread"))
         if self.compile_mode == "probe":
-            self.compile_mode = "here" if dt <= IN_PROCESS_PROBE_S else "pool"
+            self.compile_mode = "here" if dt <= IN_PROCESS_PROBE_S else "shared"
             if self.compile_mode == "here":
                 pool.close()  # its workers are not needed: free their CPU now
         exc = box.get("exc")

@@ -17,16 +17,21 @@ The protocol of one tuning (one key), in order:
    tuning measured (this process, else the disk cache) or, before any was
    measured, at the model's ``cost_hint_s`` (1 ms for a spec's analytic
    model, 0.5 s for the records model; :meth:`GpuAutotuner.predict`).
-4. The survivors compile ahead in ``n_compile_jobs`` processes, each under
-   ``compile_timeout_s`` (:class:`~autotile.tuner.CompilePool`), unless the
-   first compile, run in this process, takes at most
-   :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`: then all compile
-   here, each under the same limit, and the workers (if started) are stopped.
-   The workers start once the first compile has run
-   :data:`~autotile.tuner._gpu_session.POOL_START_AFTER_S` (0.5 s), so a fast
-   first compile starts none; once it has run ``IN_PROCESS_PROBE_S``, the rest
-   of its batch goes to the workers at once, while it finishes
-   (:meth:`GpuSession.compile_ahead`).
+4. The survivors compile ahead. The first compiles in this process (in a thread,
+   under ``compile_timeout_s``); if it takes at most
+   :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`, all compile here, each
+   under the same limit, and the workers (if started) are stopped. The
+   ``n_compile_jobs`` workers (:class:`~autotile.tuner.CompilePool`) start once the
+   first compile has run :data:`~autotile.tuner._gpu_session.POOL_START_AFTER_S`
+   (0.5 s), so a fast first compile starts none. A slower one shares the rest of its
+   batch (``compile_mode`` ``"shared"``): this process compiles it in order once the
+   first compile ends, and a worker takes the last config nobody has taken only once
+   it is ready; when nothing is left to take, this process waits at most
+   :data:`~autotile.tuner._gpu_session.TAKE_OVER_AFTER_S` (0.25 s) for the workers'
+   running compiles, then compiles again those still running, so the batch ends at
+   most that much later than compiling it all here would
+   (:meth:`GpuSession._share`). After a compile here past the
+   limit, the workers compile the rest (``"pool"``).
 5. In model order, each candidate is checked (one run on the call's tensors,
    compared with ``reference`` or the first valid candidate) and timed once
    with ``do_bench``, until the early-stop rule
@@ -147,8 +152,14 @@ class GpuAutotuner(TunerCommon):
         The order of each interleaved re-timing round of the latest tuning.
     compile_mode : str
         Where the latest tuning compiled: ``"here"`` (this process, after a
-        fast first compile), ``"pool"`` (worker processes) or ``"probe"`` (it
-        compiled nothing with the pool on, or ran without one).
+        fast first compile), ``"shared"`` (after a slow first compile: this
+        process compiled in order while the ready workers took configs from
+        the end), ``"pool"`` (worker processes, after a compile here ran past
+        ``compile_timeout_s``) or ``"probe"`` (it compiled nothing with the
+        pool on, or ran without one).
+    compiled_by : dict of LaunchConfig to str
+        Where each config of the latest tuning was compiled: ``"here"`` or
+        ``"pool"``.
     predictions : dict of LaunchConfig to Prediction
         The model's predictions of the latest tuning.
     prior_note : str
@@ -278,6 +289,7 @@ class GpuAutotuner(TunerCommon):
         self.n_tuned = self.n_compiled = self.n_timed = 0
         self.retime_orders: list[list[LaunchConfig]] = []
         self.compile_mode = "probe"
+        self.compiled_by: dict[LaunchConfig, str] = {}
         self.phase_s: dict[str, float] = {}
         self.bench_share = 1.0
         self.n_bench = 0
@@ -552,6 +564,7 @@ class GpuAutotuner(TunerCommon):
         self.bench_ms = session.bench_ms
         self.retime_orders = session.retime_orders
         self.compile_mode = session.compile_mode
+        self.compiled_by = dict(session.compiled_by)
         self.history = history
         self.histories[key] = history
         self.configs_timings = {r.config: r.time_s for r in history if r.status != "pruned"}

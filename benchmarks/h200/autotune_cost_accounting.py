@@ -136,7 +136,7 @@ def main() -> None:
     for path in args.tuning_csv:
         for r in account(path):
             par = " (pool: summed over parallel workers, not wall)" \
-                if r["compile_mode"] == "pool" else ""
+                if r["compile_mode"] in ("pool", "shared") else ""
             print(f"| {r['case']} | {r['autotile_wall_s']:.2f} | {r['compile_s']:.2f}{par} | "
                   f"{r['first_pass_s']:.2f} ({r['n_timed']}) | {r['retime_s']:.2f} "
                   f"({r['n_retimed']} x {r['n_rounds']} rounds) | {r['rest_s']:.2f} | "

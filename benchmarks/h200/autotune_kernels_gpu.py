@@ -352,8 +352,9 @@ def tune_autotile(case: Case, tuning: CsvOut, **options: Any) -> Any:
               for s in ("ok", "pruned", "infeasible", "failed", "wrong")}
     best = tuner.best_config
     model = {config_text(r.config): r.metrics.get("model_time_s") for r in tuner.history}
-    timed = {config_text(r.config): autotile_timings(r) for r in tuner.history
-             if "first_time_s" in r.metrics}
+    timed = {config_text(r.config): {**autotile_timings(r),
+                                     "compiled_by": tuner.compiled_by.get(r.config)}
+             for r in tuner.history if "first_time_s" in r.metrics}
     tuning.write({"case": case.id, "tuner": "autotile", "wall_s": wall,
                   "n_compiled": tuner.n_compiled, "n_timed": tuner.n_timed,
                   "pick": config_text(best), "rel_error": err,

@@ -213,6 +213,64 @@ def test_closing_the_pool_does_not_wait_for_workers_still_starting():
     assert pool._workers == []
 
 
+def start_in_0_3_s():
+    """Worker init: a start-up of 0.3 s."""
+    time.sleep(0.3)
+
+
+def _serving(pool, jobs, shared, n_workers):
+    import threading
+
+    th = threading.Thread(target=pool.serve, args=(jobs, shared, n_workers), daemon=True)
+    th.start()
+    return th
+
+
+def test_serve_gives_ready_workers_the_last_jobs_nobody_took():
+    from autotile.tuner._compile_ahead import SharedJobs
+
+    jobs = [{"sleep_s": 0.1, "error": None}] * 3 + [{"sleep_s": 0.1, "error": "boom"}]
+    shared = SharedJobs(len(jobs))
+    with CompilePool(compile_job_worker, n_jobs=2, timeout_s=30.0, init_fn=start_in_0_3_s,
+                     mp_context="fork") as pool:
+        th = _serving(pool, jobs, shared, 2)
+        # the caller takes from the front; the workers start in 0.3 s and take nothing before
+        assert shared.take_front() == 0 and shared.take_front() == 1
+        time.sleep(0.1)
+        assert shared.by_pool == []
+        shared.drain.set()
+        th.join(10.0)
+        assert not th.is_alive()
+    assert sorted(shared.by_pool) == [2, 3] and shared.by_pool[0] == 3
+    assert shared.outcomes[2].status == "ok" and shared.outcomes[2].compile_s == \
+        pytest.approx(0.1, abs=0.08)
+    assert shared.outcomes[3].error == "RuntimeError: boom"
+    assert shared.take_front() is None and shared.n_left() == 0
+
+
+def test_stopping_serve_stops_the_workers_running_a_job():
+    from autotile.tuner._compile_ahead import SharedJobs
+
+    jobs = [{"sleep_s": 0.0, "error": None}, {"sleep_s": 30.0, "error": None}]
+    shared = SharedJobs(len(jobs))
+    pool = CompilePool(compile_job_worker, n_jobs=1, timeout_s=60.0, mp_context="fork")
+    th = _serving(pool, jobs, shared, 1)
+    deadline = time.monotonic() + 5.0
+    while shared.by_pool != [1] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert shared.by_pool == [1]
+    procs = [w.proc for w in pool._workers]
+    # the caller took job 0, then takes over the one the worker runs (30 s) and stops serving
+    assert shared.take_front() == 0 and shared.take_over() == 1 and shared.take_over() is None
+    shared.stop.set()
+    t0 = time.perf_counter()
+    th.join(10.0)
+    assert not th.is_alive() and time.perf_counter() - t0 < 3.0
+    assert shared.outcomes == {} and pool._workers == []
+    assert not any(p.is_alive() for p in procs)
+    pool.close()
+
+
 def test_compile_pool_spawn_start_method():
     with CompilePool(compile_job_worker, n_jobs=1, timeout_s=30.0) as pool:
         out = pool.run([{"sleep_s": 0.0, "error": "x"}])
@@ -263,7 +321,10 @@ def test_a_slow_first_compile_sends_the_rest_to_the_pool(monkeypatch):
     x, y = _data()
     k[grid](x, y, 200)
     assert be.compiled == [16] and be.jobs == [32, 64, 128] and k.n_compiled == 4
-    assert k.compile_mode == "pool"
+    # the (forked, at once ready) workers took the three others while 16 compiled here
+    assert k.compile_mode == "shared"
+    assert {c.kwargs["BLOCK"]: w for c, w in k.compiled_by.items()} == {
+        16: "here", 32: "pool", 64: "pool", 128: "pool"}
     assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
         16: "ok", 32: "ok", 64: "ok", 128: "ok"}
 

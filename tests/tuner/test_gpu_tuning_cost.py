@@ -420,8 +420,10 @@ def test_the_pool_starts_once_the_first_compile_runs_past_pool_start_after_s(mon
     x, y = _data()
     k[grid](x, y, 200)
     # min_measured + 1 = 5 asked (n_jobs caps the workers at 2) during the first compile
-    assert started[0] == 4 + 1 and k.compile_mode == "pool"
+    assert started[0] == 4 + 1 and k.compile_mode == "shared"
     assert be.compiled == [16] and be.jobs == [32, 64, 128]
+    assert k.compiled_by == {configs[0]: "here", configs[1]: "pool", configs[2]: "pool",
+                             configs[3]: "pool"}
     assert k.phase_s["pool"] > 0.0
 
 
@@ -503,7 +505,7 @@ def test_the_rest_compiles_in_the_workers_while_a_slow_first_compile_finishes(
     x, y = _data()
     k[grid](x, y, 200)
     assert be.compiled == [16] and be.jobs == [32, 64, 128] and k.n_compiled == 4
-    assert k.compile_mode == "pool"
+    assert k.compile_mode == "shared" and set(k.compiled_by.values()) == {"here", "pool"}
     starts = {b: float((tmp_path / f"job_{b}").read_text()) for b in (32, 64, 128)}
     # every worker job started before the first compile (here) ended
     assert max(starts.values()) < ends[16]
@@ -546,3 +548,176 @@ def test_a_fast_first_compile_stops_the_starting_workers_without_waiting(monkeyp
     assert len(procs) == 4 and not any(p.is_alive() for p in procs)
     assert close_s < 0.15  # asking them to exit first waited 0.2 s for nothing
     np.testing.assert_array_equal(y, x)
+
+
+# -- a slow first compile: the rest is shared between this process and the workers -------
+def start_in_1_5_s():
+    """Worker init: a start-up of 1.5 s (import PyTorch and Triton, create a CUDA context)."""
+    time.sleep(1.5)
+
+
+def start_in_0_1_s():
+    """Worker init: a start-up of 0.1 s."""
+    time.sleep(0.1)
+
+
+class _OneTimeCost(FakeBackend):
+    """Compiles in a worker take ``worker_extra_s`` longer (Triton's one-time cost there)."""
+
+    def __init__(self, *a, worker_extra_s=0.0, init=None, **kw):
+        super().__init__(*a, **kw)
+        self.worker_extra_s = worker_extra_s
+        self.worker_init = init
+
+    def compile_job(self, kernel, args, kwargs, grid, config):
+        job = super().compile_job(kernel, args, kwargs, grid, config)
+        return {**job, "sleep_s": job["sleep_s"] + self.worker_extra_s}
+
+
+def _slow_first(monkeypatch, be, n_compile_jobs):
+    import autotile.tuner._gpu_session as S
+
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.05)
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.1)
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in (16, 32, 64, 128)]
+    k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=n_compile_jobs, compile_timeout_s=20.0)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    np.testing.assert_array_equal(y, x)
+    return k, {c.kwargs["BLOCK"]: w for c, w in k.compiled_by.items()}
+
+
+def test_workers_still_starting_when_the_rest_compiled_here_take_nothing(monkeypatch):
+    # layer norm 6656 x 3700 bf16 on the H200 (v5): the first compile took 3.14 s, the
+    # workers (started at 0.5 s) got the five others and the compile phase took 9.38 s,
+    # where Triton compiled and timed all six in this process in 6.38 s. Now the rest
+    # compiles here in order while the workers start; a worker only gets a config once
+    # ready, so slow workers take nothing and the batch costs what compiling it here does
+    be = _OneTimeCost(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                      compile_sleep_s={16: 0.4, 32: 0.2, 64: 0.2, 128: 0.2},
+                      worker_extra_s=1.0, init=start_in_1_5_s)
+    t0 = time.perf_counter()
+    k, by = _slow_first(monkeypatch, be, n_compile_jobs=3)
+    wall = time.perf_counter() - t0
+    assert k.compile_mode == "shared" and k.n_compiled == 4
+    assert by == {16: "here", 32: "here", 64: "here", 128: "here"}
+    assert be.compiled == [16, 32, 64, 128] and be.jobs == [32, 64, 128]
+    # serial here: 0.4 + 3 x 0.2 = 1.0 s; the workers would be ready only at 1.55 s and
+    # finish their first job at 2.75 s at the earliest (pool close, checks and timings on top)
+    assert k.phase_s["compile"] == pytest.approx(1.0, abs=0.4)
+    assert wall < 2.75
+
+
+def test_ready_workers_take_the_rest_from_the_end_while_the_first_compiles(monkeypatch):
+    # layer norm 3584 x 10240 bf16 on the H200 (v3): a first compile of 28.7 s; the workers,
+    # ready long before it ends, compile the others (7.95 s and less) meanwhile
+    be = _OneTimeCost(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                      compile_sleep_s={16: 1.5, 32: 0.2, 64: 0.2, 128: 0.2},
+                      worker_extra_s=0.1, init=start_in_0_1_s)
+    k, by = _slow_first(monkeypatch, be, n_compile_jobs=2)
+    assert k.compile_mode == "shared" and k.n_compiled == 4
+    assert by == {16: "here", 32: "pool", 64: "pool", 128: "pool"}
+    assert be.compiled == [16]
+    # the workers (ready at about 0.15 s) finished 128, 64, then 32 by about 0.75 s
+    assert k.phase_s["compile"] == pytest.approx(1.5, abs=0.4)
+    # each worker's compile time (its 0.3 s sleep) is the record's, not a wait in this process
+    assert {r.config.kwargs["BLOCK"]: r.metrics["compile_s"] for r in k.history} == \
+        pytest.approx({16: 1.5, 32: 0.3, 64: 0.3, 128: 0.3}, abs=0.15)
+
+
+def test_this_process_compiles_a_config_a_slow_worker_still_runs(monkeypatch):
+    # never wait on a worker: once nothing is left to take, this process compiles (again)
+    # what a worker still runs, so the batch ends no later than compiling it all here
+    be = _OneTimeCost(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                      compile_sleep_s={16: 0.5, 32: 0.1, 64: 0.1, 128: 0.1},
+                      worker_extra_s=3.0, init=start_in_0_1_s)
+    k, by = _slow_first(monkeypatch, be, n_compile_jobs=1)
+    # one worker, ready at about 0.15 s, took 128 (3.1 s there); this process compiled
+    # 16, 32 and 64, waited TAKE_OVER_AFTER_S (0.25 s), then compiled 128 at about 0.95 s
+    import autotile.tuner._gpu_session as S
+
+    assert S.TAKE_OVER_AFTER_S == 0.25
+    assert k.compile_mode == "shared" and k.n_compiled == 4
+    assert by == {16: "here", 32: "here", 64: "here", 128: "here"}
+    assert be.compiled == [16, 32, 64, 128]
+    assert k.phase_s["compile"] == pytest.approx(1.05, abs=0.4)
+
+
+def test_a_worker_compile_ending_within_the_wait_is_not_redone(monkeypatch):
+    # v5 layer norm 1408 x 7600 had workers been ready in 3.4 s (a worker started alone):
+    # the 2-warp config would end in a worker 0.01 s after the first compile here; it is
+    # waited for, not compiled again here
+    be = _OneTimeCost(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                      compile_sleep_s={16: 0.5, 32: 0.1, 64: 0.1, 128: 0.1},
+                      worker_extra_s=0.6, init=start_in_0_1_s)
+    k, by = _slow_first(monkeypatch, be, n_compile_jobs=1)
+    # the worker (ready at about 0.15 s) ends 128 at about 0.85 s; this process is done
+    # with 16, 32 and 64 at about 0.7 s and waits for it
+    assert k.compile_mode == "shared" and k.n_compiled == 4
+    assert by == {16: "here", 32: "here", 64: "here", 128: "pool"}
+    assert be.compiled == [16, 32, 64]
+
+
+def start_in_0_6_s():
+    """Worker init: a start-up of 0.6 s."""
+    time.sleep(0.6)
+
+
+def test_after_a_compile_here_past_the_limit_the_workers_compile_the_rest(monkeypatch):
+    # no two compiles run in this process: once one is left running past
+    # compile_timeout_s, every config left goes to the workers
+    import autotile.tuner._gpu_session as S
+
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.05)
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.1)
+    be = _OneTimeCost(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                      compile_sleep_s={16: 0.3, 32: 1.0, 64: 0.1, 128: 0.1},
+                      init=start_in_0_6_s)
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in (16, 32, 64, 128)]
+    k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=2, compile_timeout_s=0.5)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    by = {c.kwargs["BLOCK"]: w for c, w in k.compiled_by.items()}
+    status = {r.config.kwargs["BLOCK"]: r.status for r in k.history}
+    # 16 here (0.3 s), then 32 here past 0.5 s; the workers, ready at about 0.65 s, took
+    # 128 and 64
+    assert k.compile_mode == "pool" and by == {16: "here", 32: "here", 64: "pool",
+                                               128: "pool"}
+    assert be.compiled == [16, 32]
+    assert status == {16: "ok", 32: "failed", 64: "ok", 128: "ok"}
+    assert next(r for r in k.history if r.config == configs[1]).reason.startswith(
+        "compile timeout: compile took longer than 0.5 s")
+    np.testing.assert_array_equal(y, x)
+
+
+def crash_on_128(job):
+    """Compile-pool worker: the worker process dies on the job of BLOCK 128."""
+    import os
+
+    if job.get("block") == 128:
+        os._exit(3)
+    time.sleep(job["sleep_s"])
+
+
+def test_a_config_whose_worker_died_compiles_in_the_process(monkeypatch):
+    class Crashing(_OneTimeCost):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.worker_fn = crash_on_128
+
+        def compile_job(self, kernel, args, kwargs, grid, config):
+            job = super().compile_job(kernel, args, kwargs, grid, config)
+            return {**job, "block": config.kwargs["BLOCK"]}
+
+    be = Crashing(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                  compile_sleep_s={16: 0.6, 32: 0.1, 64: 0.1, 128: 0.1}, init=start_in_0_1_s)
+    k, by = _slow_first(monkeypatch, be, n_compile_jobs=1)
+    # the only worker (ready at about 0.15 s) died on 128 and is not replaced: this process
+    # compiled 16, 32 and 64, then 128
+    assert k.compile_mode == "shared" and k.n_compiled == 4
+    assert by == {16: "here", 32: "here", 64: "here", 128: "here"}
+    assert be.compiled == [16, 32, 64, 128]
+    assert {r.config.kwargs["BLOCK"]: r.status for r in k.history} == {
+        16: "ok", 32: "ok", 64: "ok", 128: "ok"}
