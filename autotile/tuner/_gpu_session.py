@@ -147,6 +147,8 @@ class GpuSession:
         #: workers the pool starts with (when the tuner has not started it)
         self.pool_workers = 1
         self.phase_s: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+        #: wall seconds of the phases nested in each open phase (:meth:`phase`)
+        self._nested_s: list[float] = []
         self.n_bench = 0
         self.bench_ms = 0.0
         #: "probe": the next compile runs here and decides; "here": compile in this
@@ -159,12 +161,22 @@ class GpuSession:
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        """Add the wall time of the ``with`` block to ``phase_s[name]``."""
+        """Add the wall time of the ``with`` block to ``phase_s[name]``.
+
+        A phase opened inside another (the pool's start during the first
+        compile) counts for itself only: its time is taken off the enclosing
+        phase, so that the phases never sum to more than the wall time.
+        """
         t0 = time.perf_counter()
+        self._nested_s.append(0.0)
         try:
             yield
         finally:
-            self.phase_s[name] = self.phase_s.get(name, 0.0) + time.perf_counter() - t0
+            dt = time.perf_counter() - t0
+            inner = self._nested_s.pop()
+            self.phase_s[name] = self.phase_s.get(name, 0.0) + dt - inner
+            if self._nested_s:
+                self._nested_s[-1] += dt
 
     def _bench(self, call: Callable[[], Any], warmup_ms: float, rep_ms: float) -> float:
         self.n_bench += 1
@@ -377,7 +389,8 @@ class GpuSession:
         if self.compile_mode == "probe":
             self.compile_mode = "here" if dt <= IN_PROCESS_PROBE_S else "pool"
             if self.compile_mode == "here":
-                pool.close()  # its workers are not needed: free their CPU now
+                with self.phase("pool"):
+                    pool.close()  # its workers are not needed: free their CPU now
         exc = box.get("exc")
         if exc is not None:
             return TuningRecord(config, classify_error(exc), reason=f"compile: {_err(exc)}",
