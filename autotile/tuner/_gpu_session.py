@@ -62,8 +62,10 @@ IN_PROCESS_PROBE_S = 2.0
 #: first compile past ``IN_PROCESS_PROBE_S``: 6.3 and 28.7 s), starting them 0.5 s
 #: later changes nothing, as that compile ran longer than the workers' start-up and
 #: their jobs together (3.3-3.5 s and at most 7.9 s). Chosen on those runs (in-sample):
-#: that the start-up slowed the first compile is an attribution, not a measurement
-#: (``diag_compile_cost.py``'s ``warmup_thread_pool`` mode measures it).
+#: that the start-up slowed the first compile was an attribution, and the measurement
+#: made since does not confirm it (``diag_compile_cost.py``, ``warmup_thread_pool``
+#: mode, H200, session 11: six softmax compiles took 0.81 and 0.68 s with five workers
+#: starting, 0.61-0.87 s without; layer norm 2.66 and 2.67 s against 2.41-2.90 s).
 POOL_START_AFTER_S = 0.5
 
 
