@@ -65,10 +65,12 @@ IN_PROCESS_PROBE_S = 2.0
 #: first compile past ``IN_PROCESS_PROBE_S``: 6.3 and 28.7 s), starting them 0.5 s
 #: later changes nothing, as that compile ran longer than the workers' start-up and
 #: their jobs together (3.3-3.5 s and at most 7.9 s). Chosen on those runs (in-sample):
-#: that the start-up slowed the first compile is an attribution, not a measurement
-#: (``diag_compile_cost.py``'s ``warmup_thread_pool`` mode measures it). Since the
-#: shared rule (session 11), a worker only gets a config once it is ready, so an early
-#: start costs the tuning only its CPU contention.
+#: that the start-up slowed the first compile was an attribution, and the measurement
+#: made since does not confirm it (``diag_compile_cost.py``, ``warmup_thread_pool``
+#: mode, H200, session 11: six softmax compiles took 0.81 and 0.68 s with five workers
+#: starting, 0.61-0.87 s without; layer norm 2.66 and 2.67 s against 2.41-2.90 s).
+#: Since the shared rule (session 11), a worker only gets a config once it is ready, so an
+#: early start costs the tuning only its CPU contention.
 POOL_START_AFTER_S = 0.5
 
 #: How long this process waits for the workers' running compiles, once it has nothing
@@ -162,6 +164,8 @@ class GpuSession:
         #: workers the pool starts with (when the tuner has not started it)
         self.pool_workers = 1
         self.phase_s: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+        #: wall seconds of the phases nested in each open phase (:meth:`phase`)
+        self._nested_s: list[float] = []
         self.n_bench = 0
         self.bench_ms = 0.0
         #: "probe": the next compile runs here and decides; "here": compile in this
@@ -177,12 +181,22 @@ class GpuSession:
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        """Add the wall time of the ``with`` block to ``phase_s[name]``."""
+        """Add the wall time of the ``with`` block to ``phase_s[name]``.
+
+        A phase opened inside another (the pool's start during the first
+        compile) counts for itself only: its time is taken off the enclosing
+        phase, so that the phases never sum to more than the wall time.
+        """
         t0 = time.perf_counter()
+        self._nested_s.append(0.0)
         try:
             yield
         finally:
-            self.phase_s[name] = self.phase_s.get(name, 0.0) + time.perf_counter() - t0
+            dt = time.perf_counter() - t0
+            inner = self._nested_s.pop()
+            self.phase_s[name] = self.phase_s.get(name, 0.0) + dt - inner
+            if self._nested_s:
+                self._nested_s[-1] += dt
 
     def _bench(self, call: Callable[[], Any], warmup_ms: float, rep_ms: float) -> float:
         self.n_bench += 1
@@ -453,7 +467,8 @@ class GpuSession:
         if self.compile_mode == "probe":
             self.compile_mode = "here" if dt <= IN_PROCESS_PROBE_S else "shared"
             if self.compile_mode == "here":
-                pool.close()  # its workers are not needed: free their CPU now
+                with self.phase("pool"):
+                    pool.close()  # its workers are not needed: free their CPU now
         exc = box.get("exc")
         if exc is not None:
             return TuningRecord(config, classify_error(exc), reason=f"compile: {_err(exc)}",

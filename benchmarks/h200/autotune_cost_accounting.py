@@ -89,9 +89,12 @@ def logged_phases(path: Path) -> list[dict[str, object]]:
     """One row per case whose autotile tuning logged ``phase_s`` (v4 on): where its wall went.
 
     Besides the phases, seconds: ``before_compile_s`` (the prior's ranking and the
-    pool's start, everything before the first compile), ``compile_sum_s`` (the configs'
-    own compile times), ``compile_excess_s`` (the compile phase less that sum: in
-    "here" mode the pool's close after the first compile, and thread start-ups),
+    pool's phase: in v4, everything before the first compile; from v5 the pool's phase
+    also holds a start during the first compile, and, after session 11's review, the
+    close after a fast one), ``compile_sum_s`` (the configs' own compile times),
+    ``compile_excess_s`` (the compile phase less that sum: thread start-ups; in v4 and
+    v5 also the pool's close after a fast first compile in "here" mode, and in v5 a
+    pool start during the first compile, counted in both phases then),
     ``probe_s`` (the first compile: the model's first config, else the list's first)
     and ``others_median_s`` (the median compile time of the other configs), and
     Triton's wall split as in :func:`account`.

@@ -15,7 +15,10 @@ sector). ``L0`` is fitted: 8, 12, 16, 20, 24, 32 and 48 bytes are tried.
 ``--part features`` runs the transpose's window for each set (the interpreter;
 about 1-3 min a set on two shared cores) and caches the features as
 ``records_features_<set>_transpose.json`` (the cache format of
-``records_fit.py``). ``--part loso`` prints Spearman's rho and the measured
+``records_fit.py``) under ``--cache`` (default ``/tmp/records_read_runs``). They
+lack ``records_fit.py``'s extra L2 replays (``l2_curve``), so keep them out of its
+cache: there they would replace the transpose rows, and its L2-share replays would
+leave transpose unchanged without a word. ``--part loso`` prints Spearman's rho and the measured
 time of the model's pick over the best measured config for every set and
 candidate (in-sample), then leave one set out: the candidate chosen on the
 other sets (most targets met, Spearman >= 0.8 and pick <= 1.05, then the
@@ -237,7 +240,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", required=True, choices=("features", "loso", "layout", "scratch"))
     ap.add_argument("--sets", nargs="+", default=[s for s in SETS if KERNEL in SETS[s]])
-    ap.add_argument("--cache", default="/tmp/records_fit")
+    ap.add_argument("--cache", default="/tmp/records_read_runs",
+                    help="feature cache; not records_fit.py's (these rows lack l2_curve)")
     args = ap.parse_args()
     {"features": features, "loso": loso, "layout": layout,
      "scratch": scratch}[args.part](args)

@@ -89,13 +89,14 @@ def score(pred: dict[str, float], meas: dict[str, float]) -> tuple[float, float,
     return pct, rho, (100.0 * best / min(top4) if top4 else 0.0)
 
 
-def after_v5(meas: dict[str, dict[str, float]], base: Any, pool: list[str]) -> int:
+def after_v5(meas: dict[str, dict[str, float]], base: Any, pool: list[str], *,
+             fine: bool = False) -> int:
     """Leave-one-shape-out of the model change after v5 (docs/gpu_model.md §3.7).
 
     The grid crosses A's address registers ``scalar_a_extra_regs`` (0 or 1), the
     shared-memory port ``smem_bytes_per_s_per_sm`` (off or 128 B/clk at 1.83 GHz) and the
     partial-wave exponent ``tail_rate_exponent`` (0, 0.25, 0.5, 0.75, 1, the grid of the
-    session-10 diagnosis); ``--fine`` adds 0.6, 0.7, 0.8, 0.9. Each shape of ``pool`` is
+    session-10 diagnosis); ``fine`` (``--fine``) adds 0.6, 0.7, 0.8, 0.9. Each shape of ``pool`` is
     held out in turn and scored with the grid point that is best on the others (mean pick
     fraction plus mean Spearman).
     """
@@ -103,7 +104,7 @@ def after_v5(meas: dict[str, dict[str, float]], base: Any, pool: list[str]) -> i
 
     from autotile.measure.gpu._time_model import SMEM_PORT_BYTES_PER_S_PER_SM
 
-    gs = (0.0, 0.25, 0.5, 0.75, 1.0) + ((0.6, 0.7, 0.8, 0.9) if FINE else ())
+    gs = (0.0, 0.25, 0.5, 0.75, 1.0) + ((0.6, 0.7, 0.8, 0.9) if fine else ())
     grid = list(itertools.product((0.0, 1.0), (math.inf, SMEM_PORT_BYTES_PER_S_PER_SM), gs))
     scores = {k: {s: score(model_times(s, dataclasses.replace(
         base, scalar_a_extra_regs=k[0], smem_bytes_per_s_per_sm=k[1],
@@ -141,15 +142,11 @@ def after_v5(meas: dict[str, dict[str, float]], base: Any, pool: list[str]) -> i
     return 0
 
 
-FINE = False
-
-
 def main(argv: list[str] | None = None) -> int:
     import dataclasses
 
     from autotile.measure import GpuModelParams
 
-    global FINE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--grid", choices=("after_v5", "scalar_a", "tile"), default="after_v5")
     ap.add_argument("--without-v5", action="store_true",
@@ -162,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         meas = {s: t for s, t in meas.items() if s not in v5}
     base = GpuModelParams()
     if args.grid == "after_v5":
-        FINE = args.fine
-        return after_v5(meas, base, list(meas))
+        return after_v5(meas, base, list(meas), fine=args.fine)
     if args.grid == "scalar_a":
         grid = [{"scalar_a_weight": a}
                 for a in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.7, 1.0)]

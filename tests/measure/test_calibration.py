@@ -82,6 +82,32 @@ def test_vectorised_time_equals_the_kernel_measurer() -> None:
         np.testing.assert_allclose(predict_matmul_time(obs, params, H200), t, rtol=1e-12)
 
 
+def test_vectorised_time_equals_the_kernel_measurer_on_partial_waves_and_scalar_tiles() -> None:
+    # 1700 x 2800 x 2400: launches that leave a partial wave after full waves (eq. 5',
+    # on by default); 1000 x 1000 x 1000 and 2000 x 2048 x 1000: tiles Triton loads with
+    # scalar loads (eq. 5d: A weighs scalar_a_weight, the chains run in waves). Before
+    # session 11's fix the vectorised time was 29 % and 97 % off the measurer's there.
+    n_tail = 0
+    for shape in ((1700, 2800, 2400), (1000, 1000, 1000), (2000, 2048, 1000)):
+        cfgs = [dict(c) for c in matmul_space(*shape).sample(3, 25)]
+        for params in (GpuModelParams(), CAPPED):
+            obs, t = _obs_from_model(shape, cfgs, params)
+            assert len(obs) >= 15
+            np.testing.assert_allclose(predict_matmul_time(obs, params, H200), t, rtol=1e-12)
+        n_prog = np.ceil(obs.M / obs.block_m) * np.ceil(obs.N / obs.block_n)
+        full, rest = np.divmod(n_prog, H200.n_sms * obs.blocks_per_sm)
+        n_tail += int(np.sum((full >= 1) & (np.ceil(rest / H200.n_sms) > 0)
+                             & (np.ceil(rest / H200.n_sms) < obs.blocks_per_sm)))
+    assert n_tail >= 5  # the partial-wave term is exercised
+    # with the term off the two sides still agree, and the term lengthens some launches
+    no_tail = GpuModelParams(tail_rate_exponent=0.0)
+    cfgs = [dict(c) for c in matmul_space(1700, 2800, 2400).sample(3, 25)]
+    obs, t = _obs_from_model((1700, 2800, 2400), cfgs, no_tail)
+    off = predict_matmul_time(obs, no_tail, H200)
+    np.testing.assert_allclose(off, t, rtol=1e-12)
+    assert np.any(predict_matmul_time(obs, GpuModelParams(), H200) > off * 1.05)
+
+
 def _synthetic(n: int, seed: int) -> MatmulObservations:
     """Random configs at three shapes with plausible traffic; times from TRUE + 5% noise."""
     rng = np.random.default_rng(seed)
@@ -187,6 +213,10 @@ def _held_out_on_h200(fit: tuple[str, ...], starts: Any, spearman: float,
     obs = matmul_observations_from_csv(DATA / "h200_matmul.csv",
                                        DATA / "h200_matmul_model.csv", l2_bytes=62_914_560)
     hw = dataclasses.replace(H200, l2_bytes=62_914_560)
+    if params0 is None:
+        # the reported fits predate the partial-wave term (eq. 5'), which the vectorised
+        # time left out until session 11 whatever its parameter said
+        params0 = GpuModelParams(tail_rate_exponent=0.0)
     rep = calibrate_matmul(obs, hw, params0, test_fraction=0.3, seed=0, fit=fit,
                            starts=starts)
     assert rep.after["spearman"] >= spearman - MARGIN
@@ -257,7 +287,8 @@ REPORTED_SMOOTH_MEDIAN_ERR = 0.120
 @pytest.mark.skipif(not (DATA / "h200_matmul_model.csv").exists(),
                     reason="H200 data not present")
 def test_smooth_port_maximum_keeps_its_reported_held_out_accuracy_on_h200_data() -> None:
-    base = dataclasses.replace(GpuModelParams(), smem_overlap_norm=SMEM_OVERLAP_NORM_H200)
+    base = dataclasses.replace(GpuModelParams(), smem_overlap_norm=SMEM_OVERLAP_NORM_H200,
+                               tail_rate_exponent=0.0)  # the reported fit predates eq. 5'
     rep, hw = _held_out_on_h200(POWER_FIT, POWER_STARTS, REPORTED_SMOOTH_SPEARMAN,
                                 REPORTED_SMOOTH_SPEARMAN_8192, REPORTED_SMOOTH_MEDIAN_ERR,
                                 params0=base)

@@ -173,3 +173,8 @@ def test_partial_wave_after_full_waves_runs_below_the_sms_full_rate():
     assert P.tail_rate_exponent == 0.75
     with pytest.raises(MeasureError, match="tail_rate_exponent"):
         GpuModelParams(tail_rate_exponent=-0.1)
+    # estimate_time's own argument: a bad exponent is an error, not the term switched off
+    for bad in (-0.5, math.nan, math.inf):
+        with pytest.raises(MeasureError, match=r"tail_rate_exponent must be finite and >= 0, "
+                                               r"got tail_rate_exponent="):
+            estimate_time(hw, P, n_programs=396, **{**kw, "tail_rate_exponent": bad})

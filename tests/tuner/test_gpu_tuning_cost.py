@@ -427,6 +427,36 @@ def test_the_pool_starts_once_the_first_compile_runs_past_pool_start_after_s(mon
     assert k.phase_s["pool"] > 0.0
 
 
+def test_a_pool_started_during_the_first_compile_counts_once(monkeypatch):
+    # the workers now start inside the compile phase (once the first compile has run
+    # POOL_START_AFTER_S): their start is the "pool" phase's, not the compile phase's too
+    import autotile.tuner._gpu_session as S
+    from autotile.tuner import CompilePool
+
+    monkeypatch.setattr(S, "POOL_START_AFTER_S", 0.1)
+    monkeypatch.setattr(S, "IN_PROCESS_PROBE_S", 0.3)
+    real_start = CompilePool.start
+
+    def slow_start(self, n):
+        time.sleep(0.4)  # a start-up the phases can see
+        return real_start(self, n)
+
+    monkeypatch.setattr(CompilePool, "start", slow_start)
+    configs = [LaunchConfig({"BLOCK": b}, num_warps=4) for b in (16, 32, 64, 128)]
+    be = FakeBackend(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
+                     compile_sleep_s={16: 0.8})
+    k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
+                 n_compile_jobs=2, compile_timeout_s=10.0)(copy_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    assert k.compile_mode == "pool" and k.phase_s["pool"] >= 0.4
+    counted = sum(v for name, v in k.phase_s.items() if name != "other")
+    assert counted <= k.bench_time + 1e-9
+    assert counted + k.phase_s["other"] == pytest.approx(k.bench_time)
+    # the 0.8 s first compile waited in the compile phase, less the pool's 0.4 s start
+    assert k.phase_s["compile"] >= 0.8 - 0.4
+
+
 def test_a_fast_first_compile_starts_no_workers(monkeypatch):
     # softmax on the H200 (v3, v4): every first compile took 0.4-0.6 s or less after the
     # first tuning in the process, and the workers started for it were never used
@@ -533,6 +563,8 @@ def test_a_fast_first_compile_stops_the_starting_workers_without_waiting(monkeyp
         t0 = time.perf_counter()
         real_close(self)
         closes.append((time.perf_counter() - t0, procs))
+        if len(closes) == 1:
+            time.sleep(0.3)  # after the timed close: marks the phase the close counts in
 
     monkeypatch.setattr(CompilePool, "close", close)
 
@@ -547,6 +579,10 @@ def test_a_fast_first_compile_stops_the_starting_workers_without_waiting(monkeyp
     close_s, procs = closes[0]
     assert len(procs) == 4 and not any(p.is_alive() for p in procs)
     assert close_s < 0.15  # asking them to exit first waited 0.2 s for nothing
+    # the close after the first compile is the pool's phase (starting and stopping the
+    # workers), not the compile phase's
+    assert k.phase_s["pool"] >= 0.3 + close_s
+    assert k.phase_s["compile"] + k.phase_s["pool"] <= k.bench_time
     np.testing.assert_array_equal(y, x)
 
 

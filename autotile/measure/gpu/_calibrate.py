@@ -195,7 +195,8 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
     The same arithmetic as :class:`KernelModelMeasurer` for ``"matmul"``
     (non-persistent) given its ``blocks_per_sm`` and traffic: efficiency
     (eq. 4, :func:`matmul_efficiency`), compute with wave quantization over
-    the SMs (eq. 5) and the clock of a wave tail under the power cap (eq. 5e),
+    the SMs (eq. 5), the clock of a wave tail under the power cap (eq. 5e), the
+    partial wave after full waves (eq. 5', ``params.tail_rate_exponent``),
     tiles Triton loads with scalar loads (eq. 5d, from ``M, N, K`` with
     row-major operands, :func:`~autotile.kernels.matmul_access`), the
     software-pipeline operand feed (eq. 5b,
@@ -234,6 +235,15 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
         busy = n_prog / (rounds * hardware.n_sms)
         compute = compute / np.minimum(busy ** -params.clock_exponent, params.max_clock_boost)
     tensor = compute
+    g = params.tail_rate_exponent
+    if g > 0:  # eq. 5': a partial wave after full ones runs below the SM's full rate
+        bps = obs.blocks_per_sm
+        full = np.floor(n_prog / (hardware.n_sms * bps))
+        k_tail = np.ceil((n_prog - full * hardware.n_sms * bps) / hardware.n_sms)
+        tail = (full >= 1) & (k_tail > 0) & (k_tail < bps)
+        k_safe = np.where(tail, k_tail, 1.0)
+        units = full * bps + k_safe * (bps / k_safe) ** g
+        compute = np.where(tail, compute * units / rounds, compute)
     x = (bm + bn) * bk * DTYPE_ITEMSIZE[dtype] / params.sm_load_bytes_per_s
     in_flight = np.minimum(obs.blocks_per_sm, rounds) * np.maximum(obs.num_stages - 1.0, 1.0)
     feed = rounds * np.ceil(obs.K / bk) * np.maximum(x, (params.pipeline_latency_s + x)
@@ -249,12 +259,15 @@ def predict_matmul_time(obs: MatmulObservations, params: GpuModelParams,
         vmax = max(1, 16 // isz)
         vec_a = np.where(obs.K % 16 == 0, vmax, 1)
         vec_b = np.where(obs.N % 16 == 0, vmax, 1)
-        e = (np.where(vec_a * isz >= 4, 0.0, bm * bk) + np.where(vec_b * isz >= 4, 0.0, bk * bn))
+        # A's elements weigh scalar_a_weight (eq. 5d), as in the kernel measurer
+        e = (params.scalar_a_weight * np.where(vec_a * isz >= 4, 0.0, bm * bk)
+             + np.where(vec_b * isz >= 4, 0.0, bk * bn))
         e_c = np.where(vec_b == 1, bm * bn, 0.0)
         steps = np.ceil(obs.K / bk)
         compute = np.maximum(compute, rounds * (steps * e + e_c) / rate)
-        chain = (rounds * steps * (params.unpipelined_latency_s + e / rate) + tensor) / np.minimum(
-            obs.blocks_per_sm, rounds)
+        # the chains run in waves of resident programs, each with one program's tensor time
+        waves = np.ceil(n_prog / (hardware.n_sms * obs.blocks_per_sm))
+        chain = waves * (steps * (params.unpipelined_latency_s + e / rate) + tensor / rounds)
         compute = np.where(e > 0, np.maximum(compute, chain), compute)
     hbm = obs.hbm_read_bytes + (obs.hbm_write_bytes if params.count_writes else 0.0)
     memory = hbm / (hardware.hbm_bytes_per_s * params.bandwidth_efficiency)

@@ -759,7 +759,7 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
         (eq. 5d), e.g. ``BLOCK_M * BLOCK_N`` when C's stores are not vectorised.
     tail_rate_exponent : float, default=0.0
         ``g`` of the partial-wave term (a matmul passes
-        ``params.tail_rate_exponent``); 0 switches it off.
+        ``params.tail_rate_exponent``); 0 switches it off. Finite and ``>= 0``.
 
     Returns
     -------
@@ -768,8 +768,9 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
     Raises
     ------
     MeasureError
-        If ``blocks_per_sm``, ``num_stages`` or ``n_programs`` is < 1 or the
-        efficiency is outside ``(0, 1]``.
+        If ``blocks_per_sm``, ``num_stages`` or ``n_programs`` is < 1, the
+        efficiency is outside ``(0, 1]`` or ``tail_rate_exponent`` is negative,
+        infinite or NaN.
 
     References
     ----------
@@ -785,6 +786,9 @@ def estimate_time(hw: HardwareProfile, params: GpuModelParams, *, flops_per_prog
                            f"{blocks_per_sm}, {num_stages}, {n_programs}")
     if not 0.0 < efficiency <= 1.0:
         raise MeasureError(f"efficiency must be in (0, 1], got efficiency={efficiency}")
+    if not 0.0 <= tail_rate_exponent < math.inf:  # also rejects NaN
+        raise MeasureError(f"tail_rate_exponent must be finite and >= 0, got "
+                           f"tail_rate_exponent={tail_rate_exponent!r}")
     rounds = -(-n_programs // hw.n_sms)
     peak_sm = hw.tensor_flops_per_s(dtype) / hw.n_sms
     compute_s = rounds * flops_per_program / (peak_sm * efficiency)
