@@ -534,7 +534,9 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
     Parameters
     ----------
     f : dict of str to float
-        :func:`launch_features`' second result.
+        :func:`launch_features`' second result. Features cached before
+        model v11 lack ``span_r`` and ``span_w``: they get no span drain
+        (:func:`span_drain_s`).
     hw, params, dtype
         As for :func:`estimate_launch`.
 
