@@ -53,7 +53,8 @@ class BanditSearcher(SpaceSearcher):
     * ``"prior"``: the next config of :attr:`Prior.ranked` (only with
       ``prior``);
     * ``"descent"`` (not in the default portfolio, see ``arms``): a
-      first-improvement local search from a random config. Each trial it
+      first-improvement local search from a random config (with several
+      workers it cannot propose while its start runs). Each trial it
       proposes the unmeasured neighbour (``space.neighbours``) of its
       current config (the *centre*) that the cost model ranks best (ties
       spread); a neighbour with a lower value becomes the centre. After
@@ -437,6 +438,10 @@ class BanditSearcher(SpaceSearcher):
         """The descent's next proposal: the model's best neighbour of its centre, or a new start."""
         st = self._descent_state(history, memory)
         c = st["centre"]
+        if c is None and st["pending"] & st["path"]:
+            # its start has not finished (several workers): a second start now would
+            # finish as if it were a neighbour of the first
+            return None
         cand = np.zeros(0, dtype=np.int64)
         if c is not None and st["fails"] < self.descent_patience and st["val"] not in st["minima"]:
             cand = self._codec.neighbours(np.array([c], dtype=np.int64))

@@ -8,6 +8,7 @@ import pytest
 
 from autotile.search import BanditSearcher, Prior, create_study, make_searcher
 from autotile.search._bandit import ARMS
+from autotile.search._base import History
 from autotile.search._codec import IndexCodec
 from autotile.space import Choice, PowerOfTwo, Space
 from tests.search.conftest import ToyMeasurer
@@ -153,3 +154,20 @@ def test_refit_follows_ansors_growth_schedule(small_space):
             fits.append(n)
     # a fit whenever the data grew by more than 20 % since the last one
     assert fits == [2, 3, 4, 5, 7, 9, 11, 14, 17, 21, 26, 32, 39, 47, 57]
+
+
+def test_descent_waits_for_its_start_with_several_workers(small_space):
+    s = BanditSearcher(small_space, seed=0, arms=("descent",))
+    memory: dict = {}
+    rng = np.random.default_rng(0)
+    start = s._descent(History(), rng, memory)
+    assert start is not None and memory["descent"]["starts"] == {start}
+    # the start still runs on another worker: no second start
+    assert s._descent(History(taken={start}), rng, memory) is None
+    assert memory["descent"]["starts"] == {start}
+    # once it finishes it is the centre, and the next proposal is one of its neighbours
+    done = History(taken={start}, indices=[start], configs=[small_space.config_at(start)],
+                   values=[1.0])
+    nxt = s._descent(done, rng, memory)
+    assert memory["descent"]["centre"] == start and memory["descent"]["val"] == 1.0
+    assert nxt in IndexCodec(small_space).neighbours([start]).tolist()
