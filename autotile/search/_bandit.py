@@ -53,7 +53,8 @@ class BanditSearcher(SpaceSearcher):
     * ``"prior"``: the next config of :attr:`Prior.ranked` (only with
       ``prior``);
     * ``"descent"`` (not in the default portfolio, see ``arms``): a
-      first-improvement local search from a random config. Each trial it
+      first-improvement local search from a random config (with several
+      workers it cannot propose while its start runs). Each trial it
       proposes the unmeasured neighbour (``space.neighbours``) of its
       current config (the *centre*) that the cost model ranks best (ties
       spread); a neighbour with a lower value becomes the centre. After
@@ -145,8 +146,11 @@ class BanditSearcher(SpaceSearcher):
     Raises
     ------
     ValueError
-        If an arm is unknown, a count is < 1, ``C`` or ``window`` is
-        negative, or ``gamma`` is outside (0, 1).
+        If ``arms`` is empty, a string, or names an unknown or repeated
+        arm, or ``"prior"`` without ``prior``; if a count (``n_init``,
+        ``n_centres``, ``n_global``, ``window``, ``descent_patience``) is
+        not an int >= 1, ``C`` or ``refit_growth`` is negative, or
+        ``gamma`` is outside (0, 1).
 
     References
     ----------
@@ -176,10 +180,18 @@ class BanditSearcher(SpaceSearcher):
         descent_patience: int = 8,
     ) -> None:
         super().__init__(space, seed)
+        if isinstance(arms, str):
+            raise ValueError(f"arms must be a sequence of arm names, not one string, got "
+                             f"arms={arms!r}")
         arms = tuple(arms)
         bad = [a for a in arms if a not in ARMS]
         if bad or not arms:
             raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r}")
+        if len(set(arms)) != len(arms):
+            raise ValueError(f"arms must not repeat an arm, got arms={arms!r}")
+        if "prior" in arms and prior is None:
+            raise ValueError(f"the 'prior' arm needs prior=..., got arms={arms!r} and "
+                             f"prior=None")
         for name, v in (("n_init", n_init), ("n_centres", n_centres), ("n_global", n_global),
                         ("window", window), ("descent_patience", descent_patience)):
             if int(v) != v or v < 1:
@@ -208,6 +220,10 @@ class BanditSearcher(SpaceSearcher):
         self.descent_patience = int(descent_patience)
         self._codec = IndexCodec(space)
         self._scorer = ModelScorer(space, cost_model, featurizer, self._codec)
+        # the arms proposed here, by name (a mapping, no chain of name tests)
+        self._proposers = {
+            "random": self._random_arm, "prior": self._prior_arm, "parzen": self._parzen,
+            "descent": self._descent, "local": self._local_arm, "global": self._global_arm}
         # whole searchers as arms: each keeps its own plan in its own memory
         self._subs: dict[str, SpaceSearcher] = {}
         if "model" in arms:
@@ -290,36 +306,48 @@ class BanditSearcher(SpaceSearcher):
             cfg = self._subs[arm]._propose(history, int(rng.integers(2**31)), sub_memory)
             i = self.space.index_of(cfg)
             return None if i in history.taken else i
-        if arm == "random":
-            picked = self._random_untaken(history.taken, rng)
-            return picked[0] if picked else None
-        if arm == "prior":
-            assert self.prior is not None
-            ranked = self.prior.ranked
-            k = memory.get("prior_at", 0)
-            while k < ranked.size and int(ranked[k]) in history.taken:
-                k += 1
-            memory["prior_at"] = k
-            return int(ranked[k]) if k < ranked.size else None
-        if arm == "parzen":
-            return self._parzen(history, rng)
-        if arm == "descent":
-            return self._descent(history, rng, memory)
+        return self._proposers[arm](history, rng, memory)
+
+    def _random_arm(self, history: History, rng: np.random.Generator,
+                    memory: dict[str, Any]) -> int | None:
+        picked = self._random_untaken(history.taken, rng)
+        return picked[0] if picked else None
+
+    def _prior_arm(self, history: History, rng: np.random.Generator,
+                   memory: dict[str, Any]) -> int | None:
+        assert self.prior is not None
+        ranked = self.prior.ranked
+        k = memory.get("prior_at", 0)
+        while k < ranked.size and int(ranked[k]) in history.taken:
+            k += 1
+        memory["prior_at"] = k
+        return int(ranked[k]) if k < ranked.size else None
+
+    def _local_arm(self, history: History, rng: np.random.Generator,
+                   memory: dict[str, Any]) -> int | None:
+        """The model's best unmeasured neighbour of the ``n_centres`` best configs."""
         if not self._model_ready(history, memory):
             return None
-        ranked_measured = best_first(history, rng)
-        if arm == "local":
-            cand = local_candidates(self._codec, ranked_measured, history.taken,
-                                    self.n_centres, 1)
-        else:
-            top = ranked_measured[:16]
-            moves = self._codec.mutate(np.resize(top, self.n_global), rng)
-            fresh = np.asarray(self._random_untaken(history.taken, rng, self.n_global),
-                               dtype=np.int64)
-            cand = np.unique(np.concatenate([moves, fresh]))
-            if history.taken:
-                cand = cand[~np.isin(cand, np.fromiter(history.taken, np.int64,
-                                                       len(history.taken)))]
+        cand = local_candidates(self._codec, best_first(history, rng), history.taken,
+                                self.n_centres, 1)
+        return self._model_pick(cand, rng)
+
+    def _global_arm(self, history: History, rng: np.random.Generator,
+                    memory: dict[str, Any]) -> int | None:
+        """The model's best of ``n_global`` mutants of the best 16 and as many random."""
+        if not self._model_ready(history, memory):
+            return None
+        top = best_first(history, rng)[:16]
+        moves = self._codec.mutate(np.resize(top, self.n_global), rng)
+        fresh = np.asarray(self._random_untaken(history.taken, rng, self.n_global),
+                           dtype=np.int64)
+        cand = np.unique(np.concatenate([moves, fresh]))
+        if history.taken:
+            cand = cand[~np.isin(cand, np.fromiter(history.taken, np.int64,
+                                                   len(history.taken)))]
+        return self._model_pick(cand, rng)
+
+    def _model_pick(self, cand: np.ndarray, rng: np.random.Generator) -> int | None:
         if cand.size == 0:
             return None
         return spread_ties(cand, self._scorer.predict(cand), rng)[0]
@@ -335,7 +363,8 @@ class BanditSearcher(SpaceSearcher):
         memory["model_checked_at"], memory["model_ok"] = n, ok
         return ok
 
-    def _parzen(self, history: History, rng: np.random.Generator) -> int | None:
+    def _parzen(self, history: History, rng: np.random.Generator,
+                memory: dict[str, Any] | None = None) -> int | None:
         """TPE's categorical estimator over the knobs: the best candidate of 24."""
         codec = self._codec
         vals = history.value_array()
@@ -409,6 +438,10 @@ class BanditSearcher(SpaceSearcher):
         """The descent's next proposal: the model's best neighbour of its centre, or a new start."""
         st = self._descent_state(history, memory)
         c = st["centre"]
+        if c is None and st["pending"] & st["path"]:
+            # its start has not finished (several workers): a second start now would
+            # finish as if it were a neighbour of the first
+            return None
         cand = np.zeros(0, dtype=np.int64)
         if c is not None and st["fails"] < self.descent_patience and st["val"] not in st["minima"]:
             cand = self._codec.neighbours(np.array([c], dtype=np.int64))

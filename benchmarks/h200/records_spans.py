@@ -97,9 +97,7 @@ def _time(f: dict[str, float], dtype: str) -> float:
     comp = f["compute_s"] + f["ld_per_slot"] * (rm.LOAD_ISSUE_SLOTS - f["model_slots"])
     t = rm.soft_max((comp, f["memory_s"], f["latency_s"], f["overhead_s"])) \
         + (1.0 - f["overlap"]) * min(comp, f["memory_s"])
-    bw = hw.hbm_bytes_per_s * params.bandwidth_efficiency
-    drain = rm.SPAN_DRAIN_PROGRAMS * 2 * max(f["span"] - rm.SPAN_FREE_BYTES, 0.0) \
-        * hw.n_sms / bw
+    drain = rm.span_drain_s(f["span"], f["span"], hw, params)  # GELU: spans r = w
     return float(t * f["spill_factor"] + drain + hw.launch_overhead_s)
 
 

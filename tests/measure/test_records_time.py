@@ -185,3 +185,20 @@ def test_a_row_programs_span_is_its_row_whatever_the_block():
         # the loop's chunks of the 2048-element fp16 row join into one 4 KB span; the
         # program writes one float (one 32-byte sector)
         assert (f["run_r"], f["span_r"], f["span_w"]) == (min(block, 2048) * 2.0, 4096.0, 32.0)
+
+
+def test_span_drain_is_the_launch_times_drain_and_rejects_negative_spans():
+    hw, params = H200_MEASURED_L2, GpuModelParams()
+    # GELU fp32 at BLOCK 8192: 32 KB read and written per program (docs/gpu_model.md:
+    # 19.7 us); a 1024-element fp32 block 2.2 us; spans within 512 bytes cost nothing
+    assert rm.span_drain_s(32768.0, 32768.0, hw, params) == pytest.approx(19.71e-6, rel=1e-3)
+    assert rm.span_drain_s(4096.0, 4096.0, hw, params) == pytest.approx(2.190e-6, rel=1e-3)
+    assert rm.span_drain_s(512.0, 0.0, hw, params) == 0.0
+    _, f = rm.launch_features(_scale_launch(4096), hw, params)
+    assert rm.launch_time(f, hw, params, "float16")["drain_s"] == \
+        rm.span_drain_s(f["span_r"], f["span_w"], hw, params)
+    with pytest.raises(ValueError, match=r"spans must be >= 0 bytes, got span_r=-1.0, "
+                       r"span_w=0.0"):
+        rm.span_drain_s(-1.0, 0.0, hw, params)
+    with pytest.raises(ValueError, match=r"got span_r=0.0, span_w=nan"):
+        rm.span_drain_s(0.0, float("nan"), hw, params)

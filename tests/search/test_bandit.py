@@ -7,6 +7,8 @@ import optuna
 import pytest
 
 from autotile.search import BanditSearcher, Prior, create_study, make_searcher
+from autotile.search._bandit import ARMS
+from autotile.search._base import History
 from autotile.search._codec import IndexCodec
 from autotile.space import Choice, PowerOfTwo, Space
 from tests.search.conftest import ToyMeasurer
@@ -99,6 +101,24 @@ def test_bandit_rejects_bad_arguments(small_space):
     with pytest.raises(ValueError, match=r"descent_patience must be an int >= 1, got "
                        r"descent_patience=0"):
         BanditSearcher(small_space, descent_patience=0)
+    with pytest.raises(ValueError, match=r"arms must be a non-empty sequence of .*got arms=\(\)"):
+        BanditSearcher(small_space, arms=())
+    with pytest.raises(ValueError, match=r"arms must not repeat an arm, got "
+                       r"arms=\('descent', 'random', 'descent'\)"):
+        BanditSearcher(small_space, arms=("descent", "random", "descent"))
+    with pytest.raises(ValueError, match=r"not one string, got arms='descent'"):
+        BanditSearcher(small_space, arms="descent")
+    with pytest.raises(ValueError, match=r"the 'prior' arm needs prior=..., got "
+                       r"arms=\('prior', 'random'\) and prior=None"):
+        BanditSearcher(small_space, arms=("prior", "random"))
+
+
+def test_every_arm_has_a_proposer(small_space):
+    # each name of ARMS is served by a whole searcher or by the mapping of proposers
+    s = BanditSearcher(small_space, arms=tuple(a for a in ARMS if a != "prior"))
+    assert set(s._subs) == {"model", "evolutionary"}
+    assert set(s._subs) | set(s._proposers) == set(ARMS)
+    assert not set(s._subs) & set(s._proposers)
 
 
 def test_codec_moves_on_explicit_spaces_match_the_space(small_space):
@@ -134,3 +154,20 @@ def test_refit_follows_ansors_growth_schedule(small_space):
             fits.append(n)
     # a fit whenever the data grew by more than 20 % since the last one
     assert fits == [2, 3, 4, 5, 7, 9, 11, 14, 17, 21, 26, 32, 39, 47, 57]
+
+
+def test_descent_waits_for_its_start_with_several_workers(small_space):
+    s = BanditSearcher(small_space, seed=0, arms=("descent",))
+    memory: dict = {}
+    rng = np.random.default_rng(0)
+    start = s._descent(History(), rng, memory)
+    assert start is not None and memory["descent"]["starts"] == {start}
+    # the start still runs on another worker: no second start
+    assert s._descent(History(taken={start}), rng, memory) is None
+    assert memory["descent"]["starts"] == {start}
+    # once it finishes it is the centre, and the next proposal is one of its neighbours
+    done = History(taken={start}, indices=[start], configs=[small_space.config_at(start)],
+                   values=[1.0])
+    nxt = s._descent(done, rng, memory)
+    assert memory["descent"]["centre"] == start and memory["descent"]["val"] == 1.0
+    assert nxt in IndexCodec(small_space).neighbours([start]).tolist()
