@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,28 @@ ARMS = ("model", "evolutionary", "local", "global", "parzen", "random", "prior",
 
 #: Arms whose proposals do not depend on the history: the descent's model learns from them.
 _UNBIASED_ARMS = ("random", "prior")
+
+
+def _check_arms(arms: Any) -> tuple[str, ...]:
+    """Return ``arms`` as a tuple of known, distinct arm names, else raise ValueError."""
+    if isinstance(arms, str):
+        raise ValueError(f"arms must be a sequence of arm names, not one str: "
+                         f"got arms={arms!r}; pass arms=({arms!r},)")
+    if not isinstance(arms, Sequence):
+        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got "
+                         f"{type(arms).__name__} arms={arms!r}")
+    arms = tuple(arms)
+    if not arms:
+        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r}")
+    bad = [a for a in arms if not isinstance(a, str) or a not in ARMS]
+    if bad:
+        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r} "
+                         f"(unknown: {', '.join(repr(a) for a in bad)})")
+    dups = sorted({a for a in arms if arms.count(a) > 1})
+    if dups:
+        raise ValueError(f"arms must not repeat an arm, got arms={arms!r} "
+                         f"(repeated: {', '.join(repr(a) for a in dups)})")
+    return arms
 
 
 class BanditSearcher(SpaceSearcher):
@@ -145,7 +168,9 @@ class BanditSearcher(SpaceSearcher):
     Raises
     ------
     ValueError
-        If an arm is unknown, a count is < 1, ``C`` or ``window`` is
+        If ``arms`` is a single str, not a sequence, empty, or holds an
+        unknown or repeated arm; if it holds ``"prior"`` without
+        ``prior``; if a count is not an int >= 1, ``C`` or ``window`` is
         negative, or ``gamma`` is outside (0, 1).
 
     References
@@ -176,13 +201,11 @@ class BanditSearcher(SpaceSearcher):
         descent_patience: int = 8,
     ) -> None:
         super().__init__(space, seed)
-        arms = tuple(arms)
-        bad = [a for a in arms if a not in ARMS]
-        if bad or not arms:
-            raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r}")
+        arms = _check_arms(arms)
         for name, v in (("n_init", n_init), ("n_centres", n_centres), ("n_global", n_global),
                         ("window", window), ("descent_patience", descent_patience)):
-            if int(v) != v or v < 1:
+            if (not isinstance(v, numbers.Real) or isinstance(v, bool)
+                    or not math.isfinite(v) or int(v) != v or v < 1):
                 raise ValueError(f"{name} must be an int >= 1, got {name}={v!r}")
         if not C >= 0:
             raise ValueError(f"C must be >= 0, got C={C!r}")
@@ -190,6 +213,9 @@ class BanditSearcher(SpaceSearcher):
             raise ValueError(f"gamma must be in (0, 1), got gamma={gamma!r}")
         if not refit_growth >= 0.0:
             raise ValueError(f"refit_growth must be >= 0, got refit_growth={refit_growth!r}")
+        if prior is None and "prior" in arms:
+            raise ValueError(f"the 'prior' arm needs prior= (earlier tables or studies), "
+                             f"got arms={arms!r} and prior=None")
         if prior is not None and not isinstance(prior, Prior):
             prior = Prior(space, prior)
         if prior is not None and "prior" not in arms:
