@@ -318,12 +318,17 @@ def tune_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _as_flags(message: str) -> str:
-    """A library error about ``seed``/``objective`` worded with the command's flags."""
+    """A library error about ``seed``/``objective``/heartbeats worded with the command's flags."""
     for name in ("seed", "objective"):
         if message.startswith(f"{name} must"):
             message = f"--{name}" + message[len(name):]
             message = message.replace(f"got {name}=", f"got --{name} ").replace(
                 "must be None or an int", "must be an int")
+    if message.startswith(("heartbeat_interval ", "grace_period ")):  # from open_storage
+        message = message.replace(" or None,", ",")
+        for name in ("heartbeat_interval", "grace_period"):
+            flag = "--" + name.replace("_", "-")
+            message = message.replace(f"{name}=", f"{flag} ").replace(name, flag)
     return message
 
 
