@@ -57,7 +57,7 @@ def _worker_options(p: argparse.ArgumentParser) -> None:
 def _tune_parser() -> argparse.ArgumentParser:
     from autotile.search._factory import SEARCHERS
 
-    p = _Parser(prog="autotile tune",
+    p = _Parser(allow_abbrev=False, prog="autotile tune",
                 description="Create or resume a tuning study and run it as its first worker. "
                             "More workers join with `autotile worker`.")
     src = p.add_mutually_exclusive_group()
@@ -103,7 +103,7 @@ def _check_memory(n: int, measurer: Any) -> None:
 
 
 def _worker_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="autotile worker",
+    p = _Parser(allow_abbrev=False, prog="autotile worker",
                 description="Join a study started by `autotile tune`: rebuild its space, "
                             "measurer and searcher from the study and run trials until it "
                             "holds its budget.")
