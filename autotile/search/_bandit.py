@@ -29,21 +29,23 @@ def _check_arms(arms: Any) -> tuple[str, ...]:
     if isinstance(arms, str):
         raise ValueError(f"arms must be a sequence of arm names, not one str: "
                          f"got arms={arms!r}; pass arms=({arms!r},)")
-    if not isinstance(arms, Sequence):
+    try:
+        items = tuple(arms)
+    except TypeError:
         raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got "
-                         f"{type(arms).__name__} arms={arms!r}")
-    arms = tuple(arms)
-    if not arms:
-        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r}")
-    bad = [a for a in arms if not isinstance(a, str) or a not in ARMS]
+                         f"{type(arms).__name__} arms={arms!r}") from None
+    if not items:
+        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={items!r}")
+    bad = [a for a in items if not isinstance(a, str) or a not in ARMS]
     if bad:
-        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r} "
+        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={items!r} "
                          f"(unknown: {', '.join(repr(a) for a in bad)})")
-    dups = sorted({a for a in arms if arms.count(a) > 1})
+    names = tuple(str(a) for a in items)
+    dups = sorted({a for a in names if names.count(a) > 1})
     if dups:
-        raise ValueError(f"arms must not repeat an arm, got arms={arms!r} "
+        raise ValueError(f"arms must not repeat an arm, got arms={names!r} "
                          f"(repeated: {', '.join(repr(a) for a in dups)})")
-    return arms
+    return names
 
 
 class BanditSearcher(SpaceSearcher):
