@@ -44,6 +44,7 @@ def _schedule(argv: Sequence[str]) -> int:
 
     ap = argparse.ArgumentParser(
         prog="autotile schedule",
+        allow_abbrev=False,
         description="Step through the TVM CPU matrix-multiplication tutorial's schedules "
                     "(default loop order, reorder, blocking, loop permutation, array packing) "
                     "at 64x64, and the default order at 65x65: lower each one, check it "
@@ -65,6 +66,7 @@ def _sweep(argv: Sequence[str]) -> int:
 
     ap = argparse.ArgumentParser(
         prog="autotile sweep",
+        allow_abbrev=False,
         description="Measure every schedule of the n x n GEMM schedule space (split factors "
                     "of i, j, k and the loop order) by cache simulation into a table. An "
                     "interrupted sweep resumes from OUT.parts/; a finished one is returned "

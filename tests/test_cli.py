@@ -150,3 +150,21 @@ def test_cli_sweep_out_with_a_missing_folder_exits_2(tmp_path, capsys):
         f"autotile sweep: error: --out {str(out)!r} cannot be created: its folder "
         f"{str(tmp_path / 'typo')!r} does not exist; create it first or choose another --out\n")
     assert not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["compare", "--seed", "7"], "--seed 7"),  # was read as --seeds 7: seven seeds 0..6
+    (["tune", "--stor", "x.db"], "--stor x.db"),  # was read as --storage
+    (["worker", "--storage", "x.db", "--study", "s"], "--study s"),
+    (["schedule", "--n", "0"], "--n 0"),  # was read as --no-ir, then "unrecognized: 0"
+    (["sweep", "--li", "5"], "--li 5"),  # was read as --limit
+])
+def test_cli_flags_are_not_abbreviated(argv, flag, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse's own exit in schedule and sweep
+        rc = exc.code
+    assert rc == 2
+    assert f"unrecognized arguments: {flag}" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,30 @@ ARMS = ("model", "evolutionary", "local", "global", "parzen", "random", "prior",
 
 #: Arms whose proposals do not depend on the history: the descent's model learns from them.
 _UNBIASED_ARMS = ("random", "prior")
+
+
+def _check_arms(arms: Any) -> tuple[str, ...]:
+    """Return ``arms`` as a tuple of known, distinct arm names, else raise ValueError."""
+    if isinstance(arms, str):
+        raise ValueError(f"arms must be a sequence of arm names, not one str: "
+                         f"got arms={arms!r}; pass arms=({arms!r},)")
+    try:
+        items = tuple(arms)
+    except TypeError:
+        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got "
+                         f"{type(arms).__name__} arms={arms!r}") from None
+    if not items:
+        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={items!r}")
+    bad = [a for a in items if not isinstance(a, str) or a not in ARMS]
+    if bad:
+        raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={items!r} "
+                         f"(unknown: {', '.join(repr(a) for a in bad)})")
+    names = tuple(str(a) for a in items)
+    dups = sorted({a for a in names if names.count(a) > 1})
+    if dups:
+        raise ValueError(f"arms must not repeat an arm, got arms={names!r} "
+                         f"(repeated: {', '.join(repr(a) for a in dups)})")
+    return names
 
 
 class BanditSearcher(SpaceSearcher):
@@ -146,11 +171,11 @@ class BanditSearcher(SpaceSearcher):
     Raises
     ------
     ValueError
-        If ``arms`` is empty, a string, or names an unknown or repeated
-        arm, or ``"prior"`` without ``prior``; if a count (``n_init``,
-        ``n_centres``, ``n_global``, ``window``, ``descent_patience``) is
-        not an int >= 1, ``C`` or ``refit_growth`` is negative, or
-        ``gamma`` is outside (0, 1).
+        If ``arms`` is a single str, not a sequence, empty, or names an
+        unknown or repeated arm, or ``"prior"`` without ``prior``; if a
+        count (``n_init``, ``n_centres``, ``n_global``, ``window``,
+        ``descent_patience``) is not an int >= 1, ``C`` or ``refit_growth``
+        is negative, or ``gamma`` is outside (0, 1).
 
     References
     ----------
@@ -180,21 +205,14 @@ class BanditSearcher(SpaceSearcher):
         descent_patience: int = 8,
     ) -> None:
         super().__init__(space, seed)
-        if isinstance(arms, str):
-            raise ValueError(f"arms must be a sequence of arm names, not one string, got "
-                             f"arms={arms!r}")
-        arms = tuple(arms)
-        bad = [a for a in arms if a not in ARMS]
-        if bad or not arms:
-            raise ValueError(f"arms must be a non-empty sequence of {ARMS}, got arms={arms!r}")
-        if len(set(arms)) != len(arms):
-            raise ValueError(f"arms must not repeat an arm, got arms={arms!r}")
+        arms = _check_arms(arms)
         if "prior" in arms and prior is None:
             raise ValueError(f"the 'prior' arm needs prior=..., got arms={arms!r} and "
                              f"prior=None")
         for name, v in (("n_init", n_init), ("n_centres", n_centres), ("n_global", n_global),
                         ("window", window), ("descent_patience", descent_patience)):
-            if int(v) != v or v < 1:
+            if (not isinstance(v, numbers.Real) or isinstance(v, bool)
+                    or not math.isfinite(v) or int(v) != v or v < 1):
                 raise ValueError(f"{name} must be an int >= 1, got {name}={v!r}")
         if not C >= 0:
             raise ValueError(f"C must be >= 0, got C={C!r}")
@@ -202,6 +220,9 @@ class BanditSearcher(SpaceSearcher):
             raise ValueError(f"gamma must be in (0, 1), got gamma={gamma!r}")
         if not refit_growth >= 0.0:
             raise ValueError(f"refit_growth must be >= 0, got refit_growth={refit_growth!r}")
+        if prior is None and "prior" in arms:
+            raise ValueError(f"the 'prior' arm needs prior= (earlier tables or studies), "
+                             f"got arms={arms!r} and prior=None")
         if prior is not None and not isinstance(prior, Prior):
             prior = Prior(space, prior)
         if prior is not None and "prior" not in arms:

@@ -20,6 +20,7 @@ from optuna.trial import FrozenTrial, TrialState
 from autotile.errors import InvalidConfigError
 from autotile.search._params import CONFIG_ATTR, config_from_params, param_of, trial_config_text
 from autotile.search._storage import RetriedScan
+from autotile.search._study_args import check_seed
 from autotile.space import Config, Space
 
 __all__ = ["SpaceSearcher", "History"]
@@ -135,6 +136,7 @@ class SpaceSearcher(BaseSampler, abc.ABC):
             raise InvalidConfigError(
                 f"space must be an autotile.space.Space, got {type(space).__name__}"
             )
+        check_seed(seed)
         self.space = space
         self.seed = seed
         self._seed_seq = np.random.SeedSequence(seed)

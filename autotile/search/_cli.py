@@ -40,6 +40,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=_PROG,
+        allow_abbrev=False,
         description="Run searchers for a budget x several seeds on a replayed table (or "
                     "live, --space gemm1024) and "
                     "write a convergence report (table, best configs, CSV, JSON, PNG, HTML). "

@@ -57,7 +57,7 @@ def _worker_options(p: argparse.ArgumentParser) -> None:
 def _tune_parser() -> argparse.ArgumentParser:
     from autotile.search._factory import SEARCHERS
 
-    p = _Parser(prog="autotile tune",
+    p = _Parser(allow_abbrev=False, prog="autotile tune",
                 description="Create or resume a tuning study and run it as its first worker. "
                             "More workers join with `autotile worker`.")
     src = p.add_mutually_exclusive_group()
@@ -103,7 +103,7 @@ def _check_memory(n: int, measurer: Any) -> None:
 
 
 def _worker_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="autotile worker",
+    p = _Parser(allow_abbrev=False, prog="autotile worker",
                 description="Join a study started by `autotile tune`: rebuild its space, "
                             "measurer and searcher from the study and run trials until it "
                             "holds its budget.")
@@ -318,12 +318,17 @@ def tune_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _as_flags(message: str) -> str:
-    """A library error about ``seed``/``objective`` worded with the command's flags."""
+    """A library error about ``seed``/``objective``/heartbeats worded with the command's flags."""
     for name in ("seed", "objective"):
         if message.startswith(f"{name} must"):
             message = f"--{name}" + message[len(name):]
             message = message.replace(f"got {name}=", f"got --{name} ").replace(
                 "must be None or an int", "must be an int")
+    if message.startswith(("heartbeat_interval ", "grace_period ")):  # from open_storage
+        message = message.replace(" or None,", ",")
+        for name in ("heartbeat_interval", "grace_period"):
+            flag = "--" + name.replace("_", "-")
+            message = message.replace(f"{name}=", f"{flag} ").replace(name, flag)
     return message
 
 

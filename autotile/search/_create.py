@@ -20,7 +20,7 @@ from optuna.samplers import BaseSampler
 from optuna.storages import BaseStorage
 
 from autotile.measure import Measurer
-from autotile.measure._fingerprint import differences, digest_of
+from autotile.measure._fingerprint import differences, digest_of, jsonable
 from autotile.search._factory import _ALIASES, SEARCHERS, encoding_for, make_searcher
 from autotile.search._lock import StudyLock
 from autotile.search._optimize import optimize, quiet_optuna
@@ -198,8 +198,8 @@ def create_study(
     load_if_exists : bool, default=True
         Load the study if one with this name exists (resume); otherwise
         Optuna raises ``DuplicatedStudyError``. A resumed study must be
-        called with the objective, space, searcher, seed and measurer
-        settings (:meth:`Measurer.fingerprint
+        called with the objective, space, searcher, ``searcher_kwargs`` (when
+        JSON-able), seed and measurer settings (:meth:`Measurer.fingerprint
         <autotile.measure.Measurer.fingerprint>`) it was created with (a
         loaded study that differs is refused; there is no option to mix
         them: pass another ``study_name`` instead).
@@ -227,7 +227,8 @@ def create_study(
         without a ``space`` attribute is not checked), ``seed`` is not None
         or an int with ``0 <= seed < 2**32``, ``storage`` is a string that
         is neither a URL nor an SQLite file path, or a loaded study was
-        created for another objective, space, searcher or seed, or with a
+        created for another objective, space, searcher, searcher options or
+        seed, or with a
         measurer of another class or other :meth:`Measurer.settings
         <autotile.measure.Measurer.settings>` (the message lists what differs),
         or ``study_name`` is an empty or blank str.
@@ -292,8 +293,10 @@ def create_study(
         ost = optuna.create_study(storage=storage_arg, sampler=sampler,
                                   study_name=study_name, direction="minimize",
                                   load_if_exists=load_if_exists)
+        options = None if isinstance(searcher, BaseSampler) else jsonable(
+            dict(searcher_kwargs or {}))
         _record_or_check(ost, study_name, space, objective, label, seed, ident, fingerprint,
-                         encoding_for(sampler))
+                         encoding_for(sampler), options)
         if list(ost.metric_names or []) != [objective]:
             with warnings.catch_warnings():  # experimental before Optuna 4.x
                 warnings.simplefilter("ignore")
@@ -303,8 +306,14 @@ def create_study(
 
 def _record_or_check(ost: optuna.Study, study_name: str, space: Space, objective: str,
                      label: Any, seed: int | None, ident: dict[str, Any],
-                     fingerprint: str, encoding: Any = "categorical") -> None:
-    """Record a new study's settings, or check a loaded one's against them."""
+                     fingerprint: str, encoding: Any = "categorical",
+                     options: dict[str, Any] | None = None) -> None:
+    """Record a new study's settings, or check a loaded one's against them.
+
+    ``options`` are the searcher's ``searcher_kwargs`` as JSON data (None when
+    not JSON-able, e.g. an estimator object, or for a sampler object: then
+    they are neither recorded nor checked).
+    """
     meta = {"autotile:objective": objective, "autotile:knobs": list(space.names),
             "autotile:space_size": len(space)}
     old = ost.user_attrs
@@ -322,13 +331,20 @@ def _record_or_check(ost: optuna.Study, study_name: str, space: Space, objective
                 f"(size {len(space)}); pass another study_name"
             )
         _check_same_run(study_name, old, label, seed)
+        stored = old.get("autotile:searcher_kwargs")
+        if stored is not None and options is not None and stored != options:
+            raise ValueError(
+                f"study {study_name!r} was created with searcher_kwargs={stored!r}, got "
+                f"searcher_kwargs={options!r}; resuming must use the same searcher options "
+                f"(else its trials would come from two searchers): pass the first ones to "
+                f"resume it, or another study_name")
         if _check_same_measurer(study_name, old, ident, fingerprint):
             ost.set_user_attr("autotile:measurer", ident)
             ost.set_user_attr("autotile:measurer_fingerprint", fingerprint)
         _check_same_distributions(ost, space, encoding)
     else:
         for k, v in {**meta, "autotile:searcher": str(label), "autotile:seed": seed,
-                     "autotile:measurer": ident,
+                     "autotile:searcher_kwargs": options, "autotile:measurer": ident,
                      "autotile:measurer_fingerprint": fingerprint}.items():
             ost.set_user_attr(k, v)
 

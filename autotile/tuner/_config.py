@@ -68,7 +68,7 @@ def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
     Raises
     ------
     InvalidConfigError
-        If ``searcher`` is not a searcher name, ``budget`` is not an int
+        If ``searcher`` is not a searcher name (a str), ``budget`` is not an int
         ``>= 1`` or ``seed`` is not None or an int in ``[0, 2**32)``.
     """
     from autotile.search._factory import searcher_key
@@ -78,6 +78,11 @@ def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
         n = check_count("budget", budget)
     except ValueError as exc:
         raise InvalidConfigError(str(exc)) from None
+    if not isinstance(searcher, str):
+        raise InvalidConfigError(
+            f"autotune(): searcher must be a searcher's name (str, e.g. 'model' or 'bandit'; "
+            f"it runs with its default options), got {type(searcher).__name__} object; to "
+            f"tune with a searcher object or options, use autotile.search.tune")
     try:
         searcher_key(searcher)
         check_seed(seed)

@@ -136,8 +136,9 @@ class PerfModel:
         opts = {k: v for k, v in kwargs.items() if k in LAUNCH_KNOBS and v is not None}
         args = {k: self._stand_in(v) for k, v in kwargs.items()
                 if k in names and k not in meta}
-        cfg = LaunchConfig(meta, num_warps=int(opts.get("num_warps", 4)),
-                           num_stages=int(opts.get("num_stages", 3)))
+        # unconverted: LaunchConfig refuses 2.5 or NaN naming the value (int() truncated 2.5)
+        cfg = LaunchConfig(meta, num_warps=opts.get("num_warps", 4),
+                           num_stages=opts.get("num_stages", 3))
         result: MeasureResult
         if getattr(self.scorer, "wants_grid", False):
             result = self.scorer(cfg, args, grid=self.grid)

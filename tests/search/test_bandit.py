@@ -121,6 +121,41 @@ def test_every_arm_has_a_proposer(small_space):
     assert not set(s._subs) & set(s._proposers)
 
 
+def test_bandit_arms_are_checked_by_name_and_value(small_space):
+    # one str is not split into letters
+    with pytest.raises(ValueError, match=r"arms must be a sequence of arm names, not one "
+                       r"str: got arms='descent'; pass arms=\('descent',\)"):
+        BanditSearcher(small_space, arms="descent")
+    with pytest.raises(ValueError, match=r"\(unknown: 'sa'\)"):
+        BanditSearcher(small_space, arms=("model", "sa"))
+    with pytest.raises(ValueError, match=r"got arms=\(\)"):
+        BanditSearcher(small_space, arms=())
+    with pytest.raises(ValueError, match=r"got NoneType arms=None"):
+        BanditSearcher(small_space, arms=None)
+    with pytest.raises(ValueError, match=r"got int arms=5"):
+        BanditSearcher(small_space, arms=5)
+    with pytest.raises(ValueError, match=r"\(unknown: 1\)"):
+        BanditSearcher(small_space, arms=[1])
+    with pytest.raises(ValueError, match=r"arms must not repeat an arm, got arms="
+                       r"\('descent', 'random', 'descent'\) \(repeated: 'descent'\)"):
+        BanditSearcher(small_space, arms=("descent", "random", "descent"))
+    # the prior arm without a prior used to fail with an AssertionError at the first trial
+    with pytest.raises(ValueError, match=r"the 'prior' arm needs prior="):
+        BanditSearcher(small_space, arms=("prior", "random"))
+    assert BanditSearcher(small_space, arms=["descent"]).arms == ("descent",)
+
+
+def test_bandit_counts_and_seed_give_named_errors(small_space):
+    for bad in (float("nan"), None, 2.5, True):
+        with pytest.raises(ValueError, match=rf"n_init must be an int >= 1, got "
+                           rf"n_init={bad!r}"):
+            BanditSearcher(small_space, n_init=bad)
+    for bad in (-1, 1.5, 2**32):
+        with pytest.raises(ValueError, match=rf"seed must be None or an int with "
+                           rf"0 <= seed < 2\*\*32, got seed={bad!r}"):
+            BanditSearcher(small_space, seed=bad)
+
+
 def test_codec_moves_on_explicit_spaces_match_the_space(small_space):
     explicit = Space.from_configs(small_space.knobs, [small_space.config_at(i)
                                                       for i in range(0, len(small_space), 3)])

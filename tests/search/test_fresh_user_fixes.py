@@ -329,3 +329,23 @@ def test_tune_cli_errors_name_the_flags(capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("autotile tune: error: --objective must be one of (")
     assert err.endswith("got 'nope'")
+
+
+def test_tune_cli_heartbeat_errors_name_the_flags(capsys, tmp_path):
+    from autotile.search._cli_tune import tune_main
+
+    db = str(tmp_path / "s.db")
+    assert tune_main(["--storage", db, "--heartbeat-interval", "0", "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "autotile tune: error: --heartbeat-interval must be an int >= 1 (seconds), "
+        "got --heartbeat-interval 0")
+    assert tune_main(["--storage", db, "--grace-period", "0", "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "autotile tune: error: --grace-period must be an int >= 1 (seconds), "
+        "got --grace-period 0")
+    assert tune_main(["--storage", db, "--heartbeat-interval", "30", "--grace-period", "10",
+                      "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "autotile tune: error: --grace-period must be longer than --heartbeat-interval, "
+        "got --grace-period 10 <= --heartbeat-interval 30: live trials would be failed "
+        "as abandoned")

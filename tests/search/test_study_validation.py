@@ -197,6 +197,27 @@ def test_resume_with_another_searcher_or_seed_is_refused(small_space, tmp_path):
                      budget=3).trials) == 3
 
 
+def test_resume_with_other_searcher_options_is_refused(small_space, tmp_path):
+    from autotile.search import tune
+
+    storage = f"sqlite:///{tmp_path / 'o.db'}"
+    m = ToyMeasurer(small_space)
+    kw = dict(seed=0, study_name="B", storage=storage, progress=False)
+    tune(small_space, m, "bandit", budget=4, searcher_kwargs={"arms": ("random",)}, **kw)
+    # another arm used to resume silently: the study's trials then came from two searchers
+    with pytest.raises(ValueError, match=r"study 'B' was created with searcher_kwargs="
+                       r"\{'arms': \['random'\]\}, got searcher_kwargs=\{'arms': "
+                       r"\['descent'\]\}; resuming must use the same searcher options"):
+        tune(small_space, m, "bandit", budget=8, searcher_kwargs={"arms": ("descent",)}, **kw)
+    with pytest.raises(ValueError, match=r"got searcher_kwargs=\{\}"):
+        tune(small_space, m, "bandit", budget=8, **kw)
+    attrs = optuna.load_study(study_name="B", storage=storage).user_attrs
+    assert attrs["autotile:searcher_kwargs"] == {"arms": ["random"]}
+    # the same options (a list for a tuple) resume it
+    assert len(tune(small_space, m, "bandit", budget=6, searcher_kwargs={"arms": ["random"]},
+                    **kw).trials) == 6
+
+
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
 def test_n_jobs_must_be_a_non_zero_int(small_space, n_jobs):
     with pytest.raises(ValueError, match=rf"n_jobs must be a non-zero int \(-1: all cores\), "

@@ -75,6 +75,10 @@ def _space():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"searcher": "nope"}, "autotune(): searcher must be one of ('grid', 'random'"),
+    # a searcher object used to be refused as "must be one of (...), got <... at 0x...>"
+    ({"searcher": None}, "autotune(): searcher must be a searcher's name (str, e.g. 'model' "
+                         "or 'bandit'; it runs with its default options), got NoneType object"),
+    ({"searcher": "BanditSearcher"}, "searcher must be one of"),
     ({"seed": -1}, "autotune(): seed must be None or an int with 0 <= seed < 2**32, got "
                    "seed=-1"),
     ({"budget": "10"}, "budget must be an int >= 1, got budget='10'"),
@@ -89,6 +93,16 @@ def test_space_form_arguments_are_checked_at_decoration(kwargs, message):
         autotune(space=_space(), backend=FakeBackend(), model_prior=False, disk_cache=False,
                  key=["n"], **kwargs)(double_kernel)
     assert message in str(info.value)
+
+
+def test_space_form_names_a_searcher_object_and_points_to_tune():
+    from autotile.search import BanditSearcher
+
+    obj = BanditSearcher(_space(), arms=("descent", "random"), seed=0)
+    with pytest.raises(InvalidConfigError, match=r"autotune\(\): searcher must be a "
+                       r"searcher's name .* got BanditSearcher object; to tune with a searcher "
+                       r"object or options, use autotile.search.tune"):
+        autotune(space=_space(), **SPACE_KW, searcher=obj)(double_kernel)
 
 
 def test_perf_model_rejects_a_grid_that_is_not_one():

@@ -145,6 +145,25 @@ def unmasked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                           num_stages=3))
 
 
+def test_perf_model_does_not_truncate_a_fractional_or_nan_launch_option():
+    n = 1000
+    pm = autotile.perf_model(_kernel(), grid=lambda meta: (-(-n // meta["BLOCK"]),))
+    x, y = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    two = pm(x_ptr=x, y_ptr=y, n=n, BLOCK=128, num_warps=2, num_stages=3)
+    assert np.isfinite(two)
+    # 2.5 warps used to be scored as 2 (int() truncated it): now inf with the rule
+    assert pm(x_ptr=x, y_ptr=y, n=n, BLOCK=128, num_warps=2.5, num_stages=3) == float("inf")
+    assert pm.last_reasons["BLOCK=128, num_warps=2.5, num_stages=3"] == (
+        "InvalidConfigError: num_warps must be a positive power of two, got num_warps=2.5")
+    assert pm(x_ptr=x, y_ptr=y, n=n, BLOCK=128, num_warps=4,
+              num_stages=float("nan")) == float("inf")
+    assert pm.last_reasons["BLOCK=128, num_warps=4, num_stages=nan"] == (
+        "InvalidConfigError: num_stages must be an int >= 1, got num_stages=nan")
+    # NumPy ints (a config read from an array) still work
+    assert pm(x_ptr=x, y_ptr=y, n=n, BLOCK=128, num_warps=np.int64(2),
+              num_stages=np.int64(3)) == two
+
+
 def test_a_missing_or_misspelled_argument_raises_naming_it_instead_of_inf():
     import numpy as np
 
