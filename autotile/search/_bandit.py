@@ -206,9 +206,6 @@ class BanditSearcher(SpaceSearcher):
     ) -> None:
         super().__init__(space, seed)
         arms = _check_arms(arms)
-        if "prior" in arms and prior is None:
-            raise ValueError(f"the 'prior' arm needs prior=..., got arms={arms!r} and "
-                             f"prior=None")
         for name, v in (("n_init", n_init), ("n_centres", n_centres), ("n_global", n_global),
                         ("window", window), ("descent_patience", descent_patience)):
             if (not isinstance(v, numbers.Real) or isinstance(v, bool)
