@@ -106,7 +106,8 @@ def test_bandit_rejects_bad_arguments(small_space):
     with pytest.raises(ValueError, match=r"arms must not repeat an arm, got "
                        r"arms=\('descent', 'random', 'descent'\)"):
         BanditSearcher(small_space, arms=("descent", "random", "descent"))
-    with pytest.raises(ValueError, match=r"not one str: got arms='descent'; pass arms=\('descent',\)"):
+    with pytest.raises(ValueError, match=r"not one str: got arms='descent'; "
+                       r"pass arms=\('descent',\)"):
         BanditSearcher(small_space, arms="descent")
     with pytest.raises(ValueError, match=r"the 'prior' arm needs prior= \(earlier tables or "
                        r"studies\), got arms=\('prior', 'random'\) and prior=None"):
