@@ -19,15 +19,19 @@ changed):
   (row offsets ``k * N``, N not a compile-time constant). Capped at 255 registers (an
   address can be recomputed instead of spilled; uncapped, 256x128x128 and 128x256x64
   become infeasible although they ran without a sign of spilling). It makes 128x64x32
-  (104 + 16 + 16 registers) fit 3 programs an SM instead of 4.
+  (104 + 16 + 16 registers) fit 3 programs an SM instead of 4;
+* ``--candidate serial_tensor``: the SM does not overlap a program's tensor work with
+  scalar loads: each program step adds its FLOPs at ``f`` of the SM's tensor peak to both
+  eq. 5d terms (``f = 0``: off), crossed with the address registers (0 or 1).
 
 Leave-one-shape-out over the 34 shapes with timings before v6 and over the 42 with v6
 (criterion: mean pick fraction plus mean Spearman, as in ``zero_shot_loso.py``), and
 leave-one-B-scalar-shape-out (the criterion on the other B-scalar shapes only). Only
 shapes with B scalar depend on these terms; the others are scored once.
 
-Run ``python benchmarks/h200/zero_shot_scalar_b.py --candidate share|overhead|address``
-(about 5 s each).
+Run ``python benchmarks/h200/zero_shot_scalar_b.py --candidate C`` with C one of share, overhead,
+address, serial_tensor
+(about 5 s each, 10 s for serial_tensor).
 """
 
 from __future__ import annotations
@@ -52,16 +56,35 @@ GRIDS = {
                                        (1.2e-6, 1.7e-6, 2.2e-6))),
     "address": list(itertools.product((0.0, 1.0), (3e9, 4e9, 5e9),
                                       (0.6e-6, 0.85e-6, 1.2e-6, 1.7e-6))),
+    "serial_tensor": list(itertools.product(
+        itertools.product((0.0, 1.0), (0.0, 0.5, 0.25, 0.15)), (4e9, 5e9, 6e9),
+        (0.85e-6, 1.7e-6))),
 }
 
 
-def patch(candidate: str, value: list[float]) -> None:
-    """Wrap the matmul model's ``estimate_time`` (or, for ``address``, its register count).
+def patch(candidate: str, value: list[Any]) -> None:
+    """Wrap the matmul model's ``estimate_time`` or its register count (``address``).
 
-    ``value[0]`` is gam, E0 or the address registers per staged B element.
+    ``value[0]`` is gam, E0, the address registers per staged B element, or for
+    ``serial_tensor`` the pair (address registers, f).
     """
     import autotile.measure.gpu._analytic as an
 
+    if candidate == "serial_tensor":
+        patch("address", value)  # reads value[0][0]
+        orig_t = an.estimate_time
+
+        def patched_t(hw: Any, params: Any, **kw: Any) -> Any:
+            e, f = kw.get("scalar_step_elems", 0.0), value[0][1]
+            if e > 0 and f > 0:
+                steps = max(kw["n_steps_per_program"], 1)
+                peak = hw.tensor_flops_per_s(kw.get("dtype", "float16")) / hw.n_sms
+                t = kw["flops_per_program"] / steps / (peak * f)
+                kw["scalar_step_elems"] = e + t * params.scalar_elems_per_s_per_sm
+            return orig_t(hw, params, **kw)
+
+        an.estimate_time = patched_t
+        return
     if candidate == "address":
         seen: dict[str, Any] = {}
         access, smem, regs = an.matmul_access, an.matmul_smem_bytes, an.matmul_regs_per_thread
@@ -76,8 +99,9 @@ def patch(candidate: str, value: list[float]) -> None:
 
         def regs_w(bm: int, bn: int, nw: int, p: Any, staged_elems: float = 0) -> int:
             r = regs(bm, bn, nw, p, staged_elems=staged_elems)
-            if value[0] > 0 and not seen["acc"].b.is_async:
-                extra = math.ceil(value[0] * seen["bk"] * bn / (32 * nw))
+            x = value[0] if isinstance(value[0], float) else value[0][0]
+            if x > 0 and not seen["acc"].b.is_async:
+                extra = math.ceil(x * seen["bk"] * bn / (32 * nw))
                 r = max(r, min(r + extra, 255))
             return r
 
@@ -107,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--candidate", choices=tuple(GRIDS), default="share")
     args = ap.parse_args(argv)
-    value = [0.0]
+    grid = GRIDS[args.candidate]
+    value: list[Any] = [grid[0][0]]  # the shipped model
     patch(args.candidate, value)
     meas = measured()
     old = list(meas)
@@ -115,21 +140,20 @@ def main(argv: list[str] | None = None) -> int:
     bsc = [s for s in meas if int(s.split(":")[0].split("x")[1]) % 16]
     base = GpuModelParams()
     const = {s: score(model_times(s, base), meas[s]) for s in meas if s not in bsc}
-    grid = GRIDS[args.candidate]
-    sc: dict[tuple[float, float, float], dict[str, tuple[float, float, float]]] = {}
+    sc: dict[tuple[Any, float, float], dict[str, tuple[float, float, float]]] = {}
     for g in grid:
         value[0] = g[0]
         p = dataclasses.replace(base, scalar_elems_per_s_per_sm=g[1], unpipelined_latency_s=g[2])
         sc[g] = {s: score(model_times(s, p), meas[s]) for s in bsc} | const
-        print(f"{g[0]:g}, R {g[1]:.0e}, L_u {g[2] * 1e6:.2f} us: in-sample picks "
+        print(f"{g[0]}, R {g[1]:.0e}, L_u {g[2] * 1e6:.2f} us: in-sample picks "
               + ", ".join(f"{sc[g][s][0]:.1f}" for s in bsc))
     print("B-scalar shapes in that order:", ", ".join(bsc))
 
-    def crit(g: tuple[float, float, float], on: list[str]) -> float:
+    def crit(g: tuple[Any, float, float], on: list[str]) -> float:
         return (statistics.fmean(sc[g][s][0] / 100 for s in on)
                 + statistics.fmean(sc[g][s][1] for s in on))
 
-    shipped = (0.0, base.scalar_elems_per_s_per_sm, base.unpipelined_latency_s)
+    shipped = (grid[0][0], base.scalar_elems_per_s_per_sm, base.unpipelined_latency_s)
     for label, pool in (("34 shapes before v6", old), ("42 shapes with v6", list(meas)),
                         ("leave-one-B-scalar-shape-out", bsc)):
         held = {h: max(grid, key=lambda j: crit(j, [s for s in pool if s != h])) for h in pool}
