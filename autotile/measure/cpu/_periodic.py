@@ -1011,6 +1011,15 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             break
         # ---- advance the mixed-radix counter; watch the loops whose iteration ends
         l = n_loops - 1
+        c = cnt[l]
+        if 1 <= c < ext[l] - 1 and l != inner and half_p[l] == 0 \
+                and (period[l] == 0 or not watched[l]):
+            # an iteration inside a run of the innermost loop that nothing watches: the
+            # steps below would only move its counter and addresses
+            cnt[l] = c + 1
+            for a in range(p):
+                addr[a] += step[l, a]
+            continue
         while l >= 0:
             per = period[l]
             c = cnt[l]
