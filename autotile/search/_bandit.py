@@ -412,7 +412,6 @@ class BanditSearcher(SpaceSearcher):
         best = keep[log_ratio[keep] == log_ratio[keep].max()]
         return int(cand[best[int(rng.integers(best.size))]])
 
-
     # -- the descent ------------------------------------------------------------------
     def _descent_state(self, history: History, memory: dict[str, Any]) -> dict[str, Any]:
         """The descent's state, advanced by its own proposals finished since the last call.

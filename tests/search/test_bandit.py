@@ -101,17 +101,6 @@ def test_bandit_rejects_bad_arguments(small_space):
     with pytest.raises(ValueError, match=r"descent_patience must be an int >= 1, got "
                        r"descent_patience=0"):
         BanditSearcher(small_space, descent_patience=0)
-    with pytest.raises(ValueError, match=r"arms must be a non-empty sequence of .*got arms=\(\)"):
-        BanditSearcher(small_space, arms=())
-    with pytest.raises(ValueError, match=r"arms must not repeat an arm, got "
-                       r"arms=\('descent', 'random', 'descent'\)"):
-        BanditSearcher(small_space, arms=("descent", "random", "descent"))
-    with pytest.raises(ValueError, match=r"not one str: got arms='descent'; "
-                       r"pass arms=\('descent',\)"):
-        BanditSearcher(small_space, arms="descent")
-    with pytest.raises(ValueError, match=r"the 'prior' arm needs prior= \(earlier tables or "
-                       r"studies\), got arms=\('prior', 'random'\) and prior=None"):
-        BanditSearcher(small_space, arms=("prior", "random"))
 
 
 def test_every_arm_has_a_proposer(small_space):
@@ -129,7 +118,7 @@ def test_bandit_arms_are_checked_by_name_and_value(small_space):
         BanditSearcher(small_space, arms="descent")
     with pytest.raises(ValueError, match=r"\(unknown: 'sa'\)"):
         BanditSearcher(small_space, arms=("model", "sa"))
-    with pytest.raises(ValueError, match=r"got arms=\(\)"):
+    with pytest.raises(ValueError, match=r"arms must be a non-empty sequence of .*got arms=\(\)"):
         BanditSearcher(small_space, arms=())
     with pytest.raises(ValueError, match=r"got NoneType arms=None"):
         BanditSearcher(small_space, arms=None)
@@ -141,7 +130,8 @@ def test_bandit_arms_are_checked_by_name_and_value(small_space):
                        r"\('descent', 'random', 'descent'\) \(repeated: 'descent'\)"):
         BanditSearcher(small_space, arms=("descent", "random", "descent"))
     # the prior arm without a prior used to fail with an AssertionError at the first trial
-    with pytest.raises(ValueError, match=r"the 'prior' arm needs prior="):
+    with pytest.raises(ValueError, match=r"the 'prior' arm needs prior= \(earlier tables or "
+                       r"studies\), got arms=\('prior', 'random'\) and prior=None"):
         BanditSearcher(small_space, arms=("prior", "random"))
     assert BanditSearcher(small_space, arms=["descent"]).arms == ("descent",)
 
