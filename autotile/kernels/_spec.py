@@ -292,6 +292,17 @@ class KernelSpec:
 
         A NumPy dtype or scalar type (``np.float16``) is taken by its name.
 
+        Parameters
+        ----------
+        dtype : str, NumPy dtype or scalar type, or None
+            The element type asked for (``"float16"``, ``np.dtype("float16")``,
+            ``np.float16``); None means :attr:`default_dtype`.
+
+        Returns
+        -------
+        str
+            The dtype's name, one of :attr:`dtypes`.
+
         Raises
         ------
         InvalidConfigError

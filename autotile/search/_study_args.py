@@ -127,6 +127,18 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
     ``autotile[postgres]`` extra) is installed and psycopg 3 (SQLAlchemy
     2.1's default driver) is not.
 
+    Parameters
+    ----------
+    storage : str, os.PathLike, optuna.storages.BaseStorage or None
+        A storage URL, an SQLite or journal file path, ``":memory:"`` or a
+        storage object; None means :data:`DEFAULT_STORAGE`.
+
+    Returns
+    -------
+    str or optuna.storages.BaseStorage
+        The URL to open, or the storage object (an ``InMemoryStorage`` for
+        ``":memory:"``).
+
     Raises
     ------
     TypeError
@@ -135,8 +147,8 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
         If it is neither a URL nor a ``.db``/``.sqlite``/``.sqlite3``/``.log``/
         ``.journal`` path, a URL lacks ``://`` after its scheme
         (``'sqlite:/runs.db'``), its scheme is not a dialect of
-        :data:`_DIALECTS`, or an SQLite or journal file's directory does not
-        exist (the message names the value as given).
+        :data:`_DIALECTS`, or an SQLite file's directory (the message names
+        ``storage`` as given) or a journal file's directory does not exist.
     """
     if storage is None:
         return DEFAULT_STORAGE
