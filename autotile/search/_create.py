@@ -21,7 +21,7 @@ from optuna.storages import BaseStorage
 
 from autotile.measure import Measurer
 from autotile.measure._fingerprint import differences, digest_of, jsonable
-from autotile.search._factory import _ALIASES, SEARCHERS, encoding_for, make_searcher
+from autotile.search._factory import encoding_for, make_searcher, searcher_key
 from autotile.search._lock import StudyLock
 from autotile.search._optimize import optimize, quiet_optuna
 from autotile.search._params import MAX_CATEGORICAL_ORDERS, space_distributions
@@ -41,10 +41,14 @@ __all__ = ["create_study", "tune", "DEFAULT_STORAGE"]
 
 
 def _searcher_key(label: Any) -> str:
-    """The searcher's canonical name (``"xgb"`` and ``"Model"`` both mean ``"model"``)."""
-    text = str(label).lower()
-    text = _ALIASES.get(text, text)
-    return text if text in SEARCHERS else str(label)
+    """The searcher's canonical name (``"xgb"`` and ``"Model"`` both mean ``"model"``).
+
+    A label that names no searcher is kept as given (a user's own sampler).
+    """
+    try:
+        return searcher_key(str(label))
+    except ValueError:
+        return str(label)
 
 
 def file_stem(path: str) -> str:
