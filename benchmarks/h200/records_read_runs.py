@@ -141,7 +141,7 @@ def _candidates() -> dict[str, Callable[[dict[str, float], str], float]]:
 
 
 def loso(args: argparse.Namespace) -> None:
-    from scipy.stats import spearmanr
+    import records_fit
 
     sets = [s for s in args.sets if _timed(args.cache, s)]
     cands = _candidates()
@@ -153,13 +153,10 @@ def loso(args: argparse.Namespace) -> None:
             rows = _timed(args.cache, s)
             p = np.array([sum(fn(f, dtype) for f in launches) for launches, _ in rows])
             t = np.array([m for _, m in rows])
-            table[name][s] = (float(spearmanr(p, t).statistic),
-                              float(t[int(np.argmin(p))] / t.min()))
+            table[name][s] = records_fit.rank_and_pick(p, t)
 
     def score(name: str, among: list[str]) -> tuple[int, float]:
-        v = [table[name][s] for s in among]
-        return (int(sum((r >= 0.8) + (p <= 1.05) for r, p in v)),
-                float(np.mean([r for r, _ in v])))
+        return records_fit.targets_met([table[name][s] for s in among])
 
     print(f"{KERNEL}: Spearman / pick over best per set (in-sample), targets met of "
           f"{2 * len(sets)}, mean Spearman")
