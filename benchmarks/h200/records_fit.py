@@ -53,7 +53,6 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "h200"))
 
 from records_model_h200 import DATA, SETS  # noqa: E402
 
-
 #: Ranking targets of every records-model check: Spearman >= this and ...
 TARGET_SPEARMAN = 0.8
 #: ... the fastest predicted config within this factor of the fastest measured one.
