@@ -499,37 +499,46 @@ def warm_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
 
 def write_predictions(pred: Predictor, force: bool, plan: dict[tuple[int, int, int, str],
                       tuple[tuple[int, ...], ...]] = V2_PLAN, path: Path = PRED_FILE,
-                      warm: bool = False) -> None:
+                      warm: bool = False, models: dict[str, L2Model] | None = None,
+                      extra: tuple[str, ...] | None = None) -> None:
     """Write ``path`` (the configs of ``plan`` plus each model's predicted read bytes).
 
     ``plan`` maps ``(M, N, K, dtype)`` to configs ``(BLOCK_M, BLOCK_N, BLOCK_K,
     GROUP_M, num_warps, num_stages)``; the file has one row per config, the
-    columns ``bench_h200.py --part ncu --ncu-configs`` reads, and
-    ``pred_read_bytes_<model>`` (bytes) per model (``drift_warm`` and
-    ``drift_warm_mix`` too with ``warm``).
+    columns ``bench_h200.py --part ncu --ncu-configs`` reads, ``blocks_per_sm``,
+    ``pred_read_bytes_<model>`` (bytes) per model of ``models`` (default
+    :data:`MODELS`), right after ``drift``'s the experimental columns ``extra``
+    (default ``drift_mix``, plus ``drift_warm`` and ``drift_warm_mix`` with
+    ``warm``), and ``compulsory_read_bytes`` (``(MK + KN) x 2``).
+
+    Raises
+    ------
+    SystemExit
+        If ``path`` exists and ``force`` is false, or a model calls a config
+        infeasible.
     """
     if path.exists() and not force:
         raise SystemExit(f"{path} exists (predictions are committed before the device "
                          "run); --force overwrites it")
+    if extra is None:
+        extra = ("drift_mix",) + (("drift_warm", "drift_warm_mix") if warm else ())
+    experimental = {"drift_mix": drift_mix_read_bytes, "drift_warm": drift_warm_read_bytes,
+                    "drift_warm_mix": lambda *a: drift_mix_read_bytes(*a, warm=True)}
     out = []
     for (M, N, K, dtype), cfgs in plan.items():
         for c in cfgs:
             cfg = dict(zip(KNOBS, c))
             row: dict[str, Any] = {"M": M, "N": N, "K": K, "dtype": dtype, **cfg}
-            for name, mod in MODELS.items():
+            for name, mod in (MODELS if models is None else models).items():
                 p = pred((M, N, K), dtype, cfg, mod)
                 if p is None:
                     raise SystemExit(f"model {name} calls {M}x{N}x{K} {cfg} infeasible")
                 row["blocks_per_sm"] = p["b"]
                 row[f"pred_read_bytes_{name}"] = int(round(p["read"]))
                 if name == "drift":
-                    row["pred_read_bytes_drift_mix"] = int(round(drift_mix_read_bytes(
-                        (M, N, K), cfg, p["b"], p["k_merge"])))
-                    if warm:
-                        row["pred_read_bytes_drift_warm"] = int(round(drift_warm_read_bytes(
+                    for x in extra:
+                        row[f"pred_read_bytes_{x}"] = int(round(experimental[x](
                             (M, N, K), cfg, p["b"], p["k_merge"])))
-                        row["pred_read_bytes_drift_warm_mix"] = int(round(drift_mix_read_bytes(
-                            (M, N, K), cfg, p["b"], p["k_merge"], warm=True)))
             row["compulsory_read_bytes"] = (M * K + K * N) * 2
             out.append(row)
     with path.open("w", newline="") as f:
