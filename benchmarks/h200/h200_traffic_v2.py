@@ -324,6 +324,18 @@ def mean_abs_log(pred: np.ndarray, meas: np.ndarray) -> float:
     return float(np.mean(np.abs(np.log(pred / meas))))
 
 
+def best_candidate(cands: dict[Any, np.ndarray], meas: np.ndarray, sel: np.ndarray) -> Any:
+    """The key of ``cands`` chosen on the launches ``sel``: most within :data:`TOL`, then
+    the smallest :func:`mean_abs_log` (the first such key on ties).
+
+    ``cands`` maps each candidate to its predicted read bytes, shape (n_launches,);
+    ``meas`` the ncu bytes, shape (n_launches,); ``sel`` a bool mask of the launches
+    scored.
+    """
+    return max(cands, key=lambda k: (int(within(cands[k][sel], meas[sel]).sum()),
+                                     -mean_abs_log(cands[k][sel], meas[sel])))
+
+
 def group_class(g: int) -> str:
     """``GROUP_M`` class of the issue: 1-2, 4-8 (here 4), >= 8."""
     return "GROUP_M 1-2" if g <= 2 else ("GROUP_M 4" if g < 8 else "GROUP_M >= 8")
@@ -375,9 +387,10 @@ def scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
     meas = np.array([ln["ncu"] for ln in launches])
     shapes = np.array(["x".join(map(str, ln["shape"])) for ln in launches])
 
+    cols = {j: pred[:, j] for j in range(len(grid))}
+
     def best(sel: np.ndarray) -> int:
-        return max(range(len(grid)), key=lambda j: (int(within(pred[sel, j], meas[sel]).sum()),
-                                                    -mean_abs_log(pred[sel, j], meas[sel])))
+        return int(best_candidate(cols, meas, sel))
 
     print("\n| stagger | capacity (x 60 MiB) | within 15% (all) | mean abs log |")
     print("|---:|---:|---:|---:|")
@@ -415,8 +428,7 @@ def mix_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
         ln["drift_mix"] = float(v)
 
     def best(sel: np.ndarray) -> float:
-        return max(cands, key=lambda x: (int(within(cands[x][sel], meas[sel]).sum()),
-                                         -mean_abs_log(cands[x][sel], meas[sel])))
+        return best_candidate(cands, meas, sel)
 
     print("\n| largest ramp | within 15% (all) | mean abs log |")
     print("|---:|---:|---:|")
@@ -454,8 +466,7 @@ def held_out(launches: list[dict[str, Any]], name: str,
               "file": np.array([ln["set"] for ln in launches])}
 
     def best(sel: np.ndarray) -> float:
-        return max(cands, key=lambda x: (int(within(cands[x][sel], meas[sel]).sum()),
-                                         -mean_abs_log(cands[x][sel], meas[sel])))
+        return best_candidate(cands, meas, sel)
 
     x = best(np.ones(len(meas), bool))
     print(f"\n{name}: in sample {x}: {int(within(cands[x], meas).sum())}/{len(meas)}")

@@ -64,6 +64,7 @@ from h200_traffic_v2 import (  # noqa: E402
     DATA,
     SETS,
     Predictor,
+    best_candidate,
     compare_v2,
     load_launches,
     mean_abs_log,
@@ -180,10 +181,6 @@ def lofo(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
     files = np.array([ln["set"] for ln in launches])
     g8 = np.array([ln["cfg"]["GROUP_M"] >= 8 for ln in launches])
 
-    def best(c: dict[Any, np.ndarray], sel: np.ndarray) -> Any:
-        return max(c, key=lambda k: (int(within(c[k][sel], meas[sel]).sum()),
-                                     -mean_abs_log(c[k][sel], meas[sel])))
-
     drift = np.array([ln["drift"] for ln in launches])
     print("\n| family | candidates | LOFO within 15% | GROUP_M >= 8 | GROUP_M < 8 | "
           "mean abs log | per held-out file | in-sample best |")
@@ -199,10 +196,10 @@ def lofo(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
         cells = []
         for f in sorted(set(files)):
             te = files == f
-            k = best(c, ~te)
+            k = best_candidate(c, meas, ~te)
             pooled[te] = c[k][te]
             cells.append(f"{f} {int(within(c[k][te], meas[te]).sum())}/{int(te.sum())} {k}")
-        k_in = best(c, np.ones(n, bool))
+        k_in = best_candidate(c, meas, np.ones(n, bool))
         print(f"| {name} | {len(c)} | {int(within(pooled, meas).sum())}/{n} | "
               f"{int(within(pooled[g8], meas[g8]).sum())}/{int(g8.sum())} | "
               f"{int(within(pooled[~g8], meas[~g8]).sum())}/{int((~g8).sum())} | "
