@@ -143,6 +143,26 @@ def features(args: argparse.Namespace) -> None:
         print(f"{s}: wrote {out}", flush=True)
 
 
+def cache_kernel_features(sets: list[str], kernel: str, cache: str) -> None:
+    """Write ``<cache>/records_features_<set>_<kernel>.json`` for each set holding ``kernel``.
+
+    One kernel's :func:`_features_of` per set, without the refit-only L2 replays
+    (``records_l2_curves.window_curves``, switched off for this process): the cache
+    of ``records_read_runs.py`` and ``records_spans.py``.
+    """
+    import records_l2_curves
+
+    records_l2_curves.window_curves = lambda **kw: {}  # the refit-only replays: not needed
+    out = Path(cache)
+    out.mkdir(parents=True, exist_ok=True)
+    for s in sets:
+        if kernel not in SETS[s]:
+            continue
+        rows = _features_of(s, kernel)
+        (out / f"records_features_{s}_{kernel}.json").write_text(json.dumps(rows))
+        print(f"{s}: {len(rows)} configs cached", flush=True)
+
+
 def _load_features(cache: str, s: str) -> list[dict[str, object]]:
     """The cached features of set ``s``: ``records_features_{s}.json`` and any
     ``records_features_{s}_<kernels>.json`` (later files replace a kernel's rows)."""

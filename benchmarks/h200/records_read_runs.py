@@ -89,18 +89,8 @@ def read_run_factor(run_bytes: float, l0_bytes: float) -> float:
 
 def features(args: argparse.Namespace) -> None:
     import records_fit
-    import records_l2_curves
 
-    # the extra L2 replays of records_fit's cache are not needed here
-    records_l2_curves.window_curves = lambda **kw: {}
-    out = Path(args.cache)
-    out.mkdir(parents=True, exist_ok=True)
-    for s in args.sets:
-        if KERNEL not in SETS[s]:
-            continue
-        rows = records_fit._features_of(s, KERNEL)
-        (out / f"records_features_{s}_{KERNEL}.json").write_text(json.dumps(rows))
-        print(f"{s}: {len(rows)} configs cached", flush=True)
+    records_fit.cache_kernel_features(args.sets, KERNEL, args.cache)
 
 
 def _timed(cache: str, s: str) -> list[tuple[list[dict[str, float]], float]]:

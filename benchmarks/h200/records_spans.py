@@ -54,15 +54,8 @@ KERNEL = "gelu"
 
 def features(args: argparse.Namespace) -> None:
     import records_fit
-    import records_l2_curves
 
-    records_l2_curves.window_curves = lambda **kw: {}  # the refit-only replays: not needed
-    out = Path(args.cache)
-    out.mkdir(parents=True, exist_ok=True)
-    for s in args.sets:
-        rows = records_fit._features_of(s, KERNEL)
-        (out / f"records_features_{s}_{KERNEL}.json").write_text(json.dumps(rows))
-        print(f"{s}: {len(rows)} configs cached", flush=True)
+    records_fit.cache_kernel_features(args.sets, KERNEL, args.cache)
 
 
 #: ``LOAD_ISSUE_SLOTS`` of the model that wrote each set's predictions (v7-v11).
