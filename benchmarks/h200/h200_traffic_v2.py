@@ -324,6 +324,18 @@ def mean_abs_log(pred: np.ndarray, meas: np.ndarray) -> float:
     return float(np.mean(np.abs(np.log(pred / meas))))
 
 
+def best_candidate(cands: dict[Any, np.ndarray], meas: np.ndarray, sel: np.ndarray) -> Any:
+    """The key of ``cands`` chosen on the launches ``sel``: most within :data:`TOL`, then
+    the smallest :func:`mean_abs_log` (the first such key on ties).
+
+    ``cands`` maps each candidate to its predicted read bytes, shape (n_launches,);
+    ``meas`` the ncu bytes, shape (n_launches,); ``sel`` a bool mask of the launches
+    scored.
+    """
+    return max(cands, key=lambda k: (int(within(cands[k][sel], meas[sel]).sum()),
+                                     -mean_abs_log(cands[k][sel], meas[sel])))
+
+
 def group_class(g: int) -> str:
     """``GROUP_M`` class of the issue: 1-2, 4-8 (here 4), >= 8."""
     return "GROUP_M 1-2" if g <= 2 else ("GROUP_M 4" if g < 8 else "GROUP_M >= 8")
@@ -375,9 +387,10 @@ def scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
     meas = np.array([ln["ncu"] for ln in launches])
     shapes = np.array(["x".join(map(str, ln["shape"])) for ln in launches])
 
+    cols = {j: pred[:, j] for j in range(len(grid))}
+
     def best(sel: np.ndarray) -> int:
-        return max(range(len(grid)), key=lambda j: (int(within(pred[sel, j], meas[sel]).sum()),
-                                                    -mean_abs_log(pred[sel, j], meas[sel])))
+        return int(best_candidate(cols, meas, sel))
 
     print("\n| stagger | capacity (x 60 MiB) | within 15% (all) | mean abs log |")
     print("|---:|---:|---:|---:|")
@@ -415,8 +428,7 @@ def mix_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
         ln["drift_mix"] = float(v)
 
     def best(sel: np.ndarray) -> float:
-        return max(cands, key=lambda x: (int(within(cands[x][sel], meas[sel]).sum()),
-                                         -mean_abs_log(cands[x][sel], meas[sel])))
+        return best_candidate(cands, meas, sel)
 
     print("\n| largest ramp | within 15% (all) | mean abs log |")
     print("|---:|---:|---:|")
@@ -454,8 +466,7 @@ def held_out(launches: list[dict[str, Any]], name: str,
               "file": np.array([ln["set"] for ln in launches])}
 
     def best(sel: np.ndarray) -> float:
-        return max(cands, key=lambda x: (int(within(cands[x][sel], meas[sel]).sum()),
-                                         -mean_abs_log(cands[x][sel], meas[sel])))
+        return best_candidate(cands, meas, sel)
 
     x = best(np.ones(len(meas), bool))
     print(f"\n{name}: in sample {x}: {int(within(cands[x], meas).sum())}/{len(meas)}")
@@ -499,37 +510,46 @@ def warm_scan(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
 
 def write_predictions(pred: Predictor, force: bool, plan: dict[tuple[int, int, int, str],
                       tuple[tuple[int, ...], ...]] = V2_PLAN, path: Path = PRED_FILE,
-                      warm: bool = False) -> None:
+                      warm: bool = False, models: dict[str, L2Model] | None = None,
+                      extra: tuple[str, ...] | None = None) -> None:
     """Write ``path`` (the configs of ``plan`` plus each model's predicted read bytes).
 
     ``plan`` maps ``(M, N, K, dtype)`` to configs ``(BLOCK_M, BLOCK_N, BLOCK_K,
     GROUP_M, num_warps, num_stages)``; the file has one row per config, the
-    columns ``bench_h200.py --part ncu --ncu-configs`` reads, and
-    ``pred_read_bytes_<model>`` (bytes) per model (``drift_warm`` and
-    ``drift_warm_mix`` too with ``warm``).
+    columns ``bench_h200.py --part ncu --ncu-configs`` reads, ``blocks_per_sm``,
+    ``pred_read_bytes_<model>`` (bytes) per model of ``models`` (default
+    :data:`MODELS`), right after ``drift``'s the experimental columns ``extra``
+    (default ``drift_mix``, plus ``drift_warm`` and ``drift_warm_mix`` with
+    ``warm``), and ``compulsory_read_bytes`` (``(MK + KN) x 2``).
+
+    Raises
+    ------
+    SystemExit
+        If ``path`` exists and ``force`` is false, or a model calls a config
+        infeasible.
     """
     if path.exists() and not force:
         raise SystemExit(f"{path} exists (predictions are committed before the device "
                          "run); --force overwrites it")
+    if extra is None:
+        extra = ("drift_mix",) + (("drift_warm", "drift_warm_mix") if warm else ())
+    experimental = {"drift_mix": drift_mix_read_bytes, "drift_warm": drift_warm_read_bytes,
+                    "drift_warm_mix": lambda *a: drift_mix_read_bytes(*a, warm=True)}
     out = []
     for (M, N, K, dtype), cfgs in plan.items():
         for c in cfgs:
             cfg = dict(zip(KNOBS, c))
             row: dict[str, Any] = {"M": M, "N": N, "K": K, "dtype": dtype, **cfg}
-            for name, mod in MODELS.items():
+            for name, mod in (MODELS if models is None else models).items():
                 p = pred((M, N, K), dtype, cfg, mod)
                 if p is None:
                     raise SystemExit(f"model {name} calls {M}x{N}x{K} {cfg} infeasible")
                 row["blocks_per_sm"] = p["b"]
                 row[f"pred_read_bytes_{name}"] = int(round(p["read"]))
                 if name == "drift":
-                    row["pred_read_bytes_drift_mix"] = int(round(drift_mix_read_bytes(
-                        (M, N, K), cfg, p["b"], p["k_merge"])))
-                    if warm:
-                        row["pred_read_bytes_drift_warm"] = int(round(drift_warm_read_bytes(
+                    for x in extra:
+                        row[f"pred_read_bytes_{x}"] = int(round(experimental[x](
                             (M, N, K), cfg, p["b"], p["k_merge"])))
-                        row["pred_read_bytes_drift_warm_mix"] = int(round(drift_mix_read_bytes(
-                            (M, N, K), cfg, p["b"], p["k_merge"], warm=True)))
             row["compulsory_read_bytes"] = (M * K + K * N) * 2
             out.append(row)
     with path.open("w", newline="") as f:

@@ -62,15 +62,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from h200_traffic_v2 import (  # noqa: E402
     DATA,
-    KNOBS,
     SETS,
     Predictor,
+    best_candidate,
     compare_v2,
-    drift_mix_read_bytes,
     load_launches,
     mean_abs_log,
     report,
     within,
+    write_predictions,
 )
 
 from autotile.measure.gpu import DRIFT, DRIFT_WARM, H200_MEASURED_L2, LOCKSTEP, L2Model  # noqa: E402
@@ -114,50 +114,6 @@ V4_PLAN: dict[tuple[int, int, int, str], tuple[tuple[int, ...], ...]] = {
 }
 PRED_FILE_V4 = DATA / "ncu_traffic_v4_predictions.csv"
 MEASURED_FILE_V4 = DATA / "ncu_traffic_v4_measured.csv"
-
-
-def write_predictions_v4(pred: Predictor, force: bool) -> None:
-    """Write :data:`PRED_FILE_V4`: :data:`V4_PLAN` and each model's read bytes.
-
-    One row per config with ``M, N, K, dtype``, the six knobs (the columns
-    ``bench_h200.py --part ncu --ncu-configs`` reads), ``blocks_per_sm``,
-    ``pred_read_bytes_<model>`` (bytes) per :data:`MODELS_V4`, the experimental
-    ``drift_warm_mix`` of ``h200_traffic_v2.py`` and ``compulsory_read_bytes``
-    (``(MK + KN) x 2``).
-
-    Raises
-    ------
-    SystemExit
-        If the file exists and ``force`` is false, or a model calls a config
-        infeasible.
-    """
-    if PRED_FILE_V4.exists() and not force:
-        raise SystemExit(f"{PRED_FILE_V4} exists (predictions are committed before the "
-                         "device run); --force overwrites it")
-    import csv
-    out = []
-    for (M, N, K, dtype), cfgs in V4_PLAN.items():
-        for c in cfgs:
-            cfg = dict(zip(KNOBS, c))
-            row: dict[str, Any] = {"M": M, "N": N, "K": K, "dtype": dtype, **cfg}
-            for name, mod in MODELS_V4.items():
-                p = pred((M, N, K), dtype, cfg, mod)
-                if p is None:
-                    raise SystemExit(f"model {name} calls {M}x{N}x{K} {cfg} infeasible")
-                row["blocks_per_sm"] = p["b"]
-                row[f"pred_read_bytes_{name}"] = int(round(p["read"]))
-                if name == "drift":  # the experimental drift_warm_mix, for comparison
-                    row["pred_read_bytes_drift_warm_mix"] = int(round(drift_mix_read_bytes(
-                        (M, N, K), cfg, p["b"], p["k_merge"], warm=True)))
-            row["compulsory_read_bytes"] = (M * K + K * N) * 2
-            out.append(row)
-    with PRED_FILE_V4.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(out[0]))
-        w.writeheader()
-        w.writerows(out)
-    n8 = sum(r["GROUP_M"] >= 8 for r in out)
-    print(f"wrote {PRED_FILE_V4} ({len(out)} configs, {len(V4_PLAN)} shapes, {n8} with "
-          f"GROUP_M >= 8)")
 
 
 def lofo(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
@@ -225,10 +181,6 @@ def lofo(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
     files = np.array([ln["set"] for ln in launches])
     g8 = np.array([ln["cfg"]["GROUP_M"] >= 8 for ln in launches])
 
-    def best(c: dict[Any, np.ndarray], sel: np.ndarray) -> Any:
-        return max(c, key=lambda k: (int(within(c[k][sel], meas[sel]).sum()),
-                                     -mean_abs_log(c[k][sel], meas[sel])))
-
     drift = np.array([ln["drift"] for ln in launches])
     print("\n| family | candidates | LOFO within 15% | GROUP_M >= 8 | GROUP_M < 8 | "
           "mean abs log | per held-out file | in-sample best |")
@@ -244,10 +196,10 @@ def lofo(launches: list[dict[str, Any]], n_threads: int = 2) -> None:
         cells = []
         for f in sorted(set(files)):
             te = files == f
-            k = best(c, ~te)
+            k = best_candidate(c, meas, ~te)
             pooled[te] = c[k][te]
             cells.append(f"{f} {int(within(c[k][te], meas[te]).sum())}/{int(te.sum())} {k}")
-        k_in = best(c, np.ones(n, bool))
+        k_in = best_candidate(c, meas, np.ones(n, bool))
         print(f"| {name} | {len(c)} | {int(within(pooled, meas).sum())}/{n} | "
               f"{int(within(pooled[g8], meas[g8]).sum())}/{int(g8.sum())} | "
               f"{int(within(pooled[~g8], meas[~g8]).sum())}/{int((~g8).sum())} | "
@@ -265,7 +217,9 @@ def main() -> int:
     args = ap.parse_args()
     pred = Predictor()
     if args.write_predictions_v4:
-        write_predictions_v4(pred, args.force)
+        # the v4 columns: MODELS_V4 and the experimental drift_warm_mix
+        write_predictions(pred, args.force, V4_PLAN, PRED_FILE_V4, models=MODELS_V4,
+                          extra=("drift_warm_mix",))
     launches = load_launches(pred)
     for ln in launches:
         p = pred(ln["shape"], ln["dtype"], ln["cfg"], DRIFT_WARM)

@@ -89,18 +89,8 @@ def read_run_factor(run_bytes: float, l0_bytes: float) -> float:
 
 def features(args: argparse.Namespace) -> None:
     import records_fit
-    import records_l2_curves
 
-    # the extra L2 replays of records_fit's cache are not needed here
-    records_l2_curves.window_curves = lambda **kw: {}
-    out = Path(args.cache)
-    out.mkdir(parents=True, exist_ok=True)
-    for s in args.sets:
-        if KERNEL not in SETS[s]:
-            continue
-        rows = records_fit._features_of(s, KERNEL)
-        (out / f"records_features_{s}_{KERNEL}.json").write_text(json.dumps(rows))
-        print(f"{s}: {len(rows)} configs cached", flush=True)
+    records_fit.cache_kernel_features(args.sets, KERNEL, args.cache)
 
 
 def _timed(cache: str, s: str) -> list[tuple[list[dict[str, float]], float]]:
@@ -141,7 +131,7 @@ def _candidates() -> dict[str, Callable[[dict[str, float], str], float]]:
 
 
 def loso(args: argparse.Namespace) -> None:
-    from scipy.stats import spearmanr
+    import records_fit
 
     sets = [s for s in args.sets if _timed(args.cache, s)]
     cands = _candidates()
@@ -153,13 +143,10 @@ def loso(args: argparse.Namespace) -> None:
             rows = _timed(args.cache, s)
             p = np.array([sum(fn(f, dtype) for f in launches) for launches, _ in rows])
             t = np.array([m for _, m in rows])
-            table[name][s] = (float(spearmanr(p, t).statistic),
-                              float(t[int(np.argmin(p))] / t.min()))
+            table[name][s] = records_fit.rank_and_pick(p, t)
 
     def score(name: str, among: list[str]) -> tuple[int, float]:
-        v = [table[name][s] for s in among]
-        return (int(sum((r >= 0.8) + (p <= 1.05) for r, p in v)),
-                float(np.mean([r for r, _ in v])))
+        return records_fit.targets_met([table[name][s] for s in among])
 
     print(f"{KERNEL}: Spearman / pick over best per set (in-sample), targets met of "
           f"{2 * len(sets)}, mean Spearman")

@@ -54,15 +54,8 @@ KERNEL = "gelu"
 
 def features(args: argparse.Namespace) -> None:
     import records_fit
-    import records_l2_curves
 
-    records_l2_curves.window_curves = lambda **kw: {}  # the refit-only replays: not needed
-    out = Path(args.cache)
-    out.mkdir(parents=True, exist_ok=True)
-    for s in args.sets:
-        rows = records_fit._features_of(s, KERNEL)
-        (out / f"records_features_{s}_{KERNEL}.json").write_text(json.dumps(rows))
-        print(f"{s}: {len(rows)} configs cached", flush=True)
+    records_fit.cache_kernel_features(args.sets, KERNEL, args.cache)
 
 
 #: ``LOAD_ISSUE_SLOTS`` of the model that wrote each set's predictions (v7-v11).
@@ -121,7 +114,7 @@ def _timed(cache: str, s: str) -> list[tuple[list[dict[str, float]], float]]:
 
 
 def loso(args: argparse.Namespace) -> None:
-    from scipy.stats import spearmanr
+    import records_fit
 
     from autotile.measure.gpu import _records_model as rm
 
@@ -136,14 +129,11 @@ def loso(args: argparse.Namespace) -> None:
             dtype = SETS[s][KERNEL][2]
             p = np.array([sum(_time(f, dtype) for f in ls) for ls, _ in rows])
             t = np.array([m for _, m in rows])
-            table[c][s] = (float(spearmanr(p, t).statistic),
-                           float(t[int(np.argmin(p))] / t.min()))
+            table[c][s] = records_fit.rank_and_pick(p, t)
     rm.SPAN_DRAIN_PROGRAMS = own
 
     def score(c: float, among: list[str]) -> tuple[int, float]:
-        v = [table[c][s] for s in among]
-        return (int(sum((r >= 0.8) + (p <= 1.05) for r, p in v)),
-                float(np.mean([r for r, _ in v])))
+        return records_fit.targets_met([table[c][s] for s in among])
 
     short = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
     print(f"{KERNEL}: Spearman / pick over best per set (in-sample), targets met of "

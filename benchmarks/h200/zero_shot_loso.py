@@ -89,6 +89,29 @@ def score(pred: dict[str, float], meas: dict[str, float]) -> tuple[float, float,
     return pct, rho, (100.0 * best / min(top4) if top4 else 0.0)
 
 
+def loso_criterion(scores: dict[Any, dict[str, tuple[float, float, float]]], key: Any,
+                   on: list[str]) -> float:
+    """Selection criterion of grid point ``key`` on the shapes ``on``.
+
+    Parameters
+    ----------
+    scores : dict
+        Grid point to shape to :func:`score`'s (pick %, Spearman, top-4 best %).
+    key
+        A key of ``scores``.
+    on : list of str
+        The shapes scored (the held-out shape's complement, or all).
+
+    Returns
+    -------
+    float
+        Mean fraction of the best reached by the pick (pick % / 100) plus mean
+        Spearman's rho over ``on``.
+    """
+    return (statistics.fmean(scores[key][s][0] / 100 for s in on)
+            + statistics.fmean(scores[key][s][1] for s in on))
+
+
 def after_v5(meas: dict[str, dict[str, float]], base: Any, pool: list[str], *,
              fine: bool = False) -> int:
     """Leave-one-shape-out of the model change after v5 (docs/gpu_model.md §3.7).
@@ -111,10 +134,6 @@ def after_v5(meas: dict[str, dict[str, float]], base: Any, pool: list[str], *,
         tail_rate_exponent=k[2])), meas[s]) for s in pool} for k in grid}
     before = (0.0, math.inf, 0.0)
 
-    def crit(k: tuple[float, float, float], on: list[str]) -> float:
-        return (statistics.fmean(scores[k][s][0] / 100 for s in on)
-                + statistics.fmean(scores[k][s][1] for s in on))
-
     def name(k: tuple[float, float, float]) -> str:
         port = "off" if math.isinf(k[1]) else f"{k[1] / 1e9:.0f} GB/s"
         return f"x = {k[0]:g}, port {port}, g = {k[2]:g}"
@@ -124,12 +143,12 @@ def after_v5(meas: dict[str, dict[str, float]], base: Any, pool: list[str], *,
     print("|---|---|---|---|---|---|---|")
     held = []
     for h in pool:
-        k = max(grid, key=lambda j: crit(j, [s for s in pool if s != h]))
+        k = max(grid, key=lambda j: loso_criterion(scores, j, [s for s in pool if s != h]))
         p, r, t = scores[k][h]
         held.append((p, r, t))
         print(f"| {h} | {name(k)} | {p:.1f}% | {r:.3f} | {t:.1f}% | {scores[before][h][0]:.1f}% "
               f"| {scores[before][h][1]:.3f} |")
-    for k in (before, max(grid, key=lambda j: crit(j, pool))):
+    for k in (before, max(grid, key=lambda j: loso_criterion(scores, j, pool))):
         p = [scores[k][s][0] for s in pool]
         print(f"in-sample {name(k)}: {sum(v >= 90 for v in p)} of {len(p)} >= 90%, median "
               f"{statistics.median(p):.1f}%, min {min(p):.1f}%, Spearman median "
@@ -173,16 +192,12 @@ def main(argv: list[str] | None = None) -> int:
                   for s in shapes} for i, g in enumerate(grid)}
     shipped = {s: score(model_times(s, base), meas[s]) for s in shapes}
 
-    def crit(i: int, on: list[str]) -> float:
-        return (statistics.fmean(scores[i][s][0] / 100 for s in on)
-                + statistics.fmean(scores[i][s][1] for s in on))
-
     print("| held-out shape | selected on the others | pick % | Spearman | top-4 best % "
           "| shipped (in-sample): pick % | Spearman | top-4 best % |")
     print("|---|---|---|---|---|---|---|---|")
     held = []
     for h in shapes:
-        i = max(scores, key=lambda j: crit(j, [s for s in shapes if s != h]))
+        i = max(scores, key=lambda j: loso_criterion(scores, j, [s for s in shapes if s != h]))
         p, r, t = scores[i][h]
         held.append((p, r, t))
         sp, sr, st = shipped[h]
@@ -191,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     for k, name in enumerate(("pick %", "Spearman", "top-4 best %")):
         v = [x[k] for x in held]
         print(f"held out, {name}: median {statistics.median(v):.3f}, min {min(v):.3f}")
-    i = max(scores, key=lambda j: crit(j, shapes))
+    i = max(scores, key=lambda j: loso_criterion(scores, j, shapes))
     print(f"selected on all {len(shapes)} shapes: {grid[i]}")
     return 0
 

@@ -48,7 +48,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.h200.zero_shot import DATA, read_summary  # noqa: E402
-from benchmarks.h200.zero_shot_loso import measured, model_times, score  # noqa: E402
+from benchmarks.h200.zero_shot_loso import (  # noqa: E402
+    loso_criterion,
+    measured,
+    model_times,
+    score,
+)
 
 GRIDS = {
     "share": list(itertools.product((0.0, 0.5, 1.0), (4e9, 6e9, 8e9), (0.85e-6, 1.7e-6))),
@@ -149,14 +154,11 @@ def main(argv: list[str] | None = None) -> int:
               + ", ".join(f"{sc[g][s][0]:.1f}" for s in bsc))
     print("B-scalar shapes in that order:", ", ".join(bsc))
 
-    def crit(g: tuple[Any, float, float], on: list[str]) -> float:
-        return (statistics.fmean(sc[g][s][0] / 100 for s in on)
-                + statistics.fmean(sc[g][s][1] for s in on))
-
     shipped = (grid[0][0], base.scalar_elems_per_s_per_sm, base.unpipelined_latency_s)
     for label, pool in (("34 shapes before v6", old), ("42 shapes with v6", list(meas)),
                         ("leave-one-B-scalar-shape-out", bsc)):
-        held = {h: max(grid, key=lambda j: crit(j, [s for s in pool if s != h])) for h in pool}
+        held = {h: max(grid, key=lambda j: loso_criterion(sc, j, [s for s in pool if s != h]))
+                for h in pool}
         p = [sc[held[h]][h][0] for h in pool]
         q = [sc[shipped][h][0] for h in pool]
         print(f"{label}: held out {sum(v >= 90 for v in p)} of {len(p)} >= 90%, median "

@@ -563,6 +563,23 @@ def _periodic_copy(**consts: int):  # type: ignore[no-untyped-def]
     return mod
 
 
+def _first_rule_pick(ext: np.ndarray, step: np.ndarray, w: tuple) -> tuple[int, int]:  # type: ignore[type-arg]
+    """The loop of period 1 that the walker extends by the first rule, and its body count.
+
+    ``(-1, nb)`` where none qualifies (see walk_periodic: at most ``INNER_MAX_BODIES``
+    body iterations per iteration, at least ``INNER_MIN_EXT`` in all).
+    """
+    nb = 1
+    for l in range(len(ext) - 1, -1, -1):
+        if nb > INNER_MAX_BODIES:
+            break
+        if w[0][l] == 1 and not w[2][l] and ext[l] * nb >= INNER_MIN_EXT \
+                and ext[l] >= 2 * INNER_FIRST and step[l].any():
+            return l, nb
+        nb *= int(ext[l])
+    return -1, nb
+
+
 @pytest.mark.parametrize(("n", "size_bytes", "seed", "n_want", "n_fewer_want", "n_neg_want"),
                          [(32, 512, 0, 125, 26, 9), (64, 1024, 1, 108, 37, 10)])
 def test_loops_over_body_iterations_extend_stacks_not_fresh(
@@ -582,16 +599,7 @@ def test_loops_over_body_iterations_extend_stacks_not_fresh(
         nest = m.nest(cfg).simplified()
         ext, step, addr0, base = _affine_steps(nest)
         w = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
-        # the loop the walker picks (see walk_periodic)
-        pick, nb = -1, 1
-        for l in range(len(ext) - 1, -1, -1):
-            if nb > INNER_MAX_BODIES:
-                break
-            if w[0][l] == 1 and not w[2][l] and ext[l] * nb >= INNER_MIN_EXT \
-                    and ext[l] >= 2 * INNER_FIRST and step[l].any():
-                pick = l
-                break
-            nb *= int(ext[l])
+        pick, nb = _first_rule_pick(ext, step, w)  # the loop the walker picks
         if pick < 0 or nb == 1:
             continue
         _, tries, jumps, sim = _walk(nest, cache)
@@ -622,14 +630,8 @@ def _local_pick(ext: np.ndarray, step: np.ndarray, w: tuple) -> tuple[int, int]:
 
     ``(-1, 0)`` where a loop qualifies by the first rule (see walk_periodic) or none does.
     """
-    nb = 1
-    for l in range(len(ext) - 1, -1, -1):
-        if nb > INNER_MAX_BODIES:
-            break
-        if w[0][l] == 1 and not w[2][l] and ext[l] * nb >= INNER_MIN_EXT \
-                and ext[l] >= 2 * INNER_FIRST and step[l].any():
-            return -1, 0
-        nb *= int(ext[l])
+    if _first_rule_pick(ext, step, w)[0] >= 0:
+        return -1, 0
     nb = 1
     for l in range(len(ext) - 1, -1, -1):
         if nb > INNER_MAX_BODIES_LOCAL:
