@@ -15,8 +15,6 @@ import types
 import numpy as np
 import pytest
 
-import autotile.lang as tl
-from autotile.lang import jit
 from autotile.tuner import LaunchConfig, autotune
 from autotile.tuner._gpu_protocol import (
     FIRST_PASS_SHARE,
@@ -27,19 +25,7 @@ from autotile.tuner._gpu_protocol import (
 )
 from autotile.tuner._gpu_session import PHASES
 from tests.tuner._fake_gpu import FakeBackend, slow_spell_case
-
-
-@jit
-def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
-
-
-def grid(meta):
-    return (tl.cdiv(meta["n"], meta["BLOCK"]),)
-
+from tests.tuner._kernels import copy_kernel, grid_1d
 
 #: six configs as the issue's softmax and layer-norm lists (one block, six warp counts)
 WARPS = (1, 2, 4, 8, 16, 32)
@@ -65,7 +51,7 @@ def _tune_six(backend=None, **options):
     be = FakeBackend(_by_warps(SIX_US)) if backend is None else backend
     k = autotune(configs=SIX, key=["n"], backend=be, disk_cache=False, **options)(copy_kernel)
     x, y = _data()
-    k[grid](x, y, 200)
+    k[grid_1d](x, y, 200)
     return k, x, y
 
 
@@ -157,7 +143,7 @@ def test_the_gap_rule_on_the_slow_spell_case():
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  retime_top=3, retime_rounds=3)(copy_kernel)
     x, y = _data()
-    k[grid](x, y, 200)
+    k[grid_1d](x, y, 200)
     assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[0]) == [16, 32]
     assert sorted(c.kwargs["BLOCK"] for c in k.retime_orders[3]) == [16, 64, 128]
     assert len(be.benched) == 5 + 2 * 3 + 3 * 3
@@ -196,11 +182,11 @@ def test_a_prior_slower_than_timing_the_list_stops_after_one_and_is_skipped_next
     # a new key: the first tuning's single prediction may have been one-time costs, so
     # one more is made; it is as slow: stop again, and now it is remembered
     x2, y2 = _data(300)
-    k[grid](x2, y2, 300)
+    k[grid_1d](x2, y2, 300)
     assert calls == [1, 1] and len(k.predictions) == 1
     # a third key: 6 x 1.5 s > 0.75 s, so no prediction at all
     x3, y3 = _data(400)
-    k[grid](x3, y3, 400)
+    k[grid_1d](x3, y3, 400)
     assert calls == [1, 1] and k.predictions == {}
     assert k.prior_note.startswith("skipped: 6 predictions at 1.5 s each")
     np.testing.assert_array_equal(y3, x3)
@@ -221,7 +207,7 @@ def test_a_slow_first_prediction_alone_does_not_disable_the_prior(monkeypatch):
     k, x, y = _tune_six(scorer=scorer)
     assert calls == [1]
     x2, y2 = _data(300)
-    k[grid](x2, y2, 300)
+    k[grid_1d](x2, y2, 300)
     assert calls == [1] + list(WARPS) and len(k.predictions) == 6
     assert k.prior_note == "ranked 6 of 6 in 0.12 s (cap 0.75 s)"
 
@@ -287,7 +273,7 @@ def test_the_default_records_model_is_skipped_before_any_prediction(monkeypatch)
     assert k.predictions == {} and k.best_config.num_warps == 4
     assert k.prior_note == ("skipped: 6 predictions at 0.5 s each (the model's cost hint) "
                             "would exceed the prior's cap of 0.75 s")
-    assert PerfModel(copy_kernel, H100_SXM, grid).cost_hint_s == 0.5
+    assert PerfModel(copy_kernel, H100_SXM, grid_1d).cost_hint_s == 0.5
 
 
 def test_the_analytic_models_hint_is_small_and_it_ranks_the_whole_list(monkeypatch):
@@ -316,14 +302,14 @@ def test_a_long_list_with_a_large_budget_still_uses_the_records_prior(monkeypatc
                  model_budget_s=100.0,
                  scorer=_hinted_scorer(clock, 0.5, calls, 0.5))(copy_kernel)
     x, y = _data(4096)
-    k[grid](x, y, 4096)
+    k[grid_1d](x, y, 4096)
     assert len(calls) == 40 and len(k.predictions) == 40
     assert k.prior_note == "ranked 40 of 40 in 20 s (cap 81 s)"
     # the same list with the default budget (3 s): 20 s > 3 s, skipped before any
     calls.clear()
     k2 = autotune(configs=configs, key=["n"], backend=be, disk_cache=False, rep=2000,
                   scorer=_hinted_scorer(clock, 0.5, calls, 0.5))(copy_kernel)
-    k2[grid](x, y, 4096)
+    k2[grid_1d](x, y, 4096)
     assert calls == [] and k2.prior_note == (
         "skipped: 40 predictions at 0.5 s each (the model's cost hint) would exceed the "
         "prior's cap of 3 s")
@@ -360,17 +346,17 @@ def test_the_measured_cost_is_kept_in_the_disk_cache_for_a_later_process(monkeyp
     k = autotune(configs=SIX, key=["n"], backend=FakeBackend(times), scorer=scorer,
                  cache_dir=tmp_path)(copy_kernel)
     x, y = _data()
-    k[grid](x, y, 200)
+    k[grid_1d](x, y, 200)
     assert calls == [1] and k._model_s_per_prediction is None
     rc = k._records_cache()
     assert rc.load_prior_cost(k._prior_tag()) is None
     x2, y2 = _data(300)
-    k[grid](x2, y2, 300)
+    k[grid_1d](x2, y2, 300)
     assert calls == [1, 1] and rc.load_prior_cost(k._prior_tag()) == 1.5
     later = autotune(configs=SIX, key=["n"], backend=FakeBackend(times), scorer=scorer,
                      cache_dir=tmp_path)(copy_kernel)
     x3, y3 = _data(400)
-    later[grid](x3, y3, 400)
+    later[grid_1d](x3, y3, 400)
     assert calls == [1, 1] and later.predictions == {}
     assert later.prior_note == ("skipped: 6 predictions at 1.5 s each (an earlier tuning, kept "
                                 "in the disk cache) would exceed the prior's cap of 0.75 s")
@@ -383,7 +369,7 @@ def test_the_measured_cost_is_kept_in_the_disk_cache_for_a_later_process(monkeyp
     # without the disk cache nothing is kept
     off = autotune(configs=SIX, key=["n"], backend=FakeBackend(times), scorer=scorer,
                    cache_dir=tmp_path, disk_cache=False)(copy_kernel)
-    off[grid](x3, y3, 400)
+    off[grid_1d](x3, y3, 400)
     assert calls == [1, 1, 1]
 
 
@@ -418,7 +404,7 @@ def test_the_pool_starts_once_the_first_compile_runs_past_pool_start_after_s(mon
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  n_compile_jobs=2, compile_timeout_s=10.0)(copy_kernel)
     x, y = _data()
-    k[grid](x, y, 200)
+    k[grid_1d](x, y, 200)
     # min_measured + 1 = 5 asked (n_jobs caps the workers at 2) during the first compile
     assert started[0] == 4 + 1 and k.compile_mode == "shared"
     assert be.compiled == [16] and be.jobs == [32, 64, 128]
@@ -448,7 +434,7 @@ def test_a_pool_started_during_the_first_compile_counts_once(monkeypatch):
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  n_compile_jobs=2, compile_timeout_s=10.0)(copy_kernel)
     x, y = _data()
-    k[grid](x, y, 200)
+    k[grid_1d](x, y, 200)
     assert k.compile_mode == "shared" and k.phase_s["pool"] >= 0.4
     counted = sum(v for name, v in k.phase_s.items() if name != "other")
     assert counted <= k.bench_time + 1e-9
@@ -533,7 +519,7 @@ def test_the_rest_compiles_in_the_workers_while_a_slow_first_compile_finishes(
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  n_compile_jobs=3, compile_timeout_s=20.0)(copy_kernel)
     x, y = _data()
-    k[grid](x, y, 200)
+    k[grid_1d](x, y, 200)
     assert be.compiled == [16] and be.jobs == [32, 64, 128] and k.n_compiled == 4
     assert k.compile_mode == "shared" and set(k.compiled_by.values()) == {"here", "pool"}
     starts = {b: float((tmp_path / f"job_{b}").read_text()) for b in (32, 64, 128)}
@@ -629,7 +615,7 @@ def _slow_first(monkeypatch, be, n_compile_jobs, compile_timeout_s=20.0):
     k = autotune(configs=configs, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  n_compile_jobs=n_compile_jobs, compile_timeout_s=compile_timeout_s)(copy_kernel)
     x, y = _data()
-    k[grid](x, y, 200)
+    k[grid_1d](x, y, 200)
     np.testing.assert_array_equal(y, x)
     return k, {c.kwargs["BLOCK"]: w for c, w in k.compiled_by.items()}
 
