@@ -277,35 +277,8 @@ class GpuSession:
                 rest = list(configs[i + 1:])
 
                 def hand_off(rest: list[LaunchConfig] = rest) -> None:
-                    # the probe is slow: the rest of this batch is shared between this
-                    # process (in order, once the probe ends) and the workers (from the
-                    # end, each once it is ready); pool.serve runs in a helper thread
                     assert pool is not None  # only called by the probe of a pool
-                    workers = pool
-                    cs, js = [], []
-                    for r in rest:
-                        try:
-                            g = self.grid_of(r)
-                        except Exception as exc:  # noqa: BLE001 - data, as above
-                            failed[r] = TuningRecord(r, "failed",
-                                                     reason=f"the grid raised {_err(exc)}")
-                            continue
-                        js.append(self.backend.compile_job(self.kernel, self.args,
-                                                           self.kwargs, g, r))
-                        cs.append(r)
-                    shared = SharedJobs(len(js))
-                    box: dict[str, Any] = {}
-
-                    def serve() -> None:
-                        try:
-                            workers.serve(js, shared, len(js))
-                        except BaseException as exc:  # noqa: BLE001 - re-raised on join
-                            box["exc"] = exc
-
-                    th = threading.Thread(target=serve, name="autotile-pool-serve",
-                                          daemon=True)
-                    th.start()
-                    early.extend([cs, shared, th, box])
+                    early.extend(self._serve_rest(pool, rest, failed))
 
                 if pool is not None and rest and self.compile_mode == "shared":
                     hand_off()  # a later batch of a slow-compiling tuning: shared at once
@@ -325,6 +298,40 @@ class GpuSession:
         if pool is not None and jobs:
             self._pool_outcomes(job_configs, pool.run(jobs), failed)
         return failed
+
+    def _serve_rest(self, pool: CompilePool, rest: Sequence[LaunchConfig],
+                    failed: dict[LaunchConfig, TuningRecord]
+                    ) -> tuple[list[LaunchConfig], SharedJobs, threading.Thread, dict[str, Any]]:
+        """Start ``pool.serve`` of ``rest`` in a helper thread (the probe turned out slow).
+
+        The rest of the batch is then shared between this process (in order,
+        once the probe ends: :meth:`_share`) and the workers (from the end,
+        each once it is ready). A config whose grid raises is added to
+        ``failed`` and left out. Returns the configs served, their
+        :class:`SharedJobs`, the thread and the box where the thread leaves
+        an exception of ``serve`` (``box["exc"]``, re-raised by :meth:`_share`).
+        """
+        cs, js = [], []
+        for r in rest:
+            try:
+                g = self.grid_of(r)
+            except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
+                failed[r] = TuningRecord(r, "failed", reason=f"the grid raised {_err(exc)}")
+                continue
+            js.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, g, r))
+            cs.append(r)
+        shared = SharedJobs(len(js))
+        box: dict[str, Any] = {}
+
+        def serve() -> None:
+            try:
+                pool.serve(js, shared, len(js))
+            except BaseException as exc:  # noqa: BLE001 - re-raised on join
+                box["exc"] = exc
+
+        th = threading.Thread(target=serve, name="autotile-pool-serve", daemon=True)
+        th.start()
+        return cs, shared, th, box
 
     def _share(self, pool: CompilePool, configs: Sequence[LaunchConfig], shared: SharedJobs,
                serving: threading.Thread, box: dict[str, Any],
