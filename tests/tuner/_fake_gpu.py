@@ -10,6 +10,7 @@ launch, and logs every compile, launch and timing.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from collections.abc import Callable, Mapping
@@ -46,6 +47,11 @@ def slow_exit_init() -> None:
     import atexit
 
     atexit.register(time.sleep, 10.0)
+
+
+def start_in(seconds: float) -> Callable[[], None]:
+    """Worker init that takes ``seconds`` to start (picklable: a ``partial`` of ``time.sleep``)."""
+    return functools.partial(time.sleep, seconds)
 
 
 def slow_start_init() -> None:

@@ -24,7 +24,7 @@ from autotile.tuner._gpu_protocol import (
     retime_leaders,
 )
 from autotile.tuner._gpu_session import PHASES
-from tests.tuner._fake_gpu import FakeBackend, slow_spell_case
+from tests.tuner._fake_gpu import FakeBackend, slow_spell_case, start_in
 from tests.tuner._kernels import copy_kernel, grid_1d
 
 #: six configs as the issue's softmax and layer-norm lists (one block, six warp counts)
@@ -573,16 +573,6 @@ def test_a_fast_first_compile_stops_the_starting_workers_without_waiting(monkeyp
 
 
 # -- a slow first compile: the rest is shared between this process and the workers -------
-def start_in_1_5_s():
-    """Worker init: a start-up of 1.5 s (import PyTorch and Triton, create a CUDA context)."""
-    time.sleep(1.5)
-
-
-def start_in_0_1_s():
-    """Worker init: a start-up of 0.1 s."""
-    time.sleep(0.1)
-
-
 class _OneTimeCost(FakeBackend):
     """Compiles in a worker take ``worker_extra_s`` longer (Triton's one-time cost there)."""
 
@@ -626,7 +616,7 @@ def test_workers_still_starting_when_the_rest_compiled_here_take_nothing(monkeyp
     # where Triton compiled and timed all six in this process in 6.38 s. Now the rest
     # compiles here in order while the workers start; a worker only gets a config once
     # ready, so slow workers take nothing and the batch costs what compiling it here does
-    be = _one_time_cost(0.4, 0.2, worker_extra_s=1.0, init=start_in_1_5_s)
+    be = _one_time_cost(0.4, 0.2, worker_extra_s=1.0, init=start_in(1.5))
     t0 = time.perf_counter()
     k, by = _slow_first(monkeypatch, be, n_compile_jobs=3)
     wall = time.perf_counter() - t0
@@ -642,7 +632,7 @@ def test_workers_still_starting_when_the_rest_compiled_here_take_nothing(monkeyp
 def test_ready_workers_take_the_rest_from_the_end_while_the_first_compiles(monkeypatch):
     # layer norm 3584 x 10240 bf16 on the H200 (v3): a first compile of 28.7 s; the workers,
     # ready long before it ends, compile the others (7.95 s and less) meanwhile
-    be = _one_time_cost(1.5, 0.2, worker_extra_s=0.1, init=start_in_0_1_s)
+    be = _one_time_cost(1.5, 0.2, worker_extra_s=0.1, init=start_in(0.1))
     k, by = _slow_first(monkeypatch, be, n_compile_jobs=2)
     assert k.compile_mode == "shared" and k.n_compiled == 4
     assert by == {16: "here", 32: "pool", 64: "pool", 128: "pool"}
@@ -657,7 +647,7 @@ def test_ready_workers_take_the_rest_from_the_end_while_the_first_compiles(monke
 def test_this_process_compiles_a_config_a_slow_worker_still_runs(monkeypatch):
     # never wait on a worker: once nothing is left to take, this process compiles (again)
     # what a worker still runs, so the batch ends no later than compiling it all here
-    be = _one_time_cost(0.5, 0.1, worker_extra_s=3.0, init=start_in_0_1_s)
+    be = _one_time_cost(0.5, 0.1, worker_extra_s=3.0, init=start_in(0.1))
     k, by = _slow_first(monkeypatch, be, n_compile_jobs=1)
     # one worker, ready at about 0.15 s, took 128 (3.1 s there); this process compiled
     # 16, 32 and 64, waited TAKE_OVER_AFTER_S (0.25 s), then compiled 128 at about 0.95 s
@@ -674,7 +664,7 @@ def test_a_worker_compile_ending_within_the_wait_is_not_redone(monkeypatch):
     # v5 layer norm 1408 x 7600 had workers been ready in 3.4 s (a worker started alone):
     # the 2-warp config would end in a worker 0.01 s after the first compile here; it is
     # waited for, not compiled again here
-    be = _one_time_cost(0.5, 0.1, worker_extra_s=0.6, init=start_in_0_1_s)
+    be = _one_time_cost(0.5, 0.1, worker_extra_s=0.6, init=start_in(0.1))
     k, by = _slow_first(monkeypatch, be, n_compile_jobs=1)
     # the worker (ready at about 0.15 s) ends 128 at about 0.85 s; this process is done
     # with 16, 32 and 64 at about 0.7 s and waits for it
@@ -683,17 +673,12 @@ def test_a_worker_compile_ending_within_the_wait_is_not_redone(monkeypatch):
     assert be.compiled == [16, 32, 64]
 
 
-def start_in_0_6_s():
-    """Worker init: a start-up of 0.6 s."""
-    time.sleep(0.6)
-
-
 def test_after_a_compile_here_past_the_limit_the_workers_compile_the_rest(monkeypatch):
     # no two compiles run in this process: once one is left running past
     # compile_timeout_s, every config left goes to the workers
     be = _OneTimeCost(lambda meta: 1e-3 * 64 / meta["BLOCK"], ahead=True,
                       compile_sleep_s={16: 0.3, 32: 1.0, 64: 0.1, 128: 0.1},
-                      init=start_in_0_6_s)
+                      init=start_in(0.6))
     k, by = _slow_first(monkeypatch, be, n_compile_jobs=2, compile_timeout_s=0.5)
     status = {r.config.kwargs["BLOCK"]: r.status for r in k.history}
     # 16 here (0.3 s), then 32 here past 0.5 s; the workers, ready at about 0.65 s, took
@@ -725,7 +710,7 @@ def test_a_config_whose_worker_died_compiles_in_the_process(monkeypatch):
             job = super().compile_job(kernel, args, kwargs, grid, config)
             return {**job, "block": config.kwargs["BLOCK"]}
 
-    be = _one_time_cost(0.6, 0.1, Crashing, init=start_in_0_1_s)
+    be = _one_time_cost(0.6, 0.1, Crashing, init=start_in(0.1))
     k, by = _slow_first(monkeypatch, be, n_compile_jobs=1)
     # the only worker (ready at about 0.15 s) died on 128 and is not replaced: this process
     # compiled 16, 32 and 64, then 128
