@@ -268,10 +268,8 @@ class GpuSession:
         jobs, job_configs = [], []
         early: list[Any] = []  # [configs, shared, thread, box] shared with the pool in the probe
         for i, c in enumerate(configs):
-            try:
-                grid = self.grid_of(c)
-            except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
-                failed[c] = TuningRecord(c, "failed", reason=f"the grid raised {_err(exc)}")
+            grid = self._grid_or_fail(c, failed)
+            if grid is None:
                 continue
             if pool is None or self.compile_mode != "pool":
                 rest = list(configs[i + 1:])
@@ -299,6 +297,16 @@ class GpuSession:
             self._pool_outcomes(job_configs, pool.run(jobs), failed)
         return failed
 
+    def _grid_or_fail(self, config: LaunchConfig, failed: dict[LaunchConfig, TuningRecord]
+                      ) -> tuple[int, ...] | None:
+        """:meth:`grid_of` ``config``; None, with ``config`` booked ``"failed"``, if it raises."""
+        try:
+            return self.grid_of(config)
+        except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
+            failed[config] = TuningRecord(config, "failed",
+                                          reason=f"the grid raised {_err(exc)}")
+            return None
+
     def _serve_rest(self, pool: CompilePool, rest: Sequence[LaunchConfig],
                     failed: dict[LaunchConfig, TuningRecord]
                     ) -> tuple[list[LaunchConfig], SharedJobs, threading.Thread, dict[str, Any]]:
@@ -313,10 +321,8 @@ class GpuSession:
         """
         cs, js = [], []
         for r in rest:
-            try:
-                g = self.grid_of(r)
-            except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
-                failed[r] = TuningRecord(r, "failed", reason=f"the grid raised {_err(exc)}")
+            g = self._grid_or_fail(r, failed)
+            if g is None:
                 continue
             js.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, g, r))
             cs.append(r)
