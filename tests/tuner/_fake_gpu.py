@@ -130,6 +130,8 @@ class FakeBackend(GpuBackend):
         self.jobs: list[Any] = []
         self.launched: list[Any] = []
         self.benched: list[Any] = []
+        #: ``(warmup_ms, rep_ms)`` of each ``bench`` call
+        self.budgets: list[tuple[float, float]] = []
         self.n_clones = 0
         self._last: Mapping[str, Any] = {}
 
@@ -173,6 +175,7 @@ class FakeBackend(GpuBackend):
         call()
         meta = self._last
         self.benched.append(meta.get(self.knob))
+        self.budgets.append((warmup_ms, rep_ms))
         seq = self.sequences.get(meta_key(meta))
         if seq:
             return seq.pop(0)

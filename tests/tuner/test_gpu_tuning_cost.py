@@ -92,23 +92,11 @@ def test_prior_cost_cap_is_timing_the_list_or_model_budget():
 
 
 # -- do_bench calls and their budgets ---------------------------------------------------
-class Recording(FakeBackend):
-    """Records each ``bench`` call's budgets."""
-
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
-        self.budgets = []
-
-    def bench(self, call, warmup_ms, rep_ms):
-        self.budgets.append((warmup_ms, rep_ms))
-        return super().bench(call, warmup_ms, rep_ms)
-
-
 def test_six_configs_cost_no_more_timing_than_triton_autotune():
     # within 5 %: w4, w2 and w8 are re-timed. The 6 first-pass timings get a quarter of
     # the budgets each (FIRST_PASS_SHARE), the 3 x 3 rounds a third of 6 / 9 of them
     # (bench_share): 6 x 31.25 + 3 x 83.3 ms, against Triton's 6 x (25 + 100) ms
-    be = Recording(_by_warps(SIX_US))
+    be = FakeBackend(_by_warps(SIX_US))
     k, x, y = _tune_six(be, model_prior=False)
     assert FIRST_PASS_SHARE == 0.25
     assert k.best_config.num_warps == 4
@@ -123,7 +111,7 @@ def test_six_configs_cost_no_more_timing_than_triton_autotune():
 
 def test_a_clear_leader_is_retimed_with_the_runner_up_only():
     # w8 is 12 % ahead of the rest (softmax 10240 x 5000 on the H200): 2 re-timed, not 3
-    be = Recording(_by_warps({1: 176.9, 2: 123.2, 4: 122.4, 8: 109.2, 16: 122.7, 32: 137.3}))
+    be = FakeBackend(_by_warps({1: 176.9, 2: 123.2, 4: 122.4, 8: 109.2, 16: 122.7, 32: 137.3}))
     k, x, y = _tune_six(be, model_prior=False)
     assert k.best_config.num_warps == 8
     assert sorted(c.num_warps for c in k.retime_orders[0]) == [4, 8]
