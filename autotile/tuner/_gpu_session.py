@@ -266,7 +266,8 @@ class GpuSession:
                        ) -> dict[LaunchConfig, TuningRecord]:
         failed: dict[LaunchConfig, TuningRecord] = {}
         jobs, job_configs = [], []
-        early: list[Any] = []  # [configs, shared, thread, box] shared with the pool in the probe
+        # what _serve_rest started, once the probe turned out slow (at most one entry)
+        early: list[tuple[list[LaunchConfig], SharedJobs, threading.Thread, dict[str, Any]]] = []
         for i, c in enumerate(configs):
             grid = self._grid_or_fail(c, failed)
             if grid is None:
@@ -276,7 +277,7 @@ class GpuSession:
 
                 def hand_off(rest: list[LaunchConfig] = rest) -> None:
                     assert pool is not None  # only called by the probe of a pool
-                    early.extend(self._serve_rest(pool, rest, failed))
+                    early.append(self._serve_rest(pool, rest, failed))
 
                 if pool is not None and rest and self.compile_mode == "shared":
                     hand_off()  # a later batch of a slow-compiling tuning: shared at once
@@ -291,7 +292,7 @@ class GpuSession:
             job_configs.append(c)
         if early:
             assert pool is not None  # early is only filled by hand_off, with a pool
-            cs, shared, serving, box = early
+            cs, shared, serving, box = early[0]
             self._share(pool, cs, shared, serving, box, failed)
         if pool is not None and jobs:
             self._pool_outcomes(job_configs, pool.run(jobs), failed)
