@@ -180,6 +180,32 @@ class TunerCommon:
         self.cache.clear()
         self.histories.clear()
 
+    def _candidates(self, configs: Any, space: Any, prune_configs_by: Any,
+                    convert: Callable[[Any], LaunchConfig]) -> list[LaunchConfig]:
+        """``@autotune``'s ``configs`` as a checked list (:func:`check_candidates`).
+
+        Needs ``__name__`` and ``arg_names`` set.
+
+        Raises
+        ------
+        InvalidConfigError
+            If both ``configs`` and ``space`` are given, ``prune_configs_by``
+            is given with ``space``, neither gives a candidate (``configs``
+            empty or None without ``space``), or :func:`check_candidates`
+            refuses them.
+        """
+        if space is not None and configs:
+            raise InvalidConfigError("pass either configs= or space=, not both")
+        if space is not None and prune_configs_by:
+            raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
+                                     "put the rules in the space's constraints")
+        out = check_candidates(self.__name__, self.arg_names, configs, space, convert)
+        if space is None and not out:
+            raise InvalidConfigError(
+                f"@autotune of {self.__name__!r} needs candidates: pass a non-empty configs= "
+                f"list or space=, got configs={configs!r} and space=None")
+        return out
+
     def _space_for(self, named: Mapping[str, Any]) -> Space:
         assert self.space is not None
         sp = self.space if isinstance(self.space, Space) else self.space(dict(named))
@@ -265,17 +291,7 @@ class Autotuner(TunerCommon):
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.arg_names = list(arg_names)
-        if space is not None and configs:
-            raise InvalidConfigError("pass either configs= or space=, not both")
-        if space is not None and prune_configs_by:
-            raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
-                                     "put the rules in the space's constraints")
-        self.configs = check_candidates(fn.__name__, self.arg_names, configs, space,
-                                        _as_launch_config)
-        if space is None and not self.configs:
-            raise InvalidConfigError(
-                f"@autotune of {fn.__name__!r} needs candidates: pass a non-empty configs= "
-                f"list or space=, got configs={configs!r} and space=None")
+        self.configs = self._candidates(configs, space, prune_configs_by, _as_launch_config)
         self.space = space
         self.searcher = searcher
         self.budget, self.seed = check_space_search(searcher, budget, seed), seed

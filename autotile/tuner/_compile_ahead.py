@@ -17,7 +17,7 @@ import multiprocessing as mp
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -297,42 +297,15 @@ class CompilePool:
                     w.conn.send((i, jobs[i]))
             if not self._workers:
                 break
-            ready = wait([w.conn for w in self._workers], timeout=0.05)
-            now = time.monotonic()
-            for w in list(self._workers):
-                if w.conn in ready:
-                    try:
-                        kind, i, err, types = w.conn.recv()
-                    except (EOFError, OSError):
-                        self._lost(w, out, todo, "the compile worker process died")
-                        continue
-                    if kind == "ready":
-                        w.ready = True
-                    elif kind == "init_error":
-                        self._lost(w, out, todo, f"the compile worker failed to start: {err}",
-                                   restart=False)
-                    elif kind == "start":
-                        w.started_at = now
-                    else:
-                        t = now - (w.started_at or now)
-                        out[i] = CompileOutcome("ok" if err is None else "error", t, err,
-                                                tuple(types))
-                        w.job, w.started_at = None, None
-                elif not w.proc.is_alive():
-                    self._lost(w, out, todo, f"the compile worker process died (exit code "
-                                             f"{w.proc.exitcode})")
-                elif (w.job is not None and w.started_at is not None
-                      and self.timeout_s is not None and now - w.started_at > self.timeout_s):
-                    i = w.job
-                    out[i] = CompileOutcome(
-                        "timeout", now - w.started_at,
-                        f"compile took longer than {self.timeout_s:g} s (compile_timeout_s); "
-                        f"stopped")
-                    w.job = None
-                    self._replace(w, bool(todo))
-                elif not w.ready and now - w.born > self.start_timeout_s:
-                    self._lost(w, out, todo, f"the compile worker did not start within "
-                                             f"{self.start_timeout_s:g} s", restart=False)
+            for w, kind, i, what in self._events():
+                if kind == "done" or kind == "timeout":
+                    out[i] = what
+                    w.job, w.started_at = None, None
+                    if kind == "timeout":
+                        self._replace(w, bool(todo))
+                else:  # lost, init_error or no_start; a worker that could not start is
+                    # not replaced
+                    self._lost(w, out, todo, what, restart=kind == "lost")
             if not self._workers and todo:  # every worker is gone: the rest cannot compile
                 while todo:
                     out[todo.popleft()] = CompileOutcome(
@@ -378,48 +351,66 @@ class CompilePool:
                     return
                 shared.stop.wait(0.05)
                 continue
-            ready = wait([w.conn for w in self._workers], timeout=0.05)
-            now = time.monotonic()
-            for w in list(self._workers):
-                if w.conn in ready:
-                    try:
-                        kind, i, err, types = w.conn.recv()
-                    except (EOFError, OSError):
-                        kind, i, err = "lost", -1, "the compile worker process died"
-                    if kind == "ready":
-                        w.ready = True
-                    elif kind == "start":
-                        w.started_at = now
-                    elif kind == "done":
-                        shared.finish(i, CompileOutcome(
-                            "ok" if err is None else "error", now - (w.started_at or now), err,
-                            tuple(types)))
-                        w.job, w.started_at = None, None
-                    else:  # init_error or lost: not replaced
-                        if w.job is not None:
-                            shared.finish(w.job, CompileOutcome("crashed", 0.0, str(err)))
-                        w.job = None
-                        w.stop()
-                        self._workers.remove(w)
-                elif not w.proc.is_alive():
+            for w, kind, i, what in self._events():
+                if kind == "done" or kind == "timeout":
+                    shared.finish(i, what)
+                    w.job, w.started_at = None, None
+                    if kind == "timeout":
+                        self._replace(w, shared.n_left() > 0)
+                else:  # lost, init_error or no_start: not replaced
                     if w.job is not None:
-                        shared.finish(w.job, CompileOutcome(
-                            "crashed", 0.0, f"the compile worker process died (exit code "
-                                            f"{w.proc.exitcode})"))
+                        shared.finish(w.job, CompileOutcome("crashed", 0.0, what))
                     w.job = None
                     w.stop()
                     self._workers.remove(w)
-                elif (w.job is not None and w.started_at is not None
-                      and self.timeout_s is not None and now - w.started_at > self.timeout_s):
-                    shared.finish(w.job, CompileOutcome(
-                        "timeout", now - w.started_at,
-                        f"compile took longer than {self.timeout_s:g} s (compile_timeout_s); "
-                        f"stopped"))
-                    w.job = None
-                    self._replace(w, shared.n_left() > 0)
-                elif not w.ready and now - w.born > self.start_timeout_s:
-                    w.stop()
-                    self._workers.remove(w)
+
+    def _events(self) -> Iterator[tuple[_Worker, str, int, Any]]:
+        """Wait up to 0.05 s for the workers, then yield what happened to each.
+
+        ``"ready"`` and ``"start"`` messages are booked on the worker here;
+        each other event is yielded as ``(worker, kind, i, what)``:
+
+        * ``"done"``: job ``i`` ended, ``what`` is its :class:`CompileOutcome`
+          (``"ok"`` or ``"error"``, timed from the worker's ``"start"``);
+        * ``"timeout"``: job ``i`` ran past ``timeout_s``; ``what`` is its outcome;
+        * ``"lost"``: the worker's pipe broke or its process died;
+        * ``"init_error"``: ``init_fn`` raised in the worker;
+        * ``"no_start"``: the worker did not start within ``start_timeout_s``.
+
+        For the last three, ``i`` is -1 and ``what`` the reason (a str). The
+        caller may remove workers from ``self._workers`` between events.
+        """
+        ready = wait([w.conn for w in self._workers], timeout=0.05)
+        now = time.monotonic()
+        for w in list(self._workers):
+            if w.conn in ready:
+                try:
+                    kind, i, err, types = w.conn.recv()
+                except (EOFError, OSError):
+                    yield w, "lost", -1, "the compile worker process died"
+                    continue
+                if kind == "ready":
+                    w.ready = True
+                elif kind == "start":
+                    w.started_at = now
+                elif kind == "init_error":
+                    yield w, kind, -1, f"the compile worker failed to start: {err}"
+                else:
+                    yield w, "done", i, CompileOutcome(
+                        "ok" if err is None else "error", now - (w.started_at or now), err,
+                        tuple(types))
+            elif not w.proc.is_alive():
+                yield w, "lost", -1, (f"the compile worker process died (exit code "
+                                      f"{w.proc.exitcode})")
+            elif (w.job is not None and w.started_at is not None
+                  and self.timeout_s is not None and now - w.started_at > self.timeout_s):
+                yield w, "timeout", w.job, CompileOutcome(
+                    "timeout", now - w.started_at,
+                    f"compile took longer than {self.timeout_s:g} s (compile_timeout_s); "
+                    f"stopped")
+            elif not w.ready and now - w.born > self.start_timeout_s:
+                yield w, "no_start", -1, (f"the compile worker did not start within "
+                                          f"{self.start_timeout_s:g} s")
 
     def _replace(self, w: _Worker, more: bool) -> None:
         """Stop a worker whose job ran out of time; start another one if work is left."""

@@ -131,7 +131,19 @@ class ConfigRecordCache:
     def store_prior_cost(self, model_tag: str, s_per_prediction: float) -> None:
         """Keep the prior's measured seconds per prediction for later processes.
 
-        A file that cannot be written gives a ``RuntimeWarning`` naming it.
+        Read back by :meth:`load_prior_cost`; nothing is kept when the cache is off.
+
+        Parameters
+        ----------
+        model_tag : str
+            Which prior (the default model, or a user's scorer by name).
+        s_per_prediction : float
+            Wall seconds one prediction took (the latest of a ranking).
+
+        Warns
+        -----
+        RuntimeWarning
+            If the cache file cannot be written (it names the file).
         """
         if self.disk is None:
             return

@@ -266,46 +266,18 @@ class GpuSession:
                        ) -> dict[LaunchConfig, TuningRecord]:
         failed: dict[LaunchConfig, TuningRecord] = {}
         jobs, job_configs = [], []
-        early: list[Any] = []  # [configs, shared, thread, box] shared with the pool in the probe
+        # what _serve_rest started, once the probe turned out slow (at most one entry)
+        early: list[tuple[list[LaunchConfig], SharedJobs, threading.Thread, dict[str, Any]]] = []
         for i, c in enumerate(configs):
-            try:
-                grid = self.grid_of(c)
-            except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
-                failed[c] = TuningRecord(c, "failed", reason=f"the grid raised {_err(exc)}")
+            grid = self._grid_or_fail(c, failed)
+            if grid is None:
                 continue
             if pool is None or self.compile_mode != "pool":
                 rest = list(configs[i + 1:])
 
                 def hand_off(rest: list[LaunchConfig] = rest) -> None:
-                    # the probe is slow: the rest of this batch is shared between this
-                    # process (in order, once the probe ends) and the workers (from the
-                    # end, each once it is ready); pool.serve runs in a helper thread
                     assert pool is not None  # only called by the probe of a pool
-                    workers = pool
-                    cs, js = [], []
-                    for r in rest:
-                        try:
-                            g = self.grid_of(r)
-                        except Exception as exc:  # noqa: BLE001 - data, as above
-                            failed[r] = TuningRecord(r, "failed",
-                                                     reason=f"the grid raised {_err(exc)}")
-                            continue
-                        js.append(self.backend.compile_job(self.kernel, self.args,
-                                                           self.kwargs, g, r))
-                        cs.append(r)
-                    shared = SharedJobs(len(js))
-                    box: dict[str, Any] = {}
-
-                    def serve() -> None:
-                        try:
-                            workers.serve(js, shared, len(js))
-                        except BaseException as exc:  # noqa: BLE001 - re-raised on join
-                            box["exc"] = exc
-
-                    th = threading.Thread(target=serve, name="autotile-pool-serve",
-                                          daemon=True)
-                    th.start()
-                    early.extend([cs, shared, th, box])
+                    early.append(self._serve_rest(pool, rest, failed))
 
                 if pool is not None and rest and self.compile_mode == "shared":
                     hand_off()  # a later batch of a slow-compiling tuning: shared at once
@@ -320,11 +292,53 @@ class GpuSession:
             job_configs.append(c)
         if early:
             assert pool is not None  # early is only filled by hand_off, with a pool
-            cs, shared, serving, box = early
+            cs, shared, serving, box = early[0]
             self._share(pool, cs, shared, serving, box, failed)
         if pool is not None and jobs:
             self._pool_outcomes(job_configs, pool.run(jobs), failed)
         return failed
+
+    def _grid_or_fail(self, config: LaunchConfig, failed: dict[LaunchConfig, TuningRecord]
+                      ) -> tuple[int, ...] | None:
+        """:meth:`grid_of` ``config``; None, with ``config`` booked ``"failed"``, if it raises."""
+        try:
+            return self.grid_of(config)
+        except Exception as exc:  # noqa: BLE001 - a config whose grid raises is data
+            failed[config] = TuningRecord(config, "failed",
+                                          reason=f"the grid raised {_err(exc)}")
+            return None
+
+    def _serve_rest(self, pool: CompilePool, rest: Sequence[LaunchConfig],
+                    failed: dict[LaunchConfig, TuningRecord]
+                    ) -> tuple[list[LaunchConfig], SharedJobs, threading.Thread, dict[str, Any]]:
+        """Start ``pool.serve`` of ``rest`` in a helper thread (the probe turned out slow).
+
+        The rest of the batch is then shared between this process (in order,
+        once the probe ends: :meth:`_share`) and the workers (from the end,
+        each once it is ready). A config whose grid raises is added to
+        ``failed`` and left out. Returns the configs served, their
+        :class:`SharedJobs`, the thread and the box where the thread leaves
+        an exception of ``serve`` (``box["exc"]``, re-raised by :meth:`_share`).
+        """
+        cs, js = [], []
+        for r in rest:
+            g = self._grid_or_fail(r, failed)
+            if g is None:
+                continue
+            js.append(self.backend.compile_job(self.kernel, self.args, self.kwargs, g, r))
+            cs.append(r)
+        shared = SharedJobs(len(js))
+        box: dict[str, Any] = {}
+
+        def serve() -> None:
+            try:
+                pool.serve(js, shared, len(js))
+            except BaseException as exc:  # noqa: BLE001 - re-raised on join
+                box["exc"] = exc
+
+        th = threading.Thread(target=serve, name="autotile-pool-serve", daemon=True)
+        th.start()
+        return cs, shared, th, box
 
     def _share(self, pool: CompilePool, configs: Sequence[LaunchConfig], shared: SharedJobs,
                serving: threading.Thread, box: dict[str, Any],

@@ -77,7 +77,6 @@ from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import (
     LaunchConfig,
     check_bench_budgets,
-    check_candidates,
     check_space_search,
 )
 from autotile.tuner._disk_cache import source_hash
@@ -211,17 +210,7 @@ class GpuAutotuner(TunerCommon):
         self.__doc__ = fn.fn.__doc__
         self.arg_names = list(fn.arg_names)
         self._constexprs = {self.arg_names[i] for i in getattr(fn, "constexprs", [])}
-        if space is not None and configs:
-            raise InvalidConfigError("pass either configs= or space=, not both")
-        if space is not None and prune_configs_by:
-            raise InvalidConfigError("prune_configs_by applies to a config list; with space= "
-                                     "put the rules in the space's constraints")
-        self.configs = check_candidates(self.__name__, self.arg_names, configs, space,
-                                        as_launch_config)
-        if space is None and not self.configs:
-            raise InvalidConfigError(
-                f"@autotune of {self.__name__!r} needs candidates: pass a non-empty configs= "
-                f"list or space=, got configs={configs!r} and space=None")
+        self.configs = self._candidates(configs, space, prune_configs_by, as_launch_config)
         self.space, self.searcher, self.seed = space, searcher, seed
         self.budget = check_space_search(searcher, budget, seed)
         self.keys = self._names("key", key)

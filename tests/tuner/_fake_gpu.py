@@ -10,6 +10,7 @@ launch, and logs every compile, launch and timing.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from collections.abc import Callable, Mapping
@@ -46,6 +47,11 @@ def slow_exit_init() -> None:
     import atexit
 
     atexit.register(time.sleep, 10.0)
+
+
+def start_in(seconds: float) -> Callable[[], None]:
+    """Worker init that takes ``seconds`` to start (picklable: a ``partial`` of ``time.sleep``)."""
+    return functools.partial(time.sleep, seconds)
 
 
 def slow_start_init() -> None:
@@ -124,6 +130,8 @@ class FakeBackend(GpuBackend):
         self.jobs: list[Any] = []
         self.launched: list[Any] = []
         self.benched: list[Any] = []
+        #: ``(warmup_ms, rep_ms)`` of each ``bench`` call
+        self.budgets: list[tuple[float, float]] = []
         self.n_clones = 0
         self._last: Mapping[str, Any] = {}
 
@@ -167,6 +175,7 @@ class FakeBackend(GpuBackend):
         call()
         meta = self._last
         self.benched.append(meta.get(self.knob))
+        self.budgets.append((warmup_ms, rep_ms))
         seq = self.sequences.get(meta_key(meta))
         if seq:
             return seq.pop(0)

@@ -34,6 +34,15 @@ def sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """y = x (its knob BLOCK changes only the speed)."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@jit
 def inc_kernel(x_ptr, n, BLOCK: tl.constexpr):
     """x += 1 in place."""
     pid = tl.program_id(0)

@@ -377,18 +377,12 @@ def test_first_pass_takes_a_quarter_and_retime_rounds_the_shared_budget():
     # re-times the top 3, each with 4 / (4 + 3) of the budgets over its rounds
     # (bench_share). The gap rule then re-times only 64 and 128 (32's 2 ms is 2x the
     # fastest 1 ms), in 3 rounds of a third
-    budgets = []
-
-    class Recording(FakeBackend):
-        def bench(self, call, warmup_ms, rep_ms):
-            budgets.append((warmup_ms, rep_ms))
-            return super().bench(call, warmup_ms, rep_ms)
-
-    be = Recording(_time)
+    be = FakeBackend(_time)
     k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False, disk_cache=False,
                  retime_top=3, retime_rounds=3)(double_kernel)
     x, y = _data()
     k[grid](x, y, 200)
+    budgets = be.budgets
     share = 4 / 7
     assert k.bench_share == pytest.approx(share)
     assert budgets[:4] == [pytest.approx((6.25, 25.0))] * 4

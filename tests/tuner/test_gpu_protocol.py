@@ -22,6 +22,7 @@ from tests.tuner._fake_gpu import (
     compile_job_worker,
     slow_exit_init,
     slow_start_init,
+    start_in,
 )
 from tests.tuner.test_gpu_autotune import CONFIGS, _data, _time, double_kernel, grid
 
@@ -213,11 +214,6 @@ def test_closing_the_pool_does_not_wait_for_workers_still_starting():
     assert pool._workers == []
 
 
-def start_in_0_3_s():
-    """Worker init: a start-up of 0.3 s."""
-    time.sleep(0.3)
-
-
 def _serving(pool, jobs, shared, n_workers):
     import threading
 
@@ -231,7 +227,7 @@ def test_serve_gives_ready_workers_the_last_jobs_nobody_took():
 
     jobs = [{"sleep_s": 0.1, "error": None}] * 3 + [{"sleep_s": 0.1, "error": "boom"}]
     shared = SharedJobs(len(jobs))
-    with CompilePool(compile_job_worker, n_jobs=2, timeout_s=30.0, init_fn=start_in_0_3_s,
+    with CompilePool(compile_job_worker, n_jobs=2, timeout_s=30.0, init_fn=start_in(0.3),
                      mp_context="fork") as pool:
         th = _serving(pool, jobs, shared, 2)
         # the caller takes from the front; the workers start in 0.3 s and take nothing before
