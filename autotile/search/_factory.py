@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import inspect
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import optuna
@@ -15,7 +16,8 @@ from autotile.search._params import Encoding
 from autotile.search._study_args import check_seed
 from autotile.space import Space
 
-__all__ = ["SEARCHERS", "DEFAULT_SEARCHER", "make_searcher", "encoding_for"]
+__all__ = ["SEARCHERS", "DEFAULT_SEARCHER", "make_searcher", "check_searcher_options",
+           "encoding_for"]
 
 #: Searcher names accepted by :func:`make_searcher` (aliases: ``"xgb"`` for
 #: ``"model"``, ``"evo"`` for ``"evolutionary"``).
@@ -125,15 +127,11 @@ def make_searcher(
     """
     key = searcher_key(name)
     check_seed(seed)
-    _require(key)
+    ctor = check_searcher_options(name, kwargs)
     if key in _AUTOTILE:
-        module, cls = _AUTOTILE[key]
-        ctor = getattr(importlib.import_module(module), cls)
-        _check_options(name, ctor, kwargs)
         searcher: BaseSampler = ctor(space, seed=seed, **kwargs)
         return searcher
     samplers = optuna.samplers
-    _check_options(name, getattr(samplers, _OPTUNA_CLASS[key]), kwargs)
     if key == "tpe":
         # constant liar: running trials (other workers', or earlier ones of a batch) count as
         # bad, so TPE proposes away from configs being measured
@@ -154,6 +152,42 @@ def make_searcher(
 #: The Optuna sampler class behind each of Optuna's searcher names.
 _OPTUNA_CLASS = {"tpe": "TPESampler", "cmaes": "CmaEsSampler", "gp": "GPSampler",
                  "nsga2": "NSGAIISampler", "qmc": "QMCSampler"}
+
+
+def check_searcher_options(name: str, kwargs: Mapping[str, Any]) -> Any:
+    """Check a searcher's name and options without building it; return its class.
+
+    Parameters
+    ----------
+    name : str
+        A searcher name, as for :func:`make_searcher`.
+    kwargs : Mapping[str, Any]
+        Options for the searcher's constructor (``searcher_kwargs``).
+
+    Returns
+    -------
+    type
+        The searcher's class (an Optuna sampler class for Optuna's names).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a searcher name.
+    TypeError
+        If ``kwargs`` holds an option the searcher does not take; the message
+        names it and lists the options it does take.
+    ImportError
+        If the searcher's optional dependency is missing, naming the package.
+    """
+    key = searcher_key(name)
+    _require(key)
+    if key in _AUTOTILE:
+        module, cls = _AUTOTILE[key]
+        ctor = getattr(importlib.import_module(module), cls)
+    else:
+        ctor = getattr(optuna.samplers, _OPTUNA_CLASS[key])
+    _check_options(name, ctor, dict(kwargs))
+    return ctor
 
 
 def _check_options(name: str, ctor: Any, kwargs: dict[str, Any]) -> None:

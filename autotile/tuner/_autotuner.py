@@ -273,6 +273,7 @@ class Autotuner(TunerCommon):
                  prune_configs_by: Mapping[str, Any] | None = None, warmup: Any = None,
                  rep: Any = None, *, space: Space | Callable[[dict[str, Any]], Space] | None = None,
                  searcher: str = "random", budget: int = 50, seed: int | None = 0,
+                 searcher_kwargs: Mapping[str, Any] | None = None,
                  scorer: Scorer | None = None, hardware: HardwareProfile = H100_SXM,
                  small_args: Callable[..., Any] | None = None,
                  reference: Callable[[dict[str, Any]], Any] | None = None, check: bool = True,
@@ -294,7 +295,9 @@ class Autotuner(TunerCommon):
         self.configs = self._candidates(configs, space, prune_configs_by, _as_launch_config)
         self.space = space
         self.searcher = searcher
-        self.budget, self.seed = check_space_search(searcher, budget, seed), seed
+        self.budget = check_space_search(searcher, budget, seed, searcher_kwargs)
+        self.seed = seed
+        self.searcher_kwargs = dict(searcher_kwargs or {})
         self.keys = _names("key", key, self.arg_names)
         self.reset_to_zero = _buffer_names("reset_to_zero", reset_to_zero, fn)
         self.restore_value = _buffer_names("restore_value", restore_value, fn)
@@ -499,7 +502,8 @@ class Autotuner(TunerCommon):
                 text = sp.to_json()
             except (TypeError, ValueError):
                 text = repr(sp)
-            return f"space:{text}|{self.searcher}|{self.budget}|{self.seed}"
+            opts = f"|{self.searcher_kwargs!r}" if self.searcher_kwargs else ""
+            return f"space:{text}|{self.searcher}|{self.budget}|{self.seed}{opts}"
         return "configs:" + "\n".join(str(c) for c in self.configs)
 
     def _digest(self, key: tuple[Any, ...], space: Space | None) -> str:
@@ -630,7 +634,8 @@ class Autotuner(TunerCommon):
             warnings.filterwarnings("ignore", r"study .*: all \d+ trials of this run failed",
                                     RuntimeWarning)
             study = tune(space, measurer, searcher=self.searcher, budget=self.budget,
-                         seed=self.seed, storage=":memory:", progress=False,
+                         seed=self.seed, searcher_kwargs=self.searcher_kwargs,
+                         storage=":memory:", progress=False,
                          study_name=f"autotune-{self.fn.__name__}")
         self.study = study
         history: list[TuningRecord] = []

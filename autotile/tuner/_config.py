@@ -45,8 +45,9 @@ def check_bench_budgets(warmup: Any, rep: Any) -> None:
             raise InvalidConfigError(f"autotune(): {why}")
 
 
-def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
-    """Check ``@autotune``'s ``searcher``, ``budget`` and ``seed``; return the budget.
+def check_space_search(searcher: Any, budget: Any, seed: Any,
+                       searcher_kwargs: Any = None) -> int:
+    """Check ``@autotune``'s ``searcher``, ``budget``, ``seed`` and options; return the budget.
 
     Checked at decoration, as Triton checks its arguments, not at the first
     call that tunes.
@@ -59,6 +60,9 @@ def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
         Most configs the search measures, ``>= 1``.
     seed : int or None
         The search's seed, in ``[0, 2**32)``.
+    searcher_kwargs : dict or None, default=None
+        Options for the searcher's constructor (e.g. ``{"n_startup_trials": 4}``
+        for ``"tpe"``), as :func:`autotile.search.make_searcher` takes them.
 
     Returns
     -------
@@ -69,9 +73,11 @@ def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
     ------
     InvalidConfigError
         If ``searcher`` is not a searcher name (a str), ``budget`` is not an int
-        ``>= 1`` or ``seed`` is not None or an int in ``[0, 2**32)``.
+        ``>= 1``, ``seed`` is not None or an int in ``[0, 2**32)``, or
+        ``searcher_kwargs`` is not a dict with str keys or holds an option the
+        searcher does not take (the message lists the ones it does).
     """
-    from autotile.search._factory import searcher_key
+    from autotile.search._factory import check_searcher_options, searcher_key
     from autotile.search._study_args import check_count, check_seed
 
     try:
@@ -81,13 +87,24 @@ def check_space_search(searcher: Any, budget: Any, seed: Any) -> int:
     if not isinstance(searcher, str):
         raise InvalidConfigError(
             f"autotune(): searcher must be a searcher's name (str, e.g. 'model' or 'bandit'; "
-            f"it runs with its default options), got {type(searcher).__name__} object; to "
-            f"tune with a searcher object or options, use autotile.search.tune")
+            f"its options go in searcher_kwargs=), got {type(searcher).__name__} object; to "
+            f"tune with a searcher object, use autotile.search.tune")
     try:
         searcher_key(searcher)
         check_seed(seed)
     except ValueError as exc:
         raise InvalidConfigError(f"autotune(): {exc}") from None
+    if searcher_kwargs is not None:
+        if not (isinstance(searcher_kwargs, Mapping)
+                and all(isinstance(k, str) for k in searcher_kwargs)):
+            raise InvalidConfigError(
+                f"autotune(): searcher_kwargs must be a dict of the searcher's options "
+                f"(str keys) or None, got {type(searcher_kwargs).__name__} "
+                f"{searcher_kwargs!r}")
+        try:
+            check_searcher_options(searcher, searcher_kwargs)
+        except TypeError as exc:
+            raise InvalidConfigError(f"autotune(): {exc}") from None
     return n
 
 

@@ -112,6 +112,12 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             Trials of the search (space form).
         seed : int or None, default=0
             Seed of the searcher.
+        searcher_kwargs : dict, optional
+            Options for the searcher's constructor (space form), as
+            :func:`autotile.search.make_searcher` takes them, e.g.
+            ``{"n_startup_trials": 4}`` for ``"tpe"``. An option the searcher
+            does not take raises :class:`~autotile.errors.InvalidConfigError`
+            at decoration, listing the ones it does.
         scheduler : None, "local", str or distributed.Client, default=None
             Score a config list's candidates in parallel on a Dask cluster
             (``"local"``: a ``LocalCluster``; ``"tcp://host:8786"``: a
@@ -320,13 +326,14 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
     >>> mm.best_config.kwargs["BLOCK_M"]
     64
     """
-    unknown = set(options) - {"space", "searcher", "budget", "seed", "scorer", "hardware",
+    unknown = set(options) - {"space", "searcher", "budget", "seed", "searcher_kwargs",
+                              "scorer", "hardware",
                               "small_args", "reference", "check", "check_max_elems", "rtol",
                               "atol", "cache_dir", "disk_cache", "use_cuda_graph", "do_bench",
                               "cache_results", "scheduler", "backend", *GPU_OPTIONS}
     if unknown:
         raise TypeError(f"autotune() got unexpected keyword arguments {sorted(unknown)}")
-    stray = [k for k in ("searcher", "budget") if k in options]
+    stray = [k for k in ("searcher", "budget", "searcher_kwargs") if k in options]
     if stray and options.get("space") is None:
         raise InvalidConfigError(
             f"autotune(): {', '.join(f'{k}=' for k in stray)} appl"

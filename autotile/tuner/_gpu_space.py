@@ -106,7 +106,8 @@ def search_space(tuner: Any, known: Mapping[str, Any], named: dict[str, Any], gr
             warnings.filterwarnings("ignore", r"study .*: all \d+ trials of this run failed",
                                     RuntimeWarning)
             tuner.study = tune(space, measurer, searcher=tuner.searcher, budget=tuner.budget,
-                               seed=tuner.seed, storage=":memory:", progress=False,
+                               seed=tuner.seed, searcher_kwargs=tuner.searcher_kwargs,
+                               storage=":memory:", progress=False,
                                study_name=f"autotune-gpu-{tuner.__name__}")
     finally:
         if pool is not None:

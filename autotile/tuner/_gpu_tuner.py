@@ -189,7 +189,8 @@ class GpuAutotuner(TunerCommon):
                  post_hook: Callable[..., Any] | None = None,
                  prune_configs_by: Mapping[str, Any] | None = None, warmup: Any = None,
                  rep: Any = None, *, space: Any = None, searcher: str = "random",
-                 budget: int = 50, seed: int | None = 0, scorer: Any = None,
+                 budget: int = 50, seed: int | None = 0,
+                 searcher_kwargs: Mapping[str, Any] | None = None, scorer: Any = None,
                  hardware: HardwareProfile | None = None,
                  reference: Callable[[dict[str, Any]], Any] | None = None, check: bool = True,
                  rtol: float | None = None, atol: float | None = None,
@@ -212,7 +213,8 @@ class GpuAutotuner(TunerCommon):
         self._constexprs = {self.arg_names[i] for i in getattr(fn, "constexprs", [])}
         self.configs = self._candidates(configs, space, prune_configs_by, as_launch_config)
         self.space, self.searcher, self.seed = space, searcher, seed
-        self.budget = check_space_search(searcher, budget, seed)
+        self.budget = check_space_search(searcher, budget, seed, searcher_kwargs)
+        self.searcher_kwargs = dict(searcher_kwargs or {})
         self.keys = self._names("key", key)
         self.reset_to_zero = self._buffers("reset_to_zero", reset_to_zero)
         self.restore_value = self._buffers("restore_value", restore_value)

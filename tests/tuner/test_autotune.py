@@ -264,6 +264,40 @@ def test_space_callable_and_random_searcher_budget():
     assert k.best_config.kwargs["BLOCK"] == max(r.config.kwargs["BLOCK"] for r in k.history)
 
 
+def test_searcher_kwargs_reach_the_searcher_and_the_cache_key():
+    space = Space([Choice("BLOCK", (16, 32, 64)), Choice("TAIL", ("mask",)),
+                   Choice("num_stages", (1, 2, 3, 4))])
+    kw = {"n_startup_trials": 2}
+    k = autotune(key=["n"], space=space, searcher="tpe", budget=4, seed=0,
+                 searcher_kwargs=kw, scorer=time_by_block, disk_cache=False)(double_kernel)
+    k[grid_1d](_x(), np.zeros(N, np.float32), N)
+    ost = k.study.optuna_study
+    assert ost.user_attrs["autotile:searcher_kwargs"] == {"n_startup_trials": 2}
+    assert ost.sampler._n_startup_trials == 2
+    plain = autotune(key=["n"], space=space, searcher="tpe", budget=4, seed=0,
+                     scorer=time_by_block, disk_cache=False)(double_kernel)
+    assert k._identity(space) != plain._identity(space)
+    assert k._identity(space).endswith("|{'n_startup_trials': 2}")
+    kw["n_startup_trials"] = 3  # the decorator kept its own copy
+    assert k.searcher_kwargs == {"n_startup_trials": 2}
+
+
+def test_searcher_kwargs_errors_name_the_option():
+    space = Space([Choice("BLOCK", (16, 32)), Choice("TAIL", ("mask",))])
+    with pytest.raises(InvalidConfigError, match=r"searcher 'tpe' has no option\(s\) "
+                                                 r"\['n_startup'\]; its options are \[.*"
+                                                 r"'n_startup_trials'"):
+        autotune(key=["n"], space=space, searcher="tpe", searcher_kwargs={"n_startup": 2},
+                 scorer=time_by_block)(double_kernel)
+    with pytest.raises(InvalidConfigError, match=r"searcher_kwargs must be a dict .* got list "
+                                                 r"\[\('plan_size', 8\)\]"):
+        autotune(key=["n"], space=space, searcher="model",
+                 searcher_kwargs=[("plan_size", 8)], scorer=time_by_block)(double_kernel)
+    with pytest.raises(InvalidConfigError, match="searcher_kwargs= applies to the space form"):
+        autotune([Config({"BLOCK": 16, "TAIL": "mask"})], key=["n"],
+                 searcher_kwargs={"plan_size": 8}, scorer=time_by_block)(double_kernel)
+
+
 def test_argument_errors():
     with pytest.raises(InvalidConfigError, match="key must name kernel parameters"):
         autotune([Config({"BLOCK": 16})], key=["m"], scorer=time_by_block)(double_kernel)

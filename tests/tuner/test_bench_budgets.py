@@ -77,7 +77,8 @@ def _space():
     ({"searcher": "nope"}, "autotune(): searcher must be one of ('grid', 'random'"),
     # a searcher object used to be refused as "must be one of (...), got <... at 0x...>"
     ({"searcher": None}, "autotune(): searcher must be a searcher's name (str, e.g. 'model' "
-                         "or 'bandit'; it runs with its default options), got NoneType object"),
+                         "or 'bandit'; its options go in searcher_kwargs=), got NoneType "
+                         "object"),
     ({"searcher": "BanditSearcher"}, "searcher must be one of"),
     ({"seed": -1}, "autotune(): seed must be None or an int with 0 <= seed < 2**32, got "
                    "seed=-1"),
@@ -100,8 +101,9 @@ def test_space_form_names_a_searcher_object_and_points_to_tune():
 
     obj = BanditSearcher(_space(), arms=("descent", "random"), seed=0)
     with pytest.raises(InvalidConfigError, match=r"autotune\(\): searcher must be a "
-                       r"searcher's name .* got BanditSearcher object; to tune with a searcher "
-                       r"object or options, use autotile.search.tune"):
+                       r"searcher's name .*its options go in searcher_kwargs=\), got "
+                       r"BanditSearcher object; to tune with a searcher object, use "
+                       r"autotile.search.tune"):
         autotune(space=_space(), **SPACE_KW, searcher=obj)(double_kernel)
 
 

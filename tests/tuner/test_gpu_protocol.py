@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from autotile.errors import InvalidConfigError
 from autotile.measure import MeasureResult
 from autotile.space import Choice, Space
 from autotile.tuner import CompilePool, LaunchConfig, autotune
@@ -354,6 +355,23 @@ def test_space_form_on_the_gpu():
     assert rec[64].status == "ok" and rec[64].time_s == pytest.approx(1e-3)
     assert k.study is not None
     np.testing.assert_array_equal(y, 2 * x)
+
+
+def test_space_form_on_the_gpu_passes_searcher_kwargs():
+    pytest.importorskip("optuna")
+    space = Space([Choice("BLOCK", (16, 32, 64, 128)), Choice("num_warps", (4,))])
+    k = autotune(space=space, key=["n"], backend=FakeBackend(_time), searcher="tpe",
+                 searcher_kwargs={"n_startup_trials": 3}, budget=4, seed=0,
+                 disk_cache=False, scorer=scorer)(double_kernel)
+    x, y = _data()
+    k[grid](x, y, 200)
+    ost = k.study.optuna_study
+    assert ost.user_attrs["autotile:searcher_kwargs"] == {"n_startup_trials": 3}
+    assert ost.sampler._n_startup_trials == 3
+    with pytest.raises(InvalidConfigError, match=r"searcher 'grid' has no option\(s\) "
+                                                 r"\['plan_size'\]; its options are \[\]"):
+        autotune(space=space, key=["n"], backend=FakeBackend(_time), searcher="grid",
+                 searcher_kwargs={"plan_size": 8}, scorer=scorer)(double_kernel)
 
 
 # -- the default model prior on a library kernel ----------------------------------------
