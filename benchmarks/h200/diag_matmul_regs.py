@@ -27,8 +27,10 @@ Two parts:
   ``diag_matmul_regs.csv`` (one row per shape and config: the compile columns plus the
   median time and % of the best tutorial config), ``diag_matmul_regs_rounds.csv`` (every
   timing), ``diag_matmul_regs_env.json`` and the TTGIR and PTX of the configs named by
-  ``--dump-asm`` at the first shape of each specialisation (``asm/``). Stops starting
-  timing rounds past ``--deadline-s``; a failing config or shape is recorded and skipped.
+  ``--dump-asm`` at the first shape of each specialisation (``asm/``). Past
+  ``--deadline-s`` it starts no new shape and no timing rounds (a shape takes about 3-5 s
+  to time and 10-30 s to compile a new specialisation); a failing config or shape is
+  recorded and skipped.
 * ``--part predict`` (CPU): the model's zero-shot time of every config at the same
   shapes (``autotile.perf_model`` as in ``zero_shot.py``), its rank and pick, and the
   model's registers per thread (eq. 2), shared memory (eq. 1) and resident programs per
@@ -65,11 +67,12 @@ from benchmarks.h200.h200_configs import TUTORIAL_CONFIGS  # noqa: E402
 
 #: Default shapes ``MxNxK:dtype``: four with B scalar (N % 16 = 8): the three zero-shot
 #: misses (352 x 11000 x 6992 and 288 x 9000 x 8192 fp16, 2000 x 3000 x 16384 bf16) and
-#: one where the pick was the best (3000 x 5000 x 2000 fp16); then two controls with small
-#: M and B vectorised (384 x 10240 x 6144, 704 x 14000 x 4000 fp16; pick the best). All
-#: six were timed before (data/autotune_gpu*/).
-SHAPES = ("352x11000x6992:float16,288x9000x8192:float16,2000x3000x16384:bfloat16,"
-          "3000x5000x2000:float16,384x10240x6144:float16,704x14000x4000:float16")
+#: one where the pick was the best (3000 x 5000 x 2000 fp16); two controls with small M
+#: and B vectorised (384 x 10240 x 6144, 704 x 14000 x 4000 fp16; the pick was the best).
+#: All six were timed before (data/autotune_gpu*/). Ordered so that the three
+#: specialisations (fp16 B scalar, fp16 vectorised, bf16 B scalar) compile early.
+SHAPES = ("352x11000x6992:float16,384x10240x6144:float16,288x9000x8192:float16,"
+          "2000x3000x16384:bfloat16,704x14000x4000:float16,3000x5000x2000:float16")
 
 #: Configs whose TTGIR and PTX are written to ``asm/`` by default: the model's pick and the
 #: best config at the two fp16 misses.
@@ -274,6 +277,9 @@ def device(args: argparse.Namespace) -> int:
     n_failed = 0
     for M, N, K, dtype in parse_shapes(args.shapes):
         shape = f"{M}x{N}x{K}:{dtype}"
+        if time.perf_counter() - T0 > args.deadline_s:
+            log(f"{shape}: skipped, past --deadline-s={args.deadline_s:g}")
+            continue
         try:
             torch.manual_seed(args.seed)
             dt = getattr(torch, dtype)
@@ -379,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump-asm", default=DUMP_ASM,
                     help="comma-separated config texts whose TTGIR and PTX go to OUT/asm/")
     ap.add_argument("--deadline-s", type=float, default=110.0,
-                    help="start no timing rounds for a shape after this many seconds")
+                    help="start no shape and no timing rounds after this many seconds")
     args = ap.parse_args(argv)
     try:
         shapes = parse_shapes(args.shapes)
