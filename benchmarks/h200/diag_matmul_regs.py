@@ -12,7 +12,9 @@ Two parts:
 * ``--part device`` (default; H200, torch and triton, no optuna): the library matmul
   kernel (``autotile.kernels.matmul_kernel`` ported to ``triton.jit``, as
   ``autotune_gpu.py`` runs it) is compiled for each of tutorial 03's 16 configs
-  (``h200_configs.TUTORIAL_CONFIGS``) at each shape of ``--shapes`` (default
+  (``h200_configs.TUTORIAL_CONFIGS``) and the five of :data:`STAGE_SWEEP` (tutorial
+  configs with fewer stages: a test of the L1 left by the shared-memory carveout) at
+  each shape of ``--shapes`` (default
   :data:`SHAPES`: four with B scalar, two controls with B vectorised), from one fresh
   ``TRITON_CACHE_DIR``. Per config it records ``n_regs``, ``n_spills``, shared memory
   (``metadata.shared``, bytes), the compile wall time (``compile_s``; shapes with the same
@@ -20,12 +22,14 @@ Two parts:
   compiled kernel: ``fresh_compile`` says which compile was real), static PTX counts of
   global loads (all / vectorised), ``cp.async`` copies, ``ldmatrix``, ``mma``/``wgmma``
   and shared-memory stores, the resident programs per SM that the compiled registers and
-  shared memory allow (the model's eq. 3 applied to them), and the relative error of the
+  shared memory allow (the model's eq. 3 applied to them) and the L1 those programs'
+  shared memory leaves (:func:`l1_left_kb`), and the relative error of the
   output against ``torch`` (fp32). Then every config and ``torch.matmul`` (cuBLAS) are
   timed in ``--rounds`` interleaved rounds (a fresh random order each round), each a
   ``triton.testing.do_bench`` median (L2 flushed). Writes to ``--out``:
-  ``diag_matmul_regs.csv`` (one row per shape and config: the compile columns plus the
-  median time and % of the best tutorial config), ``diag_matmul_regs_rounds.csv`` (every
+  ``diag_matmul_regs.csv`` (one row per shape and config, ``source`` tutorial or
+  stage_sweep: the compile columns plus the median time and % of the best tutorial
+  config), ``diag_matmul_regs_rounds.csv`` (every
   timing), ``diag_matmul_regs_env.json`` and the TTGIR and PTX of the configs named by
   ``--dump-asm`` at the first shape of each specialisation (``asm/``). Past
   ``--deadline-s`` it starts no new shape and no timing rounds (a shape takes about 3-5 s
@@ -34,11 +38,13 @@ Two parts:
 * ``--part predict`` (CPU): the model's zero-shot time of every config at the same
   shapes (``autotile.perf_model`` as in ``zero_shot.py``), its rank and pick, and the
   model's registers per thread (eq. 2), shared memory (eq. 1) and resident programs per
-  SM (eq. 3) with their limiter, to
+  SM (eq. 3) with their limiter and the L1 they leave (the stage-sweep configs get the
+  model's time, no rank), to
   ``benchmarks/h200/data/diag_matmul_regs_predictions.csv`` (committed before the device
   run).
 
-Run on the H200 (about 60-90 s; ``--deadline-s`` keeps it under 150 s)::
+Run on the H200 (about 70-100 s: 63 compiles, 21 configs and cuBLAS timed 3 times at 6
+shapes; ``--deadline-s`` keeps it under 150 s)::
 
     python benchmarks/h200/diag_matmul_regs.py --out $OUT
 
@@ -77,6 +83,22 @@ SHAPES = ("352x11000x6992:float16,384x10240x6144:float16,288x9000x8192:float16,"
 #: Configs whose TTGIR and PTX are written to ``asm/`` by default: the model's pick and the
 #: best config at the two fp16 misses.
 DUMP_ASM = "128x64x32 G8 w4 s4,128x128x32 G8 w4 s4"
+
+#: Extra configs (same order as ``TUTORIAL_CONFIGS``: BM, BN, BK, GROUP_M, num_stages,
+#: num_warps): tutorial configs with fewer stages. Fewer A stages leave the resident
+#: programs (where registers limit them) unchanged but shrink the shared memory, so the
+#: driver's shared-memory carveout leaves more of the SM's 256 KB to L1 (128x64x64 at 3
+#: programs an SM: 219 KB shared, 28 KB L1 at s4; 123 KB, 124 KB L1 at s2). If the
+#: scalar B loads are slowed by a small L1 (docs/results/autotune_gpu.md, "Tried in
+#: session 12"), the s2 configs gain at the B-scalar shapes more than at the controls.
+STAGE_SWEEP = (
+    (128, 64, 64, 8, 2, 4), (128, 64, 64, 8, 3, 4), (128, 32, 32, 8, 2, 4),
+    (128, 64, 32, 8, 2, 4), (128, 128, 32, 8, 2, 4),
+)
+
+#: Shared-memory carveouts of a cc 9.0 SM, KB (CUDA C++ Programming Guide, "Shared Memory",
+#: compute capability 9.0); the rest of the 256 KB is L1.
+CARVEOUTS_KB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
 
 PREDICTIONS = Path(__file__).resolve().parent / "data" / "diag_matmul_regs_predictions.csv"
 
@@ -148,6 +170,24 @@ def ptx_counts(ptx: str) -> dict[str, int]:
     return {k: sum(1 for ln in lines if re.match(p, ln)) for k, p in PTX_COUNTS.items()}
 
 
+def l1_left_kb(blocks_per_sm: int, shared_bytes: int) -> int:
+    """KB of the SM's 256 KB left to L1 by the smallest carveout that fits the programs.
+
+    Assumes the driver picks the smallest carveout of :data:`CARVEOUTS_KB` that holds
+    ``blocks_per_sm`` programs of ``shared_bytes`` each plus its 1 KB reserve; 0 when
+    none does.
+    """
+    need_kb = blocks_per_sm * (shared_bytes + 1024) / 1024
+    fits = [c for c in CARVEOUTS_KB if c >= need_kb]
+    return 256 - fits[0] if fits else 0
+
+
+def all_configs() -> list[tuple[tuple[int, ...], str]]:
+    """Tutorial 03's 16 configs then :data:`STAGE_SWEEP`, each with its source."""
+    return ([(c, "tutorial") for c in TUTORIAL_CONFIGS]
+            + [(c, "stage_sweep") for c in STAGE_SWEEP])
+
+
 def model_occupancy(regs: int, shared: int, num_warps: int) -> tuple[int, str]:
     """Resident programs per SM and limiter for compiled registers and shared memory (eq. 3).
 
@@ -184,16 +224,18 @@ def predict(shapes: list[tuple[int, int, int, str]], out: Path) -> int:
         occupancy,
     )
     from benchmarks.h200.zero_shot import rank_shape
+    from benchmarks.h200.zero_shot_loso import model_times
 
     p = GpuModelParams()
     rows = []
     for M, N, K, dtype in shapes:
         shape = f"{M}x{N}x{K}:{dtype}"
-        pred, _ = rank_shape(shape)
+        pred, _ = rank_shape(shape)  # the zero-shot path (perf_model), tutorial configs
         ranked = sorted((n for n in pred if math.isfinite(pred[n])), key=lambda n: pred[n])
+        sweep = model_times(shape, p, STAGE_SWEEP)  # not ranked: not a tutorial config
         isz = 2
         acc = matmul_access(M, N, K, isz)
-        for bm, bn, bk, g, s, w in TUTORIAL_CONFIGS:
+        for (bm, bn, bk, g, s, w), source in all_configs():
             name = config_text(bm, bn, bk, g, s, w)
             # as autotile.measure.gpu._analytic._tile_matmul (eqs. 1-3)
             n_a, n_b = acc.n_buffers(s)
@@ -204,8 +246,8 @@ def predict(shapes: list[tuple[int, int, int, str]], out: Path) -> int:
                 float(scalar_b), p.scalar_a_extra_regs * scalar_a))
             occ = occupancy(H200_MEASURED_L2, num_warps=w, smem_bytes=smem,
                             regs_per_thread=regs)
-            t = pred[name]
-            rows.append({"shape": shape, "config": name,
+            t = pred[name] if source == "tutorial" else sweep[name]
+            rows.append({"shape": shape, "config": name, "source": source,
                          "b_scalar": int(not acc.b.is_async),
                          "a_scalar": int(not acc.a.is_async),
                          "model_time_s": t if math.isfinite(t) else "",
@@ -213,7 +255,8 @@ def predict(shapes: list[tuple[int, int, int, str]], out: Path) -> int:
                          "model_pick": int(bool(ranked) and name == ranked[0]),
                          "model_regs_per_thread": regs, "model_smem_bytes": smem,
                          "model_blocks_per_sm": occ.blocks_per_sm,
-                         "model_limiter": occ.limiter})
+                         "model_limiter": occ.limiter,
+                         "model_l1_left_kb": l1_left_kb(occ.blocks_per_sm, smem)})
         print(f"{shape}: model's pick {ranked[0]} ({pred[ranked[0]] * 1e3:.4f} ms)")
     out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(out, rows)
@@ -237,6 +280,7 @@ def compile_one(kern: Any, args: tuple[Any, ...], cfg: tuple[int, ...], grid: tu
     try:
         row["blocks_per_sm_compiled"], row["limiter_compiled"] = model_occupancy(
             regs, shared, w)
+        row["l1_left_kb_compiled"] = l1_left_kb(row["blocks_per_sm_compiled"], shared)
     except Exception as exc:  # noqa: BLE001 - a diagnostic column only
         row["blocks_per_sm_compiled"], row["limiter_compiled"] = "", f"{exc}"[:80]
     return k, row
@@ -295,11 +339,11 @@ def device(args: argparse.Namespace) -> int:
             seen_spec.add(spec)
             fns: dict[str, Any] = {}
             shape_rows: dict[str, dict[str, Any]] = {}
-            for cfg in TUTORIAL_CONFIGS:
+            for cfg, source in all_configs():
                 bm, bn, bk, g, s, w = cfg
                 name = config_text(*cfg)
                 grid = (-(-M // bm) * -(-N // bn),)
-                row: dict[str, Any] = {"shape": shape, "config": name,
+                row: dict[str, Any] = {"shape": shape, "config": name, "source": source,
                                        "b_scalar": int(N % 16 != 0),
                                        "a_scalar": int(K % 16 != 0),
                                        "fresh_compile": int(fresh)}
@@ -346,7 +390,8 @@ def device(args: argparse.Namespace) -> int:
                                             "ms": float(q[0]), "p20_ms": float(q[1]),
                                             "p80_ms": float(q[2])})
             med = {n: float(np.median(v)) for n, v in times.items() if v}
-            tut = [v for n, v in med.items() if n != "cuBLAS"]
+            tut = [v for n, v in med.items() if n in shape_rows
+                   and shape_rows[n]["source"] == "tutorial"]
             best = min(tut) if tut else math.nan
             for name, row in shape_rows.items():
                 m = med.get(name)
@@ -355,8 +400,8 @@ def device(args: argparse.Namespace) -> int:
                 row["cublas_ms"] = med.get("cuBLAS", "")
                 rows.append(row)
             if tut:
-                log(f"{shape}: best {min(med, key=lambda n: med[n] if n != 'cuBLAS' else 1e9)} "
-                    f"{best:.4f} ms, cuBLAS {med.get('cuBLAS', math.nan):.4f} ms")
+                log(f"{shape}: best tutorial config {best:.4f} ms, cuBLAS "
+                    f"{med.get('cuBLAS', math.nan):.4f} ms")
         except Exception as exc:  # noqa: BLE001 - log the shape and go on
             n_failed += 1
             log(f"{shape} FAILED: {type(exc).__name__}: {exc}")
