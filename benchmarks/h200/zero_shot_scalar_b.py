@@ -1,8 +1,8 @@
-"""Two eq. 5d changes for launches with B scalar, tried after v6 (CPU only; neither shipped).
+"""Eq. 5d changes for launches with B scalar, tried after v6 and in session 12 (CPU; none shipped).
 
 The model's zero-shot pick misses >= 90% of the best tutorial-03 config on three shapes
 with B loaded by scalar loads (N % 16 != 0): 2000 x 3000 x 16384, 288 x 9000 x 8192 and
-352 x 11000 x 6992 (docs/gpu_model.md §3.7, "After v6"). Two candidate terms, each
+352 x 11000 x 6992 (docs/gpu_model.md §3.7, "After v6"). Candidate terms, each
 crossed with eq. 5d's ``R`` (``scalar_elems_per_s_per_sm``) and ``L_u``
 (``unpipelined_latency_s``), are patched into ``estimate_time`` (the library is not
 changed):
@@ -22,16 +22,24 @@ changed):
   (104 + 16 + 16 registers) fit 3 programs an SM instead of 4;
 * ``--candidate serial_tensor``: the SM does not overlap a program's tensor work with
   scalar loads: each program step adds its FLOPs at ``f`` of the SM's tensor peak to both
-  eq. 5d terms (``f = 0``: off), crossed with the address registers (0 or 1).
+  eq. 5d terms (``f = 0``: off), crossed with the address registers (0 or 1);
+* ``--candidate l1_carveout`` (session 12): the address registers (0 or 1) and, for
+  launches with B scalar, ``e`` divided by ``min(1, L1 / ref) ** eta`` in both eq. 5d
+  terms, where ``L1`` is what the smallest shared-memory carveout of
+  :data:`CARVEOUTS_KB` that holds the SM's resident programs leaves of its 256 KB
+  (``eta`` 0-0.5, ``ref`` 64 or 128 KB; ``eta = 0``: off). ``--fix-rate`` keeps ``R``
+  and ``L_u`` at the shipped values.
 
 Leave-one-shape-out over the 34 shapes with timings before v6 and over the 42 with v6
 (criterion: mean pick fraction plus mean Spearman, as in ``zero_shot_loso.py``), and
-leave-one-B-scalar-shape-out (the criterion on the other B-scalar shapes only). Only
-shapes with B scalar depend on these terms; the others are scored once.
+leave-one-B-scalar-shape-out (the criterion on the other B-scalar shapes only); each pool
+also prints the grid point selected on all of it (in-sample). Shapes with a scalar
+operand (N or K not a multiple of 16) are rescored at every grid point, the others once
+(before session 12 only B-scalar shapes were rescored, although share, overhead and
+serial_tensor also act on the three shapes with only A scalar).
 
-Run ``python benchmarks/h200/zero_shot_scalar_b.py --candidate C`` with C one of share, overhead,
-address, serial_tensor
-(about 5 s each, 10 s for serial_tensor).
+Run ``python benchmarks/h200/zero_shot_scalar_b.py --candidate C [--fix-rate]`` with C one
+of share, overhead, address, serial_tensor, l1_carveout (about 5-40 s each).
 """
 
 from __future__ import annotations
@@ -180,13 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     old = list(meas)
     meas.update(read_summary(DATA / "autotune_gpu_v6" / "autotune_gpu_summary.csv"))
     bsc = [s for s in meas if int(s.split(":")[0].split("x")[1]) % 16]
+    # every shape with a scalar operand (B, or A: K % 16 != 0) is rescored: share,
+    # overhead and serial_tensor act on any eq. 5d launch
+    varied = [s for s in meas if any(int(v) % 16 for v in s.split(":")[0].split("x")[1:])]
     base = GpuModelParams()
-    const = {s: score(model_times(s, base), meas[s]) for s in meas if s not in bsc}
+    const = {s: score(model_times(s, base), meas[s]) for s in meas if s not in varied}
     sc: dict[tuple[Any, float, float], dict[str, tuple[float, float, float]]] = {}
     for g in grid:
         value[0] = g[0]
         p = dataclasses.replace(base, scalar_elems_per_s_per_sm=g[1], unpipelined_latency_s=g[2])
-        sc[g] = {s: score(model_times(s, p), meas[s]) for s in bsc} | const
+        sc[g] = {s: score(model_times(s, p), meas[s]) for s in varied} | const
         print(f"{g[0]}, R {g[1]:.0e}, L_u {g[2] * 1e6:.2f} us: in-sample picks "
               + ", ".join(f"{sc[g][s][0]:.1f}" for s in bsc))
     print("B-scalar shapes in that order:", ", ".join(bsc))
