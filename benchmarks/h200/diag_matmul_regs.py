@@ -191,8 +191,8 @@ def l1_left_kb(blocks_per_sm: int, shared_bytes: int) -> int:
 
 def all_configs() -> list[tuple[tuple[int, ...], str]]:
     """Tutorial 03's 16 configs then :data:`STAGE_SWEEP`, each with its source."""
-    return ([(c, "tutorial") for c in TUTORIAL_CONFIGS]
-            + [(c, "stage_sweep") for c in STAGE_SWEEP])
+    out: list[tuple[tuple[int, ...], str]] = [(c, "tutorial") for c in TUTORIAL_CONFIGS]
+    return out + [(c, "stage_sweep") for c in STAGE_SWEEP]
 
 
 def model_occupancy(regs: int, shared: int, num_warps: int) -> tuple[int, str]:
@@ -276,10 +276,11 @@ def predict(shapes: list[tuple[int, int, int, str]], out: Path) -> int:
                       and n in {config_text(*c) for c in TUTORIAL_CONFIGS}),
                      key=lambda n: cand[n])
         for r in rows:
+            name = str(r["config"])
             if r["shape"] == shape:
-                t = cand[r["config"]]
+                t = cand[name]
                 r["cand_l1_time_s"] = t if math.isfinite(t) else ""
-                r["cand_l1_rank"] = tut.index(r["config"]) + 1 if r["config"] in tut else ""
+                r["cand_l1_rank"] = tut.index(name) + 1 if name in tut else ""
         print(f"{shape}: the l1_carveout candidate's pick {tut[0]}")
     out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(out, rows)
