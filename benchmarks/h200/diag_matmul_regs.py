@@ -82,8 +82,9 @@ SHAPES = ("352x11000x6992:float16,384x10240x6144:float16,288x9000x8192:float16,"
           "2000x3000x16384:bfloat16,704x14000x4000:float16,3000x5000x2000:float16")
 
 #: Configs whose TTGIR and PTX are written to ``asm/`` by default: the model's pick and the
-#: best config at the two fp16 misses.
-DUMP_ASM = "128x64x32 G8 w4 s4,128x128x32 G8 w4 s4"
+#: best config at the two fp16 misses, and 128x64x64 (the slowest scalar B rate; its
+#: TTGIR's shared layout of B shows how the scalar-loaded tile is stored).
+DUMP_ASM = "128x64x32 G8 w4 s4,128x128x32 G8 w4 s4,128x64x64 G8 w4 s4"
 
 #: Extra configs (same order as ``TUTORIAL_CONFIGS``: BM, BN, BK, GROUP_M, num_stages,
 #: num_warps): tutorial configs with fewer stages. Fewer A stages leave the resident
