@@ -89,3 +89,120 @@ def test_device_part_needs_torch(diag, tmp_path, monkeypatch):
     with pytest.raises(SystemExit):  # argparse: no --out and no $OUT
         monkeypatch.delenv("OUT", raising=False)
         diag.main([])
+
+
+class _T:
+    """A host array standing in for a CUDA tensor (shape capped at 32 a dimension)."""
+
+    def __init__(self, a):
+        self.a, self.shape = a, a.shape
+
+    def float(self):
+        return _T(self.a.astype("float32"))
+
+    def __matmul__(self, o):
+        return _T(self.a @ o.a)
+
+    def __sub__(self, o):
+        return _T(self.a - o.a)
+
+    def norm(self):
+        import numpy as np
+
+        return float(np.linalg.norm(self.a))
+
+    def zero_(self):
+        self.a[...] = 0
+
+    def stride(self, i):
+        return self.a.strides[i] // self.a.itemsize
+
+
+def _fake_modules(calls):
+    """Fake ``torch``, ``triton``, ``triton.testing`` and a ported kernel."""
+    import types
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    torch = types.ModuleType("torch")
+    torch.float16, torch.bfloat16, torch.__version__ = "float16", "bfloat16", "fake"
+    torch.version = types.SimpleNamespace(cuda="fake")
+    torch.manual_seed = lambda s: None
+    torch.randn = lambda shape, device=None, dtype=None: _T(
+        rng.random([min(v, 32) for v in shape]).astype("float32"))
+    torch.empty = lambda shape, device=None, dtype=None: _T(
+        np.zeros([min(v, 32) for v in shape], "float32"))
+
+    def matmul(a, b, out):
+        out.a[...] = a.a @ b.a
+
+    torch.matmul = matmul
+    torch.cuda = types.SimpleNamespace(is_available=lambda: True,
+                                       get_device_name=lambda: "fake",
+                                       synchronize=lambda: None, empty_cache=lambda: None)
+    testing = types.ModuleType("triton.testing")
+
+    def do_bench(fn, warmup, rep, quantiles):
+        fn()
+        calls.append("bench")
+        return [1.0, 0.9, 1.1]
+
+    testing.do_bench = do_bench
+    triton = types.ModuleType("triton")
+    triton.__version__, triton.testing = "fake", testing
+
+    class Compiled:
+        def __init__(self, kw):
+            self.n_regs, self.n_spills = 100 + kw["BLOCK_N"] // 8, 0
+            self.metadata = types.SimpleNamespace(shared=40960)
+            self.asm = {"ptx": "@%p1 ld.global.b16 { %rs1 }, [ %rd1 + 0 ];", "ttgir": "#shared"}
+
+        def _init_handles(self):
+            pass
+
+    class Kernel:
+        def warmup(self, *args, grid, **kw):
+            calls.append("compile")
+            if kw["BLOCK_M"] == 256 and kw["BLOCK_N"] == 64:
+                raise RuntimeError("out of resource: shared memory")
+            return Compiled(kw)
+
+        def __getitem__(self, grid):
+            def launch(a, b, c, *rest, **kw):
+                c.a[...] = a.a @ b.a
+            return launch
+
+    port = types.SimpleNamespace(matmul_kernel=Kernel())
+    return torch, triton, testing, port
+
+
+def test_device_part_with_fakes(diag, tmp_path, monkeypatch):
+    """The device part's bookkeeping on fakes: rows, columns, errors, asm dumps, timings."""
+    import autotile.measure.gpu as gpu
+
+    calls: list[str] = []
+    torch, triton, testing, port = _fake_modules(calls)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "triton", triton)
+    monkeypatch.setitem(sys.modules, "triton.testing", testing)
+    monkeypatch.setattr(gpu, "port_to_triton", lambda kernels: port)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    assert diag.main(["--out", str(tmp_path), "--shapes",
+                      "352x11000x6992:float16,288x9000x8192:float16", "--rounds", "2"]) == 0
+    with (tmp_path / "diag_matmul_regs.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * 21 and calls.count("compile") == 2 * 21
+    assert [r["fresh_compile"] for r in rows].count("1") == 21  # same specialisation
+    bad = [r for r in rows if r["error"]]
+    assert [r["config"] for r in bad] == ["256x64x128 G8 w4 s4"] * 2
+    assert "out of resource" in bad[0]["error"] and bad[0]["median_ms"] == ""
+    ok = next(r for r in rows if r["config"] == "128x64x32 G8 w4 s4")
+    assert (ok["n_regs"], ok["shared_bytes"], ok["b_scalar"]) == ("108", "40960", "1")
+    assert (ok["ptx_ld_global"], ok["ptx_ld_global_vec"]) == ("1", "0")
+    # 108 -> 112 registers x 128 threads: 4 programs; 4 x 41 KB -> 164 KB carveout
+    assert (ok["blocks_per_sm_compiled"], ok["l1_left_kb_compiled"]) == ("4", "92")
+    assert float(ok["rel_error"]) < 1e-6 and float(ok["pct_of_best"]) == 100.0
+    # 20 configs that compiled and cuBLAS, 2 rounds, 2 shapes
+    assert calls.count("bench") == 2 * 2 * 21
+    assert len(list((tmp_path / "asm").iterdir())) == 6  # 3 configs x (ttgir, ptx), 1st shape
