@@ -61,8 +61,12 @@ def measured() -> dict[str, dict[str, float]]:
     return meas
 
 
-def model_times(shape: str, params: Any) -> dict[str, float]:
-    """Model seconds per tutorial config (inf: infeasible), default H200 profile."""
+def model_times(shape: str, params: Any, configs: Any = TUTORIAL_CONFIGS) -> dict[str, float]:
+    """Model seconds per config (inf: infeasible), default H200 profile.
+
+    ``configs`` holds ``(BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps)``
+    tuples (default: tutorial 03's 16).
+    """
     from autotile.measure import KernelModelMeasurer
     from autotile.measure.gpu import H200_MEASURED_L2
 
@@ -71,7 +75,7 @@ def model_times(shape: str, params: Any) -> dict[str, float]:
     m = KernelModelMeasurer("matmul", {"M": M, "N": N, "K": K}, H200_MEASURED_L2,
                             params=params, dtype=dtype)
     out = {}
-    for bm, bn, bk, g, s, w in TUTORIAL_CONFIGS:
+    for bm, bn, bk, g, s, w in configs:
         r = m.measure(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g, num_warps=w,
                            num_stages=s))
         out[config_text(bm, bn, bk, g, s, w)] = r.metrics["time_s"] if r.ok else math.inf
