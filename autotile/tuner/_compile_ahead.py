@@ -14,6 +14,7 @@ compiles it (returns on success, raises on error).
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import threading
 import time
 from collections import deque
@@ -139,8 +140,16 @@ def _error_types(exc: BaseException) -> tuple[str, ...]:
 
 
 def _worker_main(conn: Connection, worker_fn: Callable[[Any], Any],
-                 init_fn: Callable[[], Any] | None) -> None:
-    """Loop of one worker: init once, then ``(i, job)`` in, ``("start"|"done", i, ...)`` out."""
+                 init_fn: Callable[[], Any] | None, env: dict[str, str] | None = None) -> None:
+    """Loop of one worker: init once, then ``(i, job)`` in, ``("start"|"done", i, ...)`` out.
+
+    ``env``: the parent's environment when it started the worker, taken before
+    ``init_fn`` (a ``"forkserver"`` worker is a fork of the server, whose
+    environment is the parent's when the server started).
+    """
+    if env is not None and dict(os.environ) != env:
+        os.environ.clear()
+        os.environ.update(env)
     if init_fn is not None:
         try:
             init_fn()
@@ -170,8 +179,8 @@ class _Worker:
     def __init__(self, ctx: Any, worker_fn: Callable[[Any], Any],
                  init_fn: Callable[[], Any] | None) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, worker_fn, init_fn),
-                                daemon=True)
+        self.proc = ctx.Process(target=_worker_main,
+                                args=(child, worker_fn, init_fn, dict(os.environ)), daemon=True)
         self.proc.start()
         child.close()
         self.born = time.monotonic()
@@ -214,18 +223,29 @@ class CompilePool:
         Longest time a worker may take to start (imports and ``init_fn``);
         its job is then ``"crashed"``.
     mp_context : str, default="spawn"
-        :mod:`multiprocessing` start method; ``"spawn"`` is the only one that
-        is safe once the parent holds a CUDA context.
+        :mod:`multiprocessing` start method; ``"spawn"`` and ``"forkserver"``
+        are the ones that are safe once the parent holds a CUDA context (the
+        fork server is started by a process that has none, on its first use).
+    preload : sequence of str, default=()
+        Modules the ``"forkserver"`` server imports once, when it starts
+        (:meth:`multiprocessing.context.ForkServerContext.set_forkserver_preload`;
+        ignored by the other start methods, and by a server already started):
+        each worker is then a fork of a process that has them imported, and
+        does not import them again. Whatever the start method, a worker runs
+        with the parent's environment (``os.environ``) as it was when the
+        worker started.
 
     Raises
     ------
     InvalidConfigError
-        If ``n_jobs < 1`` or ``timeout_s`` is not positive.
+        If ``n_jobs < 1``, ``timeout_s`` is not positive or ``preload`` is not
+        a sequence of module names.
     """
 
     def __init__(self, worker_fn: Callable[[Any], Any], n_jobs: int = 8,
                  timeout_s: float | None = 60.0, init_fn: Callable[[], Any] | None = None,
-                 start_timeout_s: float = 300.0, mp_context: str = "spawn") -> None:
+                 start_timeout_s: float = 300.0, mp_context: str = "spawn",
+                 preload: Sequence[str] = ()) -> None:
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
             raise InvalidConfigError(f"n_jobs must be an int >= 1, got n_jobs={n_jobs!r}")
         if timeout_s is not None and not timeout_s > 0:
@@ -236,6 +256,10 @@ class CompilePool:
         self.timeout_s = None if timeout_s is None else float(timeout_s)
         self.init_fn = init_fn
         self.start_timeout_s = float(start_timeout_s)
+        if isinstance(preload, str) or not all(isinstance(m, str) for m in preload):
+            raise InvalidConfigError(f"preload must be a sequence of module names, got "
+                                     f"preload={preload!r}")
+        self.preload = tuple(preload)
         self._ctx = mp.get_context(mp_context)
         self._workers: list[_Worker] = []
 
@@ -278,6 +302,9 @@ class CompilePool:
         Their start-up (imports, ``init_fn``) then overlaps with what the
         caller does before :meth:`run`.
         """
+        if self.preload and self._ctx.get_start_method() == "forkserver":
+            # the server reads it when it starts (the first worker of the process)
+            self._ctx.set_forkserver_preload(list(self.preload))
         while len(self._workers) < min(self.n_jobs, n_workers):
             self._workers.append(_Worker(self._ctx, self.worker_fn, self.init_fn))
 

@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from autotile.errors import InvalidConfigError
 from autotile.measure import MeasureResult
 from autotile.space import Choice, Space
 from autotile.tuner import CompilePool, LaunchConfig, autotune
@@ -212,6 +213,63 @@ def test_closing_the_pool_does_not_wait_for_workers_still_starting():
     assert time.perf_counter() - t0 < 0.15
     assert not any(p.is_alive() for p in procs)
     assert pool._workers == []
+
+
+def test_a_forkserver_worker_runs_with_the_environment_of_its_start(monkeypatch):
+    # a fork server keeps the environment of its own start; Triton reads its cache
+    # directory (TRITON_CACHE_DIR, a fresh one per case in the benchmark) from the
+    # environment, so a worker started later must see the parent's value at that moment
+    import multiprocessing as mp
+
+    from tests.tuner._fake_gpu import env_probe_worker
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    job = {"var": "AUTOTILE_TEST_POOL_ENV", "module": "json"}
+    monkeypatch.setenv("AUTOTILE_TEST_POOL_ENV", "first")
+    with CompilePool(env_probe_worker, n_jobs=1, timeout_s=30.0,
+                     mp_context="forkserver") as pool:
+        first = pool.run([job])
+    monkeypatch.setenv("AUTOTILE_TEST_POOL_ENV", "second")
+    with CompilePool(env_probe_worker, n_jobs=1, timeout_s=30.0,
+                     mp_context="forkserver") as pool:
+        second = pool.run([job])
+    assert first[0].status == "error" and first[0].error.startswith("RuntimeError: first|")
+    assert second[0].error.startswith("RuntimeError: second|")
+
+
+def test_the_fork_server_imports_the_preloaded_modules_once():
+    # in a fresh process (the fork server is one per process, started by its first
+    # user): a module the workers never import themselves is there before their first job
+    import multiprocessing as mp
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    code = (
+        "import sys\n"
+        "from autotile.tuner import CompilePool\n"
+        "from tests.tuner._fake_gpu import env_probe_worker\n"
+        "job = {'var': 'HOME', 'module': 'xml.dom.minidom'}\n"
+        "with CompilePool(env_probe_worker, n_jobs=1, mp_context='forkserver',\n"
+        "                 preload=sys.argv[1:]) as pool:\n"
+        "    print(pool.run([job])[0].error.rsplit('|', 1)[1])\n")
+    root = Path(__file__).resolve().parents[2]
+    seen = []
+    for preload in ([], ["xml.dom.minidom"]):
+        out = subprocess.run([sys.executable, "-c", code, *preload], cwd=root,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        seen.append(out.stdout.strip())
+    assert seen == ["False", "True"]
+
+
+def test_compile_pool_names_a_bad_preload():
+    with pytest.raises(InvalidConfigError, match=r"preload must be a sequence of module "
+                                                 r"names, got preload='torch'"):
+        CompilePool(compile_job_worker, preload="torch")
 
 
 def _serving(pool, jobs, shared, n_workers):
