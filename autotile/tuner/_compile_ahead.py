@@ -262,6 +262,11 @@ class CompilePool:
         self.preload = tuple(preload)
         self._ctx = mp.get_context(mp_context)
         self._workers: list[_Worker] = []
+        #: one start at a time; close() bumps the generation, so that a worker whose
+        #: start ends after a close is stopped instead of joining the pool
+        self._start_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._generation = 0
 
     def __enter__(self) -> CompilePool:
         return self
@@ -284,7 +289,9 @@ class CompilePool:
         times by 0.21-0.24 s in all five such tunings). A worker still alive
         2 s after its termination is killed.
         """
-        workers, self._workers = self._workers, []
+        with self._lock:
+            self._generation += 1
+            workers, self._workers = self._workers, []
         for w in workers:
             if w.proc.is_alive():
                 w.proc.terminate()
@@ -300,13 +307,36 @@ class CompilePool:
         """Start up to ``n_workers`` workers now (at most ``n_jobs``), without waiting for them.
 
         Their start-up (imports, ``init_fn``) then overlaps with what the
-        caller does before :meth:`run`.
+        caller does before :meth:`run`. Starting a process returns at once
+        with ``"spawn"`` and ``"fork"``; with ``"forkserver"`` the first start
+        of the process returns only once the server has imported its
+        ``preload`` (PyTorch and Triton: seconds), so the workers are started
+        from a helper thread: :meth:`run` and :meth:`serve` wait for that
+        start, and a :meth:`close` meanwhile stops each worker as its start
+        ends.
         """
-        if self.preload and self._ctx.get_start_method() == "forkserver":
-            # the server reads it when it starts (the first worker of the process)
-            self._ctx.set_forkserver_preload(list(self.preload))
-        while len(self._workers) < min(self.n_jobs, n_workers):
-            self._workers.append(_Worker(self._ctx, self.worker_fn, self.init_fn))
+        if self._ctx.get_start_method() == "forkserver":
+            threading.Thread(target=self._start_now, args=(n_workers,),
+                             name="autotile-pool-start", daemon=True).start()
+        else:
+            self._start_now(n_workers)
+
+    def _start_now(self, n_workers: int) -> None:
+        """:meth:`start`, waiting for each process's start (after any other start)."""
+        with self._start_lock:
+            generation = self._generation
+            if self.preload and self._ctx.get_start_method() == "forkserver":
+                # the server reads it when it starts (the first worker of the process)
+                self._ctx.set_forkserver_preload(list(self.preload))
+            while len(self._workers) < min(self.n_jobs, n_workers):
+                w = _Worker(self._ctx, self.worker_fn, self.init_fn)
+                with self._lock:
+                    closed = generation != self._generation
+                    if not closed:
+                        self._workers.append(w)
+                if closed:  # the pool was closed while this worker started
+                    w.stop()
+                    return
 
     def run(self, jobs: Sequence[Any]) -> list[CompileOutcome]:
         """Compile ``jobs`` and return one :class:`CompileOutcome` each, in order.
@@ -315,7 +345,7 @@ class CompilePool:
         """
         out: list[CompileOutcome | None] = [None] * len(jobs)
         todo = deque(range(len(jobs)))
-        self.start(len(jobs))
+        self._start_now(len(jobs))
         while any(o is None for o in out):
             for w in list(self._workers):  # hand out work
                 if w.ready and w.job is None and todo:
@@ -350,7 +380,7 @@ class CompilePool:
         workers the caller compiles every job, unless ``drain`` is set, where
         the jobs left are ``"crashed"``.
         """
-        self.start(n_workers)
+        self._start_now(n_workers)
         try:
             self._serve(jobs, shared)
         finally:

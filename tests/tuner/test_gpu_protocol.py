@@ -266,6 +266,41 @@ def test_the_fork_server_imports_the_preloaded_modules_once():
     assert seen == ["False", "True"]
 
 
+def test_a_fork_server_start_does_not_block_and_a_close_meanwhile_stops_its_workers(
+        tmp_path):
+    # the first start of a process waits for the server's preload (PyTorch and Triton on
+    # the H200: seconds); a probe compile done meanwhile closes the pool at once
+    import multiprocessing as mp
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    (tmp_path / "autotile_slow_preload.py").write_text("import time\ntime.sleep(1.5)\n")
+    code = (
+        "import multiprocessing as mp, time\n"
+        "from autotile.tuner import CompilePool\n"
+        "from tests.tuner._fake_gpu import compile_job_worker\n"
+        "pre = ['autotile_slow_preload']\n"
+        "pool = CompilePool(compile_job_worker, n_jobs=2, mp_context='forkserver',\n"
+        "                   preload=pre)\n"
+        "t0 = time.perf_counter(); pool.start(2); start_s = time.perf_counter() - t0\n"
+        "t0 = time.perf_counter(); pool.close(); close_s = time.perf_counter() - t0\n"
+        "time.sleep(4.0)\n"
+        "print(round(start_s, 1), round(close_s, 1), len(mp.active_children()), pool._workers)\n"
+        "with CompilePool(compile_job_worker, n_jobs=2, mp_context='forkserver',\n"
+        "                 preload=pre) as pool:\n"
+        "    print([o.status for o in pool.run([{'sleep_s': 0.0, 'error': None}] * 3)])\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["0.0 0.0 0 []", "['ok', 'ok', 'ok']"]
+
+
 def test_compile_pool_names_a_bad_preload():
     with pytest.raises(InvalidConfigError, match=r"preload must be a sequence of module "
                                                  r"names, got preload='torch'"):
