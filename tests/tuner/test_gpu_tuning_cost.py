@@ -427,8 +427,9 @@ def test_a_pool_started_during_the_first_compile_counts_once(monkeypatch):
     counted = sum(v for name, v in k.phase_s.items() if name != "other")
     assert counted <= k.bench_time + 1e-9
     assert counted + k.phase_s["other"] == pytest.approx(k.bench_time)
-    # the 0.8 s first compile waited in the compile phase, less the pool's 0.4 s start
-    assert k.phase_s["compile"] >= 0.8 - 0.4
+    # the 0.8 s first compile waited in the compile phase, less the pool's start (its 0.4 s
+    # sleep and the workers' real start, nested in it): counted once across the two
+    assert k.phase_s["compile"] >= 0.8 - k.phase_s["pool"]
 
 
 def test_a_fast_first_compile_starts_no_workers(monkeypatch):
