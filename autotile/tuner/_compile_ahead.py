@@ -17,6 +17,7 @@ import multiprocessing as mp
 import os
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -137,6 +138,18 @@ def _error_types(exc: BaseException) -> tuple[str, ...]:
         names += [t.__name__ for t in type(e).__mro__]
         e = e.__cause__ or e.__context__
     return tuple(dict.fromkeys(names))
+
+
+def _warn_not_started(kind: str, why: str) -> None:
+    """Warn that a compile worker could not start (``kind`` ``"init_error"`` or ``"no_start"``).
+
+    The tuning goes on (this process compiles what the workers cannot), but
+    slower than it would with them; a worker that died later (``"lost"``)
+    is not warned about: its job's outcome says it.
+    """
+    if kind in ("init_error", "no_start"):
+        warnings.warn(f"autotile: {why}; the configs it would have compiled compile in this "
+                      f"process", RuntimeWarning, stacklevel=3)
 
 
 def _worker_main(conn: Connection, worker_fn: Callable[[Any], Any],
@@ -362,6 +375,7 @@ class CompilePool:
                         self._replace(w, bool(todo))
                 else:  # lost, init_error or no_start; a worker that could not start is
                     # not replaced
+                    _warn_not_started(kind, what)
                     self._lost(w, out, todo, what, restart=kind == "lost")
             if not self._workers and todo:  # every worker is gone: the rest cannot compile
                 while todo:
@@ -415,6 +429,7 @@ class CompilePool:
                     if kind == "timeout":
                         self._replace(w, shared.n_left() > 0)
                 else:  # lost, init_error or no_start: not replaced
+                    _warn_not_started(kind, what)
                     if w.job is not None:
                         shared.finish(w.job, CompileOutcome("crashed", 0.0, what))
                     w.job = None

@@ -251,3 +251,8 @@ def env_probe_worker(job: Mapping[str, Any]) -> None:
     import sys
 
     raise RuntimeError(f"{os.environ.get(job['var'])}|{job['module'] in sys.modules}")
+
+
+def failing_init() -> None:
+    """Worker init that fails (as one whose CUDA initialisation fails)."""
+    raise RuntimeError("CUDA driver initialization failed")

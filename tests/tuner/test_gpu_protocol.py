@@ -301,6 +301,47 @@ def test_a_fork_server_start_does_not_block_and_a_close_meanwhile_stops_its_work
     assert out.stdout.splitlines() == ["0.0 0.0 0 []", "['ok', 'ok', 'ok']"]
 
 
+def test_a_worker_that_cannot_start_is_warned_about():
+    # the tuning goes on without it (the caller compiles), but the user is told why it is
+    # slower: e.g. a fork server whose workers cannot initialise CUDA
+    from tests.tuner._fake_gpu import failing_init
+
+    with pytest.warns(RuntimeWarning, match=r"autotile: the compile worker failed to start: "
+                                            r"RuntimeError: CUDA driver initialization failed"):
+        with CompilePool(compile_job_worker, n_jobs=1, timeout_s=30.0, init_fn=failing_init,
+                         mp_context="fork") as pool:
+            out = pool.run([{"sleep_s": 0.0, "error": None}] * 2)
+    assert [o.status for o in out] == ["crashed", "crashed"]
+    assert out[0].error == ("the compile worker failed to start: RuntimeError: CUDA driver "
+                            "initialization failed")
+
+
+def test_serve_warns_about_a_worker_that_cannot_start_and_the_caller_takes_every_job():
+    import warnings
+
+    from autotile.tuner._compile_ahead import SharedJobs
+    from tests.tuner._fake_gpu import failing_init
+
+    jobs = [{"sleep_s": 0.0, "error": None}] * 3
+    shared = SharedJobs(len(jobs))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with CompilePool(compile_job_worker, n_jobs=1, timeout_s=30.0, init_fn=failing_init,
+                         mp_context="fork") as pool:
+            th = _serving(pool, jobs, shared, 1)
+            deadline = time.monotonic() + 10.0
+            while not seen and time.monotonic() < deadline:  # the serve thread warns
+                time.sleep(0.01)
+            taken = [shared.take_front() for _ in range(3)]
+            shared.stop.set()
+            th.join(10.0)
+    assert [(w.category, str(w.message)) for w in seen] == [(RuntimeWarning, (
+        "autotile: the compile worker failed to start: RuntimeError: CUDA driver "
+        "initialization failed; the configs it would have compiled compile in this process"))]
+    assert taken == [0, 1, 2] and shared.by_pool == [] and shared.outcomes == {}
+    assert pool._workers == []
+
+
 def test_compile_pool_names_a_bad_preload():
     with pytest.raises(InvalidConfigError, match=r"preload must be a sequence of module "
                                                  r"names, got preload='torch'"):
