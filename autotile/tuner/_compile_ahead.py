@@ -14,8 +14,10 @@ compiles it (returns on success, raises on error).
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -138,9 +140,29 @@ def _error_types(exc: BaseException) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _warn_not_started(kind: str, why: str) -> None:
+    """Warn that a compile worker could not start (``kind`` ``"init_error"`` or ``"no_start"``).
+
+    The tuning goes on (this process compiles what the workers cannot), but
+    slower than it would with them; a worker that died later (``"lost"``)
+    is not warned about: its job's outcome says it.
+    """
+    if kind in ("init_error", "no_start"):
+        warnings.warn(f"autotile: {why}; the configs it would have compiled compile in this "
+                      f"process", RuntimeWarning, stacklevel=3)
+
+
 def _worker_main(conn: Connection, worker_fn: Callable[[Any], Any],
-                 init_fn: Callable[[], Any] | None) -> None:
-    """Loop of one worker: init once, then ``(i, job)`` in, ``("start"|"done", i, ...)`` out."""
+                 init_fn: Callable[[], Any] | None, env: dict[str, str] | None = None) -> None:
+    """Loop of one worker: init once, then ``(i, job)`` in, ``("start"|"done", i, ...)`` out.
+
+    ``env``: the parent's environment when it started the worker, taken before
+    ``init_fn`` (a ``"forkserver"`` worker is a fork of the server, whose
+    environment is the parent's when the server started).
+    """
+    if env is not None and dict(os.environ) != env:
+        os.environ.clear()
+        os.environ.update(env)
     if init_fn is not None:
         try:
             init_fn()
@@ -170,8 +192,8 @@ class _Worker:
     def __init__(self, ctx: Any, worker_fn: Callable[[Any], Any],
                  init_fn: Callable[[], Any] | None) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, worker_fn, init_fn),
-                                daemon=True)
+        self.proc = ctx.Process(target=_worker_main,
+                                args=(child, worker_fn, init_fn, dict(os.environ)), daemon=True)
         self.proc.start()
         child.close()
         self.born = time.monotonic()
@@ -214,18 +236,29 @@ class CompilePool:
         Longest time a worker may take to start (imports and ``init_fn``);
         its job is then ``"crashed"``.
     mp_context : str, default="spawn"
-        :mod:`multiprocessing` start method; ``"spawn"`` is the only one that
-        is safe once the parent holds a CUDA context.
+        :mod:`multiprocessing` start method; ``"spawn"`` and ``"forkserver"``
+        are the ones that are safe once the parent holds a CUDA context (the
+        fork server is started by a process that has none, on its first use).
+    preload : sequence of str, default=()
+        Modules the ``"forkserver"`` server imports once, when it starts
+        (:meth:`multiprocessing.context.ForkServerContext.set_forkserver_preload`;
+        ignored by the other start methods, and by a server already started):
+        each worker is then a fork of a process that has them imported, and
+        does not import them again. Whatever the start method, a worker runs
+        with the parent's environment (``os.environ``) as it was when the
+        worker started.
 
     Raises
     ------
     InvalidConfigError
-        If ``n_jobs < 1`` or ``timeout_s`` is not positive.
+        If ``n_jobs < 1``, ``timeout_s`` is not positive or ``preload`` is not
+        a sequence of module names.
     """
 
     def __init__(self, worker_fn: Callable[[Any], Any], n_jobs: int = 8,
                  timeout_s: float | None = 60.0, init_fn: Callable[[], Any] | None = None,
-                 start_timeout_s: float = 300.0, mp_context: str = "spawn") -> None:
+                 start_timeout_s: float = 300.0, mp_context: str = "spawn",
+                 preload: Sequence[str] = ()) -> None:
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
             raise InvalidConfigError(f"n_jobs must be an int >= 1, got n_jobs={n_jobs!r}")
         if timeout_s is not None and not timeout_s > 0:
@@ -236,8 +269,17 @@ class CompilePool:
         self.timeout_s = None if timeout_s is None else float(timeout_s)
         self.init_fn = init_fn
         self.start_timeout_s = float(start_timeout_s)
+        if isinstance(preload, str) or not all(isinstance(m, str) for m in preload):
+            raise InvalidConfigError(f"preload must be a sequence of module names, got "
+                                     f"preload={preload!r}")
+        self.preload = tuple(preload)
         self._ctx = mp.get_context(mp_context)
         self._workers: list[_Worker] = []
+        #: one start at a time; close() bumps the generation, so that a worker whose
+        #: start ends after a close is stopped instead of joining the pool
+        self._start_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._generation = 0
 
     def __enter__(self) -> CompilePool:
         return self
@@ -260,7 +302,9 @@ class CompilePool:
         times by 0.21-0.24 s in all five such tunings). A worker still alive
         2 s after its termination is killed.
         """
-        workers, self._workers = self._workers, []
+        with self._lock:
+            self._generation += 1
+            workers, self._workers = self._workers, []
         for w in workers:
             if w.proc.is_alive():
                 w.proc.terminate()
@@ -276,10 +320,36 @@ class CompilePool:
         """Start up to ``n_workers`` workers now (at most ``n_jobs``), without waiting for them.
 
         Their start-up (imports, ``init_fn``) then overlaps with what the
-        caller does before :meth:`run`.
+        caller does before :meth:`run`. Starting a process returns at once
+        with ``"spawn"`` and ``"fork"``; with ``"forkserver"`` the first start
+        of the process returns only once the server has imported its
+        ``preload`` (PyTorch and Triton: seconds), so the workers are started
+        from a helper thread: :meth:`run` and :meth:`serve` wait for that
+        start, and a :meth:`close` meanwhile stops each worker as its start
+        ends.
         """
-        while len(self._workers) < min(self.n_jobs, n_workers):
-            self._workers.append(_Worker(self._ctx, self.worker_fn, self.init_fn))
+        if self._ctx.get_start_method() == "forkserver":
+            threading.Thread(target=self._start_now, args=(n_workers,),
+                             name="autotile-pool-start", daemon=True).start()
+        else:
+            self._start_now(n_workers)
+
+    def _start_now(self, n_workers: int) -> None:
+        """:meth:`start`, waiting for each process's start (after any other start)."""
+        with self._start_lock:
+            generation = self._generation
+            if self.preload and self._ctx.get_start_method() == "forkserver":
+                # the server reads it when it starts (the first worker of the process)
+                self._ctx.set_forkserver_preload(list(self.preload))
+            while len(self._workers) < min(self.n_jobs, n_workers):
+                w = _Worker(self._ctx, self.worker_fn, self.init_fn)
+                with self._lock:
+                    closed = generation != self._generation
+                    if not closed:
+                        self._workers.append(w)
+                if closed:  # the pool was closed while this worker started
+                    w.stop()
+                    return
 
     def run(self, jobs: Sequence[Any]) -> list[CompileOutcome]:
         """Compile ``jobs`` and return one :class:`CompileOutcome` each, in order.
@@ -288,7 +358,7 @@ class CompilePool:
         """
         out: list[CompileOutcome | None] = [None] * len(jobs)
         todo = deque(range(len(jobs)))
-        self.start(len(jobs))
+        self._start_now(len(jobs))
         while any(o is None for o in out):
             for w in list(self._workers):  # hand out work
                 if w.ready and w.job is None and todo:
@@ -305,6 +375,7 @@ class CompilePool:
                         self._replace(w, bool(todo))
                 else:  # lost, init_error or no_start; a worker that could not start is
                     # not replaced
+                    _warn_not_started(kind, what)
                     self._lost(w, out, todo, what, restart=kind == "lost")
             if not self._workers and todo:  # every worker is gone: the rest cannot compile
                 while todo:
@@ -323,7 +394,7 @@ class CompilePool:
         workers the caller compiles every job, unless ``drain`` is set, where
         the jobs left are ``"crashed"``.
         """
-        self.start(n_workers)
+        self._start_now(n_workers)
         try:
             self._serve(jobs, shared)
         finally:
@@ -358,6 +429,7 @@ class CompilePool:
                     if kind == "timeout":
                         self._replace(w, shared.n_left() > 0)
                 else:  # lost, init_error or no_start: not replaced
+                    _warn_not_started(kind, what)
                     if w.job is not None:
                         shared.finish(w.job, CompileOutcome("crashed", 0.0, what))
                     w.job = None

@@ -202,12 +202,18 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             at different moments.
         compile_ahead : bool, default=True
             Compile in worker processes, under ``compile_timeout_s``: the
-            model's first ``min_measured`` candidates in parallel before any
-            is timed, each later one when the early stop reaches it. The
-            first compile runs in this process: the workers start once it
-            has run 0.5 s; when it takes at most 2 s, everything compiles
-            here and the workers (if started) are stopped; once it has run
-            2 s, the rest of its batch goes to the workers at once.
+            model's first ``min_measured`` candidates (all of them when the
+            model predicts none, e.g. when the prior is skipped) in one batch
+            before any is timed, each later one when the early stop reaches
+            it. The first compile runs in this process: the workers start
+            once it has run 0.5 s; when it takes at most 2 s, everything
+            compiles here and the workers (if started) are stopped; once it
+            has run 2 s, the rest of its batch is shared: this process
+            compiles it in order and each worker, once ready, takes a config
+            from its end. With the Triton backend the workers are forks of a
+            fork server that imports PyTorch and Triton once per process
+            (started by the first tuning that starts workers; it holds no
+            GPU memory and lives as long as the process).
         n_compile_jobs : int, optional
             Compile workers (default ``min(8, os.cpu_count())``).
         compile_timeout_s : float or None, default=60.0

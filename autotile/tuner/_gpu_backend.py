@@ -16,6 +16,7 @@ import importlib
 import importlib.util
 import inspect
 import math
+import multiprocessing as mp
 import sys
 import types
 from collections.abc import Callable, Mapping
@@ -170,11 +171,15 @@ class GpuBackend:
         Module-level function run once in each worker.
     mp_context : str
         Start method of the compile workers.
+    worker_preload : tuple of str
+        Modules a ``"forkserver"`` server imports once for all the workers
+        (:class:`~autotile.tuner.CompilePool`'s ``preload``).
     """
 
     worker_fn: Callable[[Any], Any] | None = None
     worker_init: Callable[[], Any] | None = None
     mp_context = "spawn"
+    worker_preload: tuple[str, ...] = ()
 
     # -- identity (part of the disk-cache key) ----------------------------------------
     def device_name(self) -> str:
@@ -371,6 +376,18 @@ class TritonBackend(GpuBackend):
 
     worker_fn = staticmethod(_compile_in_worker)
     worker_init = staticmethod(_worker_init)
+    #: The compile workers are forks of a fork server that imported PyTorch, Triton and
+    #: this module once (no CUDA context: the server never touches the device), so a
+    #: tuning's workers do not each import them again ("spawn" where there is no fork
+    #: server, as on Windows). On the H200, five spawned workers started together were
+    #: ready 5.1-7.4 s after their start (benchmarks/h200/data/autotune_kernels_v5 and
+    #: _v6, layer norm, inferred from when their first jobs ended), against 3.3-3.5 s for
+    #: one started alone (``diag_records.py --part compile``): in the v6 run they took
+    #: nothing from a 3.9 s first compile and two configs from an 8.4 s one. The server
+    #: is started once per process, by the first tuning that starts workers, and lives
+    #: as long as the process (one process, no GPU memory).
+    mp_context = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+    worker_preload = ("torch", "triton", __name__)
 
     def __init__(self) -> None:
         why = gpu_unavailable_reason()

@@ -17,7 +17,10 @@ The protocol of one tuning (one key), in order:
    tuning measured (this process, else the disk cache) or, before any was
    measured, at the model's ``cost_hint_s`` (1 ms for a spec's analytic
    model, 0.5 s for the records model; :meth:`GpuAutotuner.predict`).
-4. The survivors compile ahead. The first compiles in this process (in a thread,
+4. The model's first ``min_measured`` survivors compile ahead, in one batch (all of
+   them when none has a finite prediction, the prior skipped say: the early stop then
+   cannot stop, and every one will be measured; later ones otherwise compile when the
+   early stop reaches them). The first compiles in this process (in a thread,
    under ``compile_timeout_s``); if it takes at most
    :data:`~autotile.tuner._gpu_session.IN_PROCESS_PROBE_S`, all compile here, each
    under the same limit, and the workers (if started) are stopped. The
@@ -102,6 +105,11 @@ __all__ = ["GpuAutotuner", "as_launch_config", "MAX_CHALLENGES"]
 #: candidate whose time beats the re-timed winner's, timed at another moment). A
 #: bound, not fitted: each set costs ``bench_share * (warmup + rep)`` per candidate.
 MAX_CHALLENGES = 3
+
+
+def _finite_prediction(p: Prediction | None) -> bool:
+    """Whether ``p`` is a prediction the early stop can act on (a finite time)."""
+    return p is not None and p.time_s is not None and math.isfinite(p.time_s)
 
 
 def _verbose() -> bool:
@@ -522,7 +530,8 @@ class GpuAutotuner(TunerCommon):
         assert self.backend.worker_fn is not None
         return CompilePool(self.backend.worker_fn, n_jobs=self.n_compile_jobs,
                            timeout_s=self.compile_timeout_s, init_fn=self.backend.worker_init,
-                           mp_context=self.backend.mp_context)
+                           mp_context=self.backend.mp_context,
+                           preload=getattr(self.backend, "worker_preload", ()))
 
     def _tune(self, key: tuple[Any, ...], named: dict[str, Any], grid: Any,
               args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchConfig:
@@ -630,8 +639,12 @@ class GpuAutotuner(TunerCommon):
             baseline = self._baseline(known, candidates) if order else None
             # compile ahead (in parallel) only what will surely be measured: the model's
             # first min_measured; later candidates compile when the early-stop rule
-            # reaches them, so a candidate it stops before is never compiled
-            head = order[:self.min_measured] if self.early_stop else order
+            # reaches them, so a candidate it stops before is never compiled. Without a
+            # finite prediction the rule cannot stop (worth_measuring measures every
+            # unknown candidate): all will be measured, so all compile ahead in one batch
+            # (shared with the workers) rather than one by one here after the head
+            head = order[:self.min_measured] if self.early_stop and any(
+                _finite_prediction(preds.get(c)) for c in order) else order
             to_compile = ([baseline] if baseline is not None else []) + head
             failed = session.compile_ahead(to_compile, pool) if to_compile else {}
             compiled = set(to_compile)

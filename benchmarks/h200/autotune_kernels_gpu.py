@@ -35,7 +35,7 @@ model's zero-shot pick % (from the committed predictions), both tuning walls.
     python benchmarks/h200/autotune_kernels_gpu.py --part time --out $OUT   # H200
     python benchmarks/h200/autotune_kernels_gpu.py --part report --measured DIR
 
-``--cases v2`` (v3, v4, v5) selects the second (third, fourth, fifth) list of new shapes
+``--cases v2`` (v3 ... v7) selects the second (third ... seventh) list of new shapes
 (predictions ``data/autotune_kernels_v2_predictions.csv``); ``--kernels`` restricts any part
 to some kernels (the device part can then run in two calls, one folder each,
 all of them given to ``--part report --measured``).
@@ -168,15 +168,39 @@ CASES_V6: list[tuple[str, dict[str, int], str]] = [
     ("attention", {"heads": 48, "N": 2048, "d": 128}, "float16"),
     ("attention", {"heads": 10, "N": 8192, "d": 64}, "float16"),
 ]
+#: The seventh check (session 12), fixed before its predictions and before the compile
+#: protocol change of branch hkt5 was written (its diagnosis used the v5 and v6 runs,
+#: now in-sample): all three kernels, shapes in no data file of the repository and in
+#: no earlier case list. Softmax in fp32 with a 16384-element block (3200 rows, about
+#: 24 per SM), a 2048 block at a large batch and an 8192 block; rows of 10500, 1400 and
+#: 6500 elements, none a multiple of 16. Layer norm: v6's slower class again (a small
+#: batch with an 8192-element block, 1664 x 7800 fp16, about 13 rows per SM), a 4096
+#: block in bf16 and a 1024 block at a large batch in fp16 (950 and 3500 are not
+#: multiples of 16). Attention: causal fp16 at head dimension 64, bf16 at 128 and a long
+#: sequence (13824) at 64; every N a multiple of 128. Expected device time about 180 s
+#: (v6's composition: one 16384 softmax block, one 8192 layer-norm block, three
+#: attention cases).
+CASES_V7: list[tuple[str, dict[str, int], str]] = [
+    ("softmax", {"M": 3200, "N": 10500}, "float32"),
+    ("softmax", {"M": 38912, "N": 1400}, "float32"),
+    ("softmax", {"M": 7296, "N": 6500}, "float32"),
+    ("layer_norm", {"M": 1664, "N": 7800}, "float16"),
+    ("layer_norm", {"M": 8448, "N": 3500}, "bfloat16"),
+    ("layer_norm", {"M": 46080, "N": 950}, "float16"),
+    ("attention", {"heads": 14, "N": 5760, "d": 64, "causal": 1}, "float16"),
+    ("attention", {"heads": 26, "N": 3456, "d": 128}, "bfloat16"),
+    ("attention", {"heads": 7, "N": 13824, "d": 64}, "float16"),
+]
 CASE_SETS = {"v1": CASES_V1, "v2": CASES_V2, "v3": CASES_V3, "v4": CASES_V4, "v5": CASES_V5,
-             "v6": CASES_V6}
+             "v6": CASES_V6, "v7": CASES_V7}
 #: Default predictions file and measured folder of each case set.
 SET_FILES = {"v1": ("autotune_kernels_predictions.csv", "autotune_kernels"),
              "v2": ("autotune_kernels_v2_predictions.csv", "autotune_kernels_v2"),
              "v3": ("autotune_kernels_v3_predictions.csv", "autotune_kernels_v3"),
              "v4": ("autotune_kernels_v4_predictions.csv", "autotune_kernels_v4"),
              "v5": ("autotune_kernels_v5_predictions.csv", "autotune_kernels_v5"),
-             "v6": ("autotune_kernels_v6_predictions.csv", "autotune_kernels_v6")}
+             "v6": ("autotune_kernels_v6_predictions.csv", "autotune_kernels_v6"),
+             "v7": ("autotune_kernels_v7_predictions.csv", "autotune_kernels_v7")}
 CASES = CASES_V1
 WARPS = (1, 2, 4, 8, 16, 32)
 
@@ -607,7 +631,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "out")))
     p.add_argument("--cases", choices=tuple(CASE_SETS), default="v1",
                    help="the case list (v1: the 2026-12-02 run; v2: session 8's new shapes; "
-                        "v3: session 9's; v4: session 10's; v5: session 11's)")
+                        "v3: session 9's; v4: session 10's; v5: session 11's; v6 and v7: "
+                        "session 12's)")
     p.add_argument("--predictions", type=Path, default=None,
                    help="default: data/autotune_kernels[_v2]_predictions.csv of --cases")
     p.add_argument("--measured", type=Path, nargs="+", default=None,

@@ -242,3 +242,17 @@ def slow_spell_case(rounds_64_us: list[float]) -> tuple[list[LaunchConfig], Fake
             key[128]: [38.2 * us, 38.1 * us, 38.3 * us, 38.0 * us]}
     backend = FakeBackend(lambda meta: SLOW_SPELL_STEADY_S[meta["BLOCK"]], sequences=seqs)
     return configs, backend
+
+
+def env_probe_worker(job: Mapping[str, Any]) -> None:
+    """Compile-pool worker: fail with the value of ``job["var"]`` in the environment and
+    whether ``job["module"]`` was imported before the job (the worker's view)."""
+    import os
+    import sys
+
+    raise RuntimeError(f"{os.environ.get(job['var'])}|{job['module'] in sys.modules}")
+
+
+def failing_init() -> None:
+    """Worker init that fails (as one whose CUDA initialisation fails)."""
+    raise RuntimeError("CUDA driver initialization failed")

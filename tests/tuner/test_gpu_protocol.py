@@ -215,6 +215,139 @@ def test_closing_the_pool_does_not_wait_for_workers_still_starting():
     assert pool._workers == []
 
 
+def test_a_forkserver_worker_runs_with_the_environment_of_its_start(monkeypatch):
+    # a fork server keeps the environment of its own start; Triton reads its cache
+    # directory (TRITON_CACHE_DIR, a fresh one per case in the benchmark) from the
+    # environment, so a worker started later must see the parent's value at that moment
+    import multiprocessing as mp
+
+    from tests.tuner._fake_gpu import env_probe_worker
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    job = {"var": "AUTOTILE_TEST_POOL_ENV", "module": "json"}
+    monkeypatch.setenv("AUTOTILE_TEST_POOL_ENV", "first")
+    with CompilePool(env_probe_worker, n_jobs=1, timeout_s=30.0,
+                     mp_context="forkserver") as pool:
+        first = pool.run([job])
+    monkeypatch.setenv("AUTOTILE_TEST_POOL_ENV", "second")
+    with CompilePool(env_probe_worker, n_jobs=1, timeout_s=30.0,
+                     mp_context="forkserver") as pool:
+        second = pool.run([job])
+    assert first[0].status == "error" and first[0].error.startswith("RuntimeError: first|")
+    assert second[0].error.startswith("RuntimeError: second|")
+
+
+def test_the_fork_server_imports_the_preloaded_modules_once():
+    # in a fresh process (the fork server is one per process, started by its first
+    # user): a module the workers never import themselves is there before their first job
+    import multiprocessing as mp
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    code = (
+        "import sys\n"
+        "from autotile.tuner import CompilePool\n"
+        "from tests.tuner._fake_gpu import env_probe_worker\n"
+        "job = {'var': 'HOME', 'module': 'xml.dom.minidom'}\n"
+        "with CompilePool(env_probe_worker, n_jobs=1, mp_context='forkserver',\n"
+        "                 preload=sys.argv[1:]) as pool:\n"
+        "    print(pool.run([job])[0].error.rsplit('|', 1)[1])\n")
+    root = Path(__file__).resolve().parents[2]
+    seen = []
+    for preload in ([], ["xml.dom.minidom"]):
+        out = subprocess.run([sys.executable, "-c", code, *preload], cwd=root,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        seen.append(out.stdout.strip())
+    assert seen == ["False", "True"]
+
+
+def test_a_fork_server_start_does_not_block_and_a_close_meanwhile_stops_its_workers(
+        tmp_path):
+    # the first start of a process waits for the server's preload (PyTorch and Triton on
+    # the H200: seconds); a probe compile done meanwhile closes the pool at once
+    import multiprocessing as mp
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    (tmp_path / "autotile_slow_preload.py").write_text("import time\ntime.sleep(1.5)\n")
+    code = (
+        "import multiprocessing as mp, time\n"
+        "from autotile.tuner import CompilePool\n"
+        "from tests.tuner._fake_gpu import compile_job_worker\n"
+        "pre = ['autotile_slow_preload']\n"
+        "pool = CompilePool(compile_job_worker, n_jobs=2, mp_context='forkserver',\n"
+        "                   preload=pre)\n"
+        "t0 = time.perf_counter(); pool.start(2); start_s = time.perf_counter() - t0\n"
+        "t0 = time.perf_counter(); pool.close(); close_s = time.perf_counter() - t0\n"
+        "time.sleep(4.0)\n"
+        "print(round(start_s, 1), round(close_s, 1), len(mp.active_children()), pool._workers)\n"
+        "with CompilePool(compile_job_worker, n_jobs=2, mp_context='forkserver',\n"
+        "                 preload=pre) as pool:\n"
+        "    print([o.status for o in pool.run([{'sleep_s': 0.0, 'error': None}] * 3)])\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["0.0 0.0 0 []", "['ok', 'ok', 'ok']"]
+
+
+def test_a_worker_that_cannot_start_is_warned_about():
+    # the tuning goes on without it (the caller compiles), but the user is told why it is
+    # slower: e.g. a fork server whose workers cannot initialise CUDA
+    from tests.tuner._fake_gpu import failing_init
+
+    with pytest.warns(RuntimeWarning, match=r"autotile: the compile worker failed to start: "
+                                            r"RuntimeError: CUDA driver initialization failed"):
+        with CompilePool(compile_job_worker, n_jobs=1, timeout_s=30.0, init_fn=failing_init,
+                         mp_context="fork") as pool:
+            out = pool.run([{"sleep_s": 0.0, "error": None}] * 2)
+    assert [o.status for o in out] == ["crashed", "crashed"]
+    assert out[0].error == ("the compile worker failed to start: RuntimeError: CUDA driver "
+                            "initialization failed")
+
+
+def test_serve_warns_about_a_worker_that_cannot_start_and_the_caller_takes_every_job():
+    import warnings
+
+    from autotile.tuner._compile_ahead import SharedJobs
+    from tests.tuner._fake_gpu import failing_init
+
+    jobs = [{"sleep_s": 0.0, "error": None}] * 3
+    shared = SharedJobs(len(jobs))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with CompilePool(compile_job_worker, n_jobs=1, timeout_s=30.0, init_fn=failing_init,
+                         mp_context="fork") as pool:
+            th = _serving(pool, jobs, shared, 1)
+            deadline = time.monotonic() + 10.0
+            while not seen and time.monotonic() < deadline:  # the serve thread warns
+                time.sleep(0.01)
+            taken = [shared.take_front() for _ in range(3)]
+            shared.stop.set()
+            th.join(10.0)
+    assert [(w.category, str(w.message)) for w in seen] == [(RuntimeWarning, (
+        "autotile: the compile worker failed to start: RuntimeError: CUDA driver "
+        "initialization failed; the configs it would have compiled compile in this process"))]
+    assert taken == [0, 1, 2] and shared.by_pool == [] and shared.outcomes == {}
+    assert pool._workers == []
+
+
+def test_compile_pool_names_a_bad_preload():
+    with pytest.raises(InvalidConfigError, match=r"preload must be a sequence of module "
+                                                 r"names, got preload='torch'"):
+        CompilePool(compile_job_worker, preload="torch")
+
+
 def _serving(pool, jobs, shared, n_workers):
     import threading
 
