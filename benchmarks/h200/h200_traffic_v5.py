@@ -10,8 +10,12 @@ What it does (on the CPU, no GPU):
   committed ncu file holds, 19 with ``GROUP_M >= 8``). The list is committed
   before the predictions, and the predictions before the device run.
 * ``--write-predictions-v5``: writes ``data/ncu_traffic_v5_predictions.csv``
-  with the read bytes of the models of :data:`MODELS_V5` for every config of
-  the list. Both writers refuse to overwrite their file (``--force`` does).
+  with, for every config of the list, the read bytes of the library's models
+  (:data:`MODELS_V5`; the first, DRIFT_WARM, is the chosen one) and of the
+  experimental variants of :data:`EXPERIMENTAL_V5` (``h200_l2_policy.py``: write
+  allocation, random replacement, a mixture; none adopted, their v5 figures are
+  out of sample all the same). Both writers refuse to overwrite their file
+  (``--force`` does).
 * Compares ``data/ncu_traffic_v5_measured.csv`` with the committed predictions
   once it exists (nothing re-simulated).
 
@@ -38,7 +42,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from h200_traffic_v2 import DATA, KNOBS  # noqa: E402
+from h200_l2_policy import MIB, policy_read_bytes  # noqa: E402
+from h200_traffic_v2 import DATA, KNOBS, Predictor, compare_v2  # noqa: E402
+
+from autotile.measure.gpu import DRIFT, DRIFT_WARM, LOCKSTEP, L2Model  # noqa: E402
+
+#: The library models of the v5 predictions: name -> L2Model (on H200_MEASURED_L2); the
+#: first is the chosen one (the traffic model of issue #13 since v4).
+MODELS_V5: dict[str, L2Model] = {"drift_warm": DRIFT_WARM, "drift": DRIFT,
+                                 "lockstep": LOCKSTEP}
+#: Experimental columns (``h200_l2_policy.py``): name -> list of (weight, (policy,
+#: write_allocate, capacity MiB, stagger, warm_steps)); the read bytes are the weighted
+#: sum. ``walloc``: DRIFT_WARM whose stores take L2 space (leave one file out picks it
+#: in every fold of its family); ``random``: the in-sample best random-replacement
+#: candidate; ``mix_walloc``: the in-sample best of the even mixtures with DRIFT_WARM.
+EXPERIMENTAL_V5: dict[str, list[tuple[float, tuple[int, int, int, float, float]]]] = {
+    "walloc": [(1.0, (0, 1, 30, 0.5, 800.0))],
+    "random": [(1.0, (1, 0, 30, 1.0, 800.0))],
+    "mix_walloc": [(0.5, (0, 0, 30, 0.5, 800.0)), (0.5, (0, 1, 30, 1.0, 800.0))],
+}
 
 #: The v5 device list (issue #13, fourth held-out check), fixed before any v5
 #: prediction was written: four fp16 shapes that no committed ncu file holds, 9
@@ -94,14 +116,62 @@ def write_configs(force: bool, path: Path = CONFIGS_FILE_V5) -> None:
     print(f"wrote {path} ({n} configs, {len(V5_PLAN)} shapes, {n8} with GROUP_M >= 8)")
 
 
+def write_predictions(force: bool, path: Path = PRED_FILE_V5) -> None:
+    """Write ``path``: the v5 list with every model's predicted read bytes.
+
+    Columns: ``M, N, K, dtype``, the six knobs, ``blocks_per_sm``,
+    ``pred_read_bytes_<name>`` (bytes) for :data:`MODELS_V5` then
+    :data:`EXPERIMENTAL_V5`, and ``compulsory_read_bytes`` (``(MK + KN) x 2``).
+
+    Raises
+    ------
+    SystemExit
+        If ``path`` exists and ``force`` is false, or a model calls a config
+        infeasible.
+    """
+    if path.exists() and not force:
+        raise SystemExit(f"{path} exists (predictions are committed before the device "
+                         "run); --force overwrites it")
+    pred = Predictor()
+    out = []
+    for (M, N, K, dtype), cfgs in V5_PLAN.items():
+        for c in cfgs:
+            cfg = dict(zip(KNOBS, c))
+            row: dict[str, object] = {"M": M, "N": N, "K": K, "dtype": dtype, **cfg}
+            b = k_merge = 0
+            for name, mod in MODELS_V5.items():
+                p = pred((M, N, K), dtype, cfg, mod)
+                if p is None:
+                    raise SystemExit(f"model {name} calls {M}x{N}x{K} {cfg} infeasible")
+                b, k_merge = int(p["b"]), int(p["k_merge"])
+                row["blocks_per_sm"] = b
+                row[f"pred_read_bytes_{name}"] = int(round(p["read"]))
+            for name, parts in EXPERIMENTAL_V5.items():
+                row[f"pred_read_bytes_{name}"] = int(round(sum(
+                    wt * policy_read_bytes((M, N, K), cfg, b, k_merge, cap * MIB, s, pol,
+                                           bool(wa), w) for wt, (pol, wa, cap, s, w) in parts)))
+            row["compulsory_read_bytes"] = (M * K + K * N) * 2
+            out.append(row)
+    with path.open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(out[0]))
+        wr.writeheader()
+        wr.writerows(out)
+    print(f"wrote {path} ({len(out)} configs)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write-configs-v5", action="store_true",
                     help=f"write {CONFIGS_FILE_V5.name} (the v5 device list, V5_PLAN)")
     ap.add_argument("--force", action="store_true", help="overwrite the file written")
+    ap.add_argument("--write-predictions-v5", action="store_true",
+                    help=f"write {PRED_FILE_V5.name} (every model's read bytes of the list)")
     args = ap.parse_args()
     if args.write_configs_v5:
         write_configs(args.force)
+    if args.write_predictions_v5:
+        write_predictions(args.force)
+    compare_v2(PRED_FILE_V5, MEASURED_FILE_V5, "v5")
     return 0
 
 
