@@ -21,16 +21,20 @@ the constants chosen on all files but one (leave one file out, seven folds)
 or all shapes but one (leave one shape out, fifteen folds) and scored on the
 one left out (choice: most launches within 15 %, ties: smaller mean ``|log
 ratio|``), and the family of even mixtures ``(DRIFT_WARM + candidate) / 2``.
-Last, the spread of ncu's bytes over launches measured twice (same shape,
-tiles, ``GROUP_M`` and blocks per SM in two files or twice in one).
+First (and alone with ``--quick``, seconds) it prints where DRIFT_WARM misses
+(launches within 15 %, under- and over-predicted, median predicted / ncu by
+shape, ``GROUP_M`` class and blocks per SM) and the spread of ncu's bytes over
+launches measured twice (same shape, tiles, ``GROUP_M`` and blocks per SM in
+two files or twice in one).
 
 Usage::
 
-    python benchmarks/h200/h200_l2_policy.py   # about 10 min CPU (two threads)
+    python benchmarks/h200/h200_l2_policy.py [--quick]   # about 10 min CPU (two threads)
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -252,8 +256,57 @@ def held_out(fam: dict[Any, npt.NDArray[np.float64]], meas: npt.NDArray[np.float
     return pooled, picks
 
 
+def misses(launches: list[dict[str, Any]]) -> None:
+    """Where DRIFT_WARM misses (by shape, GROUP_M class, blocks per SM) and ncu's repeat spread."""
+    meas = np.array([ln["ncu"] for ln in launches])
+    dw = np.array([ln["drift_warm"] for ln in launches])
+    files = np.array([ln["set"] for ln in launches])
+    r = dw / meas
+    labels = {
+        "shape": np.array(["x".join(map(str, ln["shape"])) for ln in launches]),
+        "GROUP_M": np.array([v2.group_class(ln["cfg"]["GROUP_M"]) for ln in launches]),
+        "blocks per SM": np.array([">= 4" if ln["b"] >= 4 else str(ln["b"])
+                                   for ln in launches]),
+    }
+    print("| DRIFT_WARM by | n | within 15% | under (< 0.85) | over (> 1.15) | "
+          "median predicted / ncu |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, lab in labels.items():
+        for v in sorted(set(lab)):
+            sel = lab == v
+            print(f"| {name}: {v} | {int(sel.sum())} | {int(v2.within(dw[sel], meas[sel]).sum())} "
+                  f"| {int((r[sel] < 1 - v2.TOL).sum())} | {int((r[sel] > 1 + v2.TOL).sum())} "
+                  f"| {np.median(r[sel]):.2f} |")
+    print(f"| **all** | {len(r)} | {int(v2.within(dw, meas).sum())} | "
+          f"{int((r < 1 - v2.TOL).sum())} | {int((r > 1 + v2.TOL).sum())} | "
+          f"{np.median(r):.2f} |")
+    groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for i, ln in enumerate(launches):
+        c = ln["cfg"]
+        groups[(tuple(ln["shape"]), c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], c["GROUP_M"],
+                ln["b"])].append(i)
+    print("\nlaunches measured more than once (same shape, tiles, GROUP_M, blocks per SM):")
+    spread = []
+    for key, ix in groups.items():
+        if len(ix) > 1:
+            m = meas[ix]
+            spread.append(m.max() / m.min())
+            print(f"  {key}: {[str(files[i]) for i in ix]} ncu GB "
+                  f"{[round(float(x) / 1e9, 3) for x in m]}, max/min {m.max() / m.min():.3f}")
+    sp = np.array(spread)
+    print(f"  {len(sp)} groups: median max/min {np.median(sp):.3f}, "
+          f"{int((sp > 1.15).sum())} above 1.15")
+
+
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="only DRIFT_WARM's misses and the repeat spread (seconds)")
+    args = ap.parse_args()
     launches = load_all()
+    misses(launches)
+    if args.quick:
+        return 0
     meas = np.array([ln["ncu"] for ln in launches])
     files = np.array([ln["set"] for ln in launches])
     shapes = np.array(["x".join(map(str, ln["shape"])) for ln in launches])
@@ -313,24 +366,7 @@ def main() -> int:
             row += [f"{int(w.sum())}/{n}", f"{int(w[g8].sum())}/{int(g8.sum())}",
                     f"{v2.mean_abs_log(p, meas):.3f}"]
         print(f"| {name} | {' | '.join(row)} | {k_in} |")
-    groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-    for i, ln in enumerate(launches):
-        c = ln["cfg"]
-        groups[(tuple(ln["shape"]), c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], c["GROUP_M"],
-                ln["b"])].append(i)
-    print("\nlaunches measured more than once (same shape, tiles, GROUP_M, blocks per SM):")
-    spread = []
-    for key, ix in groups.items():
-        if len(ix) > 1:
-            m = meas[ix]
-            spread.append(m.max() / m.min())
-            print(f"  {key}: {[str(files[i]) for i in ix]} ncu GB "
-                  f"{[round(float(x) / 1e9, 3) for x in m]}, max/min {m.max() / m.min():.3f}")
-    sp = np.array(spread)
-    print(f"  {len(sp)} groups: median max/min {np.median(sp):.3f}, "
-          f"{int((sp > 1.15).sum())} above 1.15")
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())
