@@ -20,7 +20,10 @@ prints every candidate's launches within 15 % (all in sample), then per family
 the constants chosen on all files but one (leave one file out, seven folds)
 or all shapes but one (leave one shape out, fifteen folds) and scored on the
 one left out (choice: most launches within 15 %, ties: smaller mean ``|log
-ratio|``), and the family of even mixtures ``(DRIFT_WARM + candidate) / 2``.
+ratio|``), the family of even mixtures ``(DRIFT_WARM + candidate) / 2``, and
+DRIFT_WARM on a hashed set-associative L2 (:func:`setassoc_read_bytes`: 4 to
+64 ways of 128-byte lines, 30 MiB; a soft capacity derived from the sets
+instead of an LRU cliff).
 First (and alone with ``--quick``, seconds) it prints where DRIFT_WARM misses
 (launches within 15 %, under- and over-predicted, median predicted / ncu by
 shape, ``GROUP_M`` class and blocks per SM) and the spread of ncu's bytes over
@@ -69,6 +72,8 @@ GRID = [(pol, wa, cap, s, w) for pol, wa in ((0, 0), (0, 1), (1, 0), (1, 1))
         for cap in (30, 45, 60) for s, w in STARTS]
 #: Seed of the random replacement (one replay per launch and candidate).
 SEED = 0
+#: Associativities of the set-associative variant (:func:`setassoc_read_bytes`, 30 MiB).
+SA_WAYS = (4, 8, 16, 32, 64)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -226,6 +231,139 @@ def policy_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int, 
     return float(out[2]) * scale
 
 
+@numba.njit(cache=True, nogil=True)
+def _sim_stack_distance(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride,  # type: ignore[no-untyped-def]
+                        op_lo, op_hi, op_write, tb, n_conc, p_hi, start0, n_max):
+    """The event-ordered replay's reads with their LRU stack distance, bytes.
+
+    Returns ``(dist, nbytes)`` per read in replay order: ``dist`` is the bytes of
+    the distinct tiles read since the previous read of the same tile, its own
+    bytes included (-1 for a first read), from a Fenwick tree over read times
+    holding each tile's bytes at its latest read. Stores bypass (as in the library).
+    """
+    n_t = tb.size
+    last = np.full(n_t, -1, np.int64)
+    fw = np.zeros(n_max + 1, np.int64)
+    dist = np.empty(n_max, np.float64)
+    nbytes = np.empty(n_max, np.int64)
+    hk = np.empty(n_conc + 1, np.float64)
+    hp = np.empty(n_conc + 1, np.int64)
+    cur = np.empty(p_hi, np.int64)
+    loc = np.zeros(p_hi, np.int64)
+    done = np.zeros(p_hi, np.int64)
+    t0 = np.zeros(p_hi, np.float64)
+    n = 0
+    i = 0
+    nxt_p = min(n_conc, p_hi)
+    for j in range(nxt_p):
+        t0[j] = start0[j]
+        cur[j] = prog_seg_ptr[j]
+        n = _heap_push(hk, hp, n, t0[j], j)
+    while n > 0:
+        _, p, n = _heap_pop(hk, hp, n)
+        s = cur[p]
+        t = loc[p]
+        if s < prog_seg_ptr[p + 1]:
+            for o in range(seg_op_ptr[s], seg_op_ptr[s + 1]):
+                if op_lo[o] <= t and t < op_hi[o] and not op_write[o]:
+                    tile = op_base[o] + op_stride[o] * t
+                    nbytes[i] = tb[tile]
+                    lt = last[tile]
+                    if lt < 0:
+                        dist[i] = -1.0
+                    else:
+                        a = 0
+                        k = i
+                        while k > 0:
+                            a += fw[k]
+                            k -= k & (-k)
+                        k = lt + 1
+                        while k > 0:
+                            a -= fw[k]
+                            k -= k & (-k)
+                        dist[i] = float(a + tb[tile])
+                        k = lt + 1
+                        while k <= n_max:
+                            fw[k] -= tb[tile]
+                            k += k & (-k)
+                    k = i + 1
+                    while k <= n_max:
+                        fw[k] += tb[tile]
+                        k += k & (-k)
+                    last[tile] = i
+                    i += 1
+            done[p] += 1
+            if t + 1 >= seg_n_steps[s]:
+                cur[p] = s + 1
+                loc[p] = 0
+            else:
+                loc[p] = t + 1
+        if cur[p] < prog_seg_ptr[p + 1]:
+            n = _heap_push(hk, hp, n, t0[p] + done[p], p)
+        elif nxt_p < p_hi:
+            q = nxt_p
+            nxt_p += 1
+            t0[q] = t0[p] + done[p]
+            cur[q] = prog_seg_ptr[q]
+            n = _heap_push(hk, hp, n, t0[q], q)
+    return dist[:i], nbytes[:i]
+
+
+def setassoc_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int,
+                        k_merge: int, cap_bytes: int, ways: tuple[int, ...],
+                        stagger: float = 0.5, warm_steps: float = 800.0) -> list[float]:
+    """Expected HBM read bytes of a hashed set-associative LRU L2, one value per ``ways``.
+
+    The replay order is DRIFT_WARM's (``stagger`` and ``warm_steps`` as in
+    :func:`policy_read_bytes`); each read's LRU stack distance ``D`` (bytes of the
+    distinct tiles read since its previous read, its own included) comes from
+    :func:`_sim_stack_distance`. With ``S`` sets of ``W`` ways of 128-byte lines
+    (``S W 128 = cap_bytes``) and a hash that spreads every tile's lines evenly,
+    a line of the read survives if fewer than ``W`` of the ``D / 128`` lines
+    read since map to its set: Poisson with mean ``W D / cap_bytes``. So a read
+    hits with probability ``P(Poisson(W D / cap_bytes) < W)`` (``W`` large: the
+    fully associative LRU, hit iff ``D <= cap_bytes``); first reads miss.
+
+    Parameters
+    ----------
+    shape, cfg, b, k_merge, cap_bytes
+        As :func:`policy_read_bytes`.
+    ways : tuple of int
+        Associativities ``W`` (>= 1) to evaluate on the one replay.
+    stagger, warm_steps : float
+        DRIFT_WARM's by default.
+
+    Returns
+    -------
+    list of float
+        Expected read bytes per entry of ``ways`` (probe prefix scaled).
+    """
+    from scipy.stats import poisson
+
+    M, N, K = shape
+    s, n_prog = matmul_tile_schedule(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"],
+                                     cfg["GROUP_M"], k_merge=k_merge, max_probe_programs=4096)
+    n_sms = H200_MEASURED_L2.n_sms
+    n_conc = n_sms * b
+    p_hi, scale = s.n_programs, 1.0
+    if n_prog > s.n_programs:
+        full = (s.n_programs // n_conc) * n_conc
+        p_hi = full if full > 0 else s.n_programs
+        scale = n_prog / p_hi
+    if warm_steps > 0:
+        stagger *= min(1.0, n_prog / n_conc * -(-K // cfg["BLOCK_K"]) / warm_steps)
+    start0 = _stagger_starts(s, stagger, n_conc, n_sms).astype(np.float64)
+    n_max = int((s.op_hi - s.op_lo)[~s.op_write].sum())
+    dist, nb = _sim_stack_distance(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
+                                   s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes,
+                                   n_conc, p_hi, start0, n_max)
+    first = dist < 0
+    cold = float(nb[first].sum())
+    d, w = dist[~first], nb[~first].astype(np.float64)
+    return [(cold + float((w * poisson.sf(W - 1, d * W / cap_bytes)).sum())) * scale
+            for W in ways]
+
+
 def load_all() -> list[dict[str, Any]]:
     """The 215 model-feasible launches of :data:`SETS_V4` with DRIFT_WARM's read bytes."""
     saved = dict(v2.SETS)
@@ -318,9 +456,15 @@ def main() -> int:
         return [policy_read_bytes(ln["shape"], ln["cfg"], ln["b"], ln["k_merge"], cap * MIB,
                                   s, pol, bool(wa), w) for pol, wa, cap, s, w in GRID]
 
+    def work_sa(ln: dict[str, Any]) -> list[float]:
+        return setassoc_read_bytes(ln["shape"], ln["cfg"], ln["b"], ln["k_merge"], 30 * MIB,
+                                   SA_WAYS)
+
     with ThreadPoolExecutor(2) as ex:  # the numba replays release the GIL
         per = np.array(list(ex.map(work, launches)))
+        per_sa = np.array(list(ex.map(work_sa, launches)))
     cols = {g: per[:, j] for j, g in enumerate(GRID)}
+    sa = {("set-assoc", w): per_sa[:, j] for j, w in enumerate(SA_WAYS)}
     k0 = (0, 0, 30, 0.5, 800.0)
     assert np.allclose(cols[k0], dw, rtol=1e-9), "the LRU replay must reproduce DRIFT_WARM"
 
@@ -352,7 +496,11 @@ def main() -> int:
         f"all of the above ({len(GRID)})": cols,
         f"(DRIFT_WARM + candidate) / 2 ({len(GRID)})": {g: (dw + v) / 2
                                                         for g, v in cols.items()},
+        f"DRIFT_WARM set associative, ways {SA_WAYS} or LRU ({len(SA_WAYS) + 1})": {
+            **sa, k0: dw},
     }
+    for k, v in sa.items():
+        print(f"| DRIFT_WARM, {k[1]}-way hashed sets | {cells(v)} |")
     print("\n| family (candidates) | in sample | leave one file out | GROUP_M >= 8 | "
           "mean abs log | leave one shape out | GROUP_M >= 8 | mean abs log | "
           "in-sample pick |")
