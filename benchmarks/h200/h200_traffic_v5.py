@@ -14,8 +14,13 @@ What it does (on the CPU, no GPU):
   (:data:`MODELS_V5`; the first, DRIFT_WARM, is the chosen one) and of the
   experimental variants of :data:`EXPERIMENTAL_V5` (``h200_l2_policy.py``: write
   allocation, random replacement, a mixture; none adopted, their v5 figures are
-  out of sample all the same). Both writers refuse to overwrite their file
+  out of sample all the same). The writers refuse to overwrite their file
   (``--force`` does).
+* ``--write-predictions-v5-setassoc``: writes
+  ``data/ncu_traffic_v5_predictions_setassoc.csv`` (a later commit than the
+  predictions above, still before the device run): DRIFT_WARM on a hashed
+  set-associative L2 of 16, 32 and 64 ways (``setassoc_read_bytes`` of
+  ``h200_l2_policy.py``; experimental, not adopted).
 * Compares ``data/ncu_traffic_v5_measured.csv`` with the committed predictions
   once it exists (nothing re-simulated).
 
@@ -42,7 +47,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from h200_l2_policy import MIB, policy_read_bytes  # noqa: E402
+from h200_l2_policy import MIB, policy_read_bytes, setassoc_read_bytes  # noqa: E402
 from h200_traffic_v2 import DATA, KNOBS, Predictor, compare_v2  # noqa: E402
 
 from autotile.measure.gpu import DRIFT, DRIFT_WARM, LOCKSTEP, L2Model  # noqa: E402
@@ -92,6 +97,9 @@ V5_PLAN: dict[tuple[int, int, int, str], tuple[tuple[int, ...], ...]] = {
 CONFIGS_FILE_V5 = DATA / "ncu_traffic_v5_configs.csv"
 PRED_FILE_V5 = DATA / "ncu_traffic_v5_predictions.csv"
 MEASURED_FILE_V5 = DATA / "ncu_traffic_v5_measured.csv"
+PRED_FILE_V5_SA = DATA / "ncu_traffic_v5_predictions_setassoc.csv"
+#: Associativities of the set-associative columns (30 MiB, DRIFT_WARM's order).
+SA_WAYS_V5 = (16, 32, 64)
 
 
 def write_configs(force: bool, path: Path = CONFIGS_FILE_V5) -> None:
@@ -159,6 +167,45 @@ def write_predictions(force: bool, path: Path = PRED_FILE_V5) -> None:
     print(f"wrote {path} ({len(out)} configs)")
 
 
+def write_predictions_setassoc(force: bool, path: Path = PRED_FILE_V5_SA) -> None:
+    """Write ``path``: the v5 list with DRIFT_WARM on a set-associative L2 (:data:`SA_WAYS_V5`).
+
+    Columns: ``M, N, K, dtype``, the six knobs, ``blocks_per_sm``,
+    ``pred_read_bytes_setassoc<W>`` (bytes) per ``W`` of :data:`SA_WAYS_V5` and
+    ``compulsory_read_bytes``.
+
+    Raises
+    ------
+    SystemExit
+        If ``path`` exists and ``force`` is false, or DRIFT_WARM calls a config
+        infeasible.
+    """
+    if path.exists() and not force:
+        raise SystemExit(f"{path} exists (predictions are committed before the device "
+                         "run); --force overwrites it")
+    pred = Predictor()
+    out = []
+    for (M, N, K, dtype), cfgs in V5_PLAN.items():
+        for c in cfgs:
+            cfg = dict(zip(KNOBS, c))
+            p = pred((M, N, K), dtype, cfg, DRIFT_WARM)
+            if p is None:
+                raise SystemExit(f"DRIFT_WARM calls {M}x{N}x{K} {cfg} infeasible")
+            row: dict[str, object] = {"M": M, "N": N, "K": K, "dtype": dtype, **cfg,
+                                      "blocks_per_sm": int(p["b"])}
+            vals = setassoc_read_bytes((M, N, K), cfg, int(p["b"]), int(p["k_merge"]),
+                                       30 * MIB, SA_WAYS_V5)
+            for w, v in zip(SA_WAYS_V5, vals):
+                row[f"pred_read_bytes_setassoc{w}"] = int(round(v))
+            row["compulsory_read_bytes"] = (M * K + K * N) * 2
+            out.append(row)
+    with path.open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(out[0]))
+        wr.writeheader()
+        wr.writerows(out)
+    print(f"wrote {path} ({len(out)} configs)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write-configs-v5", action="store_true",
@@ -166,12 +213,18 @@ def main() -> int:
     ap.add_argument("--force", action="store_true", help="overwrite the file written")
     ap.add_argument("--write-predictions-v5", action="store_true",
                     help=f"write {PRED_FILE_V5.name} (every model's read bytes of the list)")
+    ap.add_argument("--write-predictions-v5-setassoc", action="store_true",
+                    help=f"write {PRED_FILE_V5_SA.name} (set-associative DRIFT_WARM)")
     args = ap.parse_args()
     if args.write_configs_v5:
         write_configs(args.force)
     if args.write_predictions_v5:
         write_predictions(args.force)
+    if args.write_predictions_v5_setassoc:
+        write_predictions_setassoc(args.force)
     compare_v2(PRED_FILE_V5, MEASURED_FILE_V5, "v5")
+    if PRED_FILE_V5_SA.exists():
+        compare_v2(PRED_FILE_V5_SA, MEASURED_FILE_V5, "v5, set associative")
     return 0
 
 
