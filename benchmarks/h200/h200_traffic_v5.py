@@ -44,11 +44,13 @@ import csv
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from h200_l2_policy import MIB, policy_read_bytes, setassoc_read_bytes  # noqa: E402
-from h200_traffic_v2 import DATA, KNOBS, Predictor, compare_v2  # noqa: E402
+from h200_traffic_v2 import DATA, KNOBS, TOL, Predictor, compare_v2, rows  # noqa: E402
 
 from autotile.measure.gpu import DRIFT, DRIFT_WARM, LOCKSTEP, L2Model  # noqa: E402
 
@@ -206,6 +208,30 @@ def write_predictions_setassoc(force: bool, path: Path = PRED_FILE_V5_SA) -> Non
     print(f"wrote {path} ({len(out)} configs)")
 
 
+def by_shape(pred_file: Path = PRED_FILE_V5, measured_file: Path = MEASURED_FILE_V5,
+             model: str = "drift_warm") -> None:
+    """Per shape and ``GROUP_M`` class: ``model``'s launches within 15 % and median ratio."""
+    if not measured_file.exists():
+        return
+    pred = {tuple(r[k] for k in ("M", "N", "K", *KNOBS)): r for r in rows(pred_file)}
+    cells: dict[str, list[float]] = {}
+    for r in rows(measured_file):
+        key = tuple(r[k] for k in ("M", "N", "K", *KNOBS))
+        if key not in pred or not r.get("dram_read_bytes"):
+            continue
+        ratio = float(pred[key][f"pred_read_bytes_{model}"]) / float(r["dram_read_bytes"])
+        g = "GROUP_M >= 8" if int(r["GROUP_M"]) >= 8 else "GROUP_M < 8"
+        for lab in (f"{r['M']}x{r['N']}x{r['K']}", g):
+            cells.setdefault(lab, []).append(ratio)
+    print(f"\n| v5, {model} | n | within 15% | under | over | median predicted / ncu |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for lab, v in sorted(cells.items(), key=lambda kv: kv[0].startswith("GROUP_M")):
+        a = np.array(v)
+        print(f"| {lab} | {a.size} | {int((np.abs(a - 1) <= TOL).sum())} | "
+              f"{int((a < 1 - TOL).sum())} | {int((a > 1 + TOL).sum())} | "
+              f"{np.median(a):.2f} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write-configs-v5", action="store_true",
@@ -223,6 +249,7 @@ def main() -> int:
     if args.write_predictions_v5_setassoc:
         write_predictions_setassoc(args.force)
     compare_v2(PRED_FILE_V5, MEASURED_FILE_V5, "v5")
+    by_shape()
     if PRED_FILE_V5_SA.exists():
         compare_v2(PRED_FILE_V5_SA, MEASURED_FILE_V5, "v5, set associative")
     return 0
