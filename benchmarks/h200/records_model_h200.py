@@ -186,7 +186,7 @@ CASES_V12 = {
     "layer_norm": (KERNELS["layer_norm"], {"M": 15360, "N": 4608}, "float32"),
 }
 #: The thirteenth check, fixed after the v12 timings and model v12 (the soft maximum's
-#: exponent 6: docs/results/records_model.md, "After the v12 check"), before any v13
+#: exponent 6: docs/results/records_model.md, "Model v12"), before any v13
 #: prediction: shapes that no check timed before and no data file of the repository
 #: holds, one entry a kernel (181 configs, about 340 s of timing at v12's pace), with the
 #: classes the v12 check missed again: layer norm 14848 x 5376 in fp32 (21 KB rows; v12's
