@@ -88,7 +88,8 @@ def _time(f: dict[str, float], dtype: str) -> float:
     if "n_prog" in f:
         return float(rm.launch_time(f, hw, params, dtype)["time_s"])
     comp = f["compute_s"] + f["ld_per_slot"] * (rm.LOAD_ISSUE_SLOTS - f["model_slots"])
-    t = rm.soft_max((comp, f["memory_s"], f["latency_s"], f["overhead_s"])) \
+    t = rm.soft_max((comp, f["memory_s"], f["latency_s"], f["overhead_s"]),
+                    rm.SOFT_MAX_EXPONENT) \
         + (1.0 - f["overlap"]) * min(comp, f["memory_s"])
     drain = rm.span_drain_s(f["span"], f["span"], hw, params)  # GELU: spans r = w
     return float(t * f["spill_factor"] + drain + hw.launch_overhead_s)

@@ -202,3 +202,27 @@ def test_span_drain_is_the_launch_times_drain_and_rejects_negative_spans():
         rm.span_drain_s(-1.0, 0.0, hw, params)
     with pytest.raises(ValueError, match=r"got span_r=0.0, span_w=nan"):
         rm.span_drain_s(0.0, float("nan"), hw, params)
+
+
+def test_the_bounds_combine_in_a_soft_maximum_of_exponent_6():
+    # model v12: 6, chosen on the records checks v1-v12 (4 up to v11)
+    assert rm.SOFT_MAX_EXPONENT == 6.0
+    assert rm.soft_max((1.0, 1.0)) == pytest.approx(1.12246, rel=1e-5)  # 2 ** (1/6)
+    assert rm.soft_max((1.0, 0.6)) == pytest.approx(1.00763, rel=1e-5)
+    assert rm.soft_max((1.0, 1.0), 4.0) == pytest.approx(1.18921, rel=1e-5)
+    hw, params = H200_MEASURED_L2, GpuModelParams()
+    _, f = rm.launch_features(_launch(num_warps=4), hw, params)
+    m = rm.launch_time(f, hw, params, "float16")
+    bounds = (m["compute_s"], m["memory_s"], m["latency_s"], m["overhead_s"])
+    rest = (1.0 - m["overlap"]) * min(m["compute_s"], m["memory_s"])
+    expect = (rm.soft_max(bounds, 6.0) + rest) * m["spill_factor"] + m["drain_s"] \
+        + hw.launch_overhead_s
+    assert m["time_s"] == pytest.approx(expect, rel=1e-12)
+    # the v11 exponent would give a longer time for the same bounds
+    assert rm.soft_max(bounds, 4.0) > rm.soft_max(bounds, 6.0)
+
+
+def test_the_analytic_row_softmax_keeps_exponent_4():
+    from autotile.measure.gpu import _analytic
+
+    assert _analytic.ROW_SOFT_MAX_EXPONENT == 4.0
