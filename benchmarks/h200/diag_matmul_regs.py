@@ -52,7 +52,14 @@ shapes; ``--deadline-s`` keeps it under 150 s)::
 and on a CPU::
 
     python benchmarks/h200/diag_matmul_regs.py --part predict
-    python benchmarks/h200/diag_matmul_regs.py --part report [--measured DIR]
+    python benchmarks/h200/diag_matmul_regs.py --part report [--measured DIR --predictions CSV]
+
+:data:`SHAPES_AB` (shapes with A and B scalar, where the residency candidates of session
+12 lost held out) has its predictions in ``data/diag_matmul_regs_ab_predictions.csv``
+(committed before any device run at those shapes)::
+
+    python benchmarks/h200/diag_matmul_regs.py --shapes 2500x7000x3000:float16,\
+4000x4600x2600:float16,3100x3300x4100:bfloat16 --deadline-s 240 --out $OUT
 
 ``--part report`` compares a device run (default: session 12's,
 ``data/diag_matmul_regs_s12/``) with the committed predictions. That run's
@@ -87,6 +94,12 @@ from benchmarks.h200.h200_configs import TUTORIAL_CONFIGS  # noqa: E402
 #: specialisations (fp16 B scalar, fp16 vectorised, bf16 B scalar) compile early.
 SHAPES = ("352x11000x6992:float16,384x10240x6144:float16,288x9000x8192:float16,"
           "2000x3000x16384:bfloat16,704x14000x4000:float16,3000x5000x2000:float16")
+
+#: Shapes with A and B scalar (N and K not multiples of 16), all timed before (v3, v4):
+#: the residency candidates of session 12 (``zero_shot_scalar_b.py --candidate address``,
+#: ``share_address``, ``share_linear``) lose there held out; their compiled registers were
+#: never logged. Three specialisations (M % 16 differs between the two fp16 shapes).
+SHAPES_AB = "2500x7000x3000:float16,4000x4600x2600:float16,3100x3300x4100:bfloat16"
 
 #: Configs whose TTGIR and PTX are written to ``asm/`` by default: the model's pick and the
 #: best config at the two fp16 misses, and 128x64x64 (the slowest scalar B rate; its
@@ -554,6 +567,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", default=SHAPES, help="comma-separated MxNxK:dtype")
     ap.add_argument("--measured", type=Path, default=MEASURED,
                     help="report: the device run's folder (default: session 12's)")
+    ap.add_argument("--predictions", type=Path, default=PREDICTIONS,
+                    help="report: the predictions CSV (default: session 12's)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warmup-ms", type=float, default=5.0)
     ap.add_argument("--rep-ms", type=float, default=20.0)
@@ -572,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.part == "predict":
         return predict(shapes, args.out or PREDICTIONS)
     if args.part == "report":
-        return report(args.measured)
+        return report(args.measured, args.predictions)
     if args.out is None:
         if "OUT" not in os.environ:
             ap.error("--part device needs --out DIR (or $OUT)")
