@@ -225,3 +225,16 @@ def test_report_of_the_session_12_run(diag, capsys):
     assert "agree on 46 of 70" in out
     # 128x64x64 at 3000 x 5000 x 2000: s2 0.810 of s4's time, the shipped model 1.000
     assert "| 3000x5000x2000:float16 | 128x64x64 G8 w4 s4 | s2 | 0.810 | 1.000 | 0.655 |" in out
+
+
+def test_committed_ab_predictions(diag):
+    """The A-and-B-scalar predictions: the shapes of SHAPES_AB, every config."""
+    path = ROOT / "benchmarks" / "h200" / "data" / "diag_matmul_regs_ab_predictions.csv"
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3 * 21
+    assert {r["shape"] for r in rows} == {f"{m}x{n}x{k}:{d}" for m, n, k, d in
+                                          diag.parse_shapes(diag.SHAPES_AB)}
+    assert all(r["a_scalar"] == "1" and r["b_scalar"] == "1" for r in rows)
+    picks = {r["shape"]: r["config"] for r in rows if r["model_pick"] == "1"}
+    assert picks["2500x7000x3000:float16"] == "128x64x32 G8 w4 s4"
