@@ -246,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{statistics.median(p):.1f}%, min {min(p):.1f}% (shipped model "
               f"{sum(v >= 90 for v in q)} of {len(q)}, median {statistics.median(q):.1f}%, "
               f"min {min(q):.1f}%)")
-        for h in pool:
-            if h in bsc:
+        for h in pool:  # the B-scalar shapes, and any other whose pick changed
+            if h in bsc or abs(sc[held[h]][h][0] - sc[shipped][h][0]) > 0.05:
                 print(f"    {h}: selected {held[h]}, pick {sc[held[h]][h][0]:.1f}% (shipped "
                       f"{sc[shipped][h][0]:.1f}%)")
         k = max(grid, key=lambda j: loso_criterion(sc, j, pool))
