@@ -52,6 +52,20 @@ shapes; ``--deadline-s`` keeps it under 150 s)::
 and on a CPU::
 
     python benchmarks/h200/diag_matmul_regs.py --part predict
+    python benchmarks/h200/diag_matmul_regs.py --part report [--measured DIR --predictions CSV]
+
+:data:`SHAPES_AB` (shapes with A and B scalar, where the residency candidates of session
+12 lost held out) has its predictions in ``data/diag_matmul_regs_ab_predictions.csv``
+(committed before any device run at those shapes)::
+
+    python benchmarks/h200/diag_matmul_regs.py --shapes 2500x7000x3000:float16,\
+4000x4600x2600:float16,3100x3300x4100:bfloat16 --deadline-s 240 --out $OUT
+
+``--part report`` compares a device run (default: session 12's,
+``data/diag_matmul_regs_s12/``) with the committed predictions. That run's
+``blocks_per_sm_compiled`` (and ``limiter_compiled``, ``l1_left_kb_compiled``) is wrong
+for every kernel compiled with 255 registers: 255 rounded up to 256 read as infeasible
+(0 programs, 256 KB of L1); the report recomputes them (fixed in :func:`model_occupancy`).
 """
 
 from __future__ import annotations
@@ -81,6 +95,12 @@ from benchmarks.h200.h200_configs import TUTORIAL_CONFIGS  # noqa: E402
 SHAPES = ("352x11000x6992:float16,384x10240x6144:float16,288x9000x8192:float16,"
           "2000x3000x16384:bfloat16,704x14000x4000:float16,3000x5000x2000:float16")
 
+#: Shapes with A and B scalar (N and K not multiples of 16), all timed before (v3, v4):
+#: the residency candidates of session 12 (``zero_shot_scalar_b.py --candidate address``,
+#: ``share_address``, ``share_linear``) lose there held out; their compiled registers were
+#: never logged. Three specialisations (M % 16 differs between the two fp16 shapes).
+SHAPES_AB = "2500x7000x3000:float16,4000x4600x2600:float16,3100x3300x4100:bfloat16"
+
 #: Configs whose TTGIR and PTX are written to ``asm/`` by default: the model's pick and the
 #: best config at the two fp16 misses, and 128x64x64 (the slowest scalar B rate; its
 #: TTGIR's shared layout of B shows how the scalar-loaded tile is stored).
@@ -109,6 +129,8 @@ CANDIDATE_L1 = (1.0, 0.3, 128.0)
 CARVEOUTS_KB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
 
 PREDICTIONS = Path(__file__).resolve().parent / "data" / "diag_matmul_regs_predictions.csv"
+#: The device run of session 12 (H200), read by ``--part report``.
+MEASURED = Path(__file__).resolve().parent / "data" / "diag_matmul_regs_s12"
 
 #: Static PTX instruction counts: column name -> pattern at the start of an instruction.
 PTX_COUNTS = {
@@ -199,12 +221,17 @@ def all_configs() -> list[tuple[tuple[int, ...], str]]:
 def model_occupancy(regs: int, shared: int, num_warps: int) -> tuple[int, str]:
     """Resident programs per SM and limiter for compiled registers and shared memory (eq. 3).
 
-    Registers are rounded up to the allocation unit of 8 per thread, as the model does.
+    Registers are rounded up to the allocation unit of 8 per thread, as the model does,
+    and capped at 255 (a kernel compiled with 255 registers runs: 2 programs of 4 warps).
     """
     from autotile.measure.gpu import H200_MEASURED_L2
     from autotile.measure.gpu._time_model import occupancy
 
-    regs = -(-regs // 8) * 8
+    # A compiled count never exceeds the 255 a thread may use, but 255 rounds up to 256,
+    # which eq. 3 reads as infeasible (before session 12's fix every 255-register
+    # kernel, all of which ran, got 0 programs). 255 gives the same floors as 256 for
+    # 1-32 warps (65536 // (255 * 32 * w) == 65536 // (256 * 32 * w)).
+    regs = min(-(-regs // 8) * 8, H200_MEASURED_L2.max_regs_per_thread)
     occ = occupancy(H200_MEASURED_L2, num_warps=num_warps, smem_bytes=shared,
                     regs_per_thread=regs)
     return occ.blocks_per_sm, occ.limiter
@@ -286,6 +313,96 @@ def predict(shapes: list[tuple[int, int, int, str]], out: Path) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(out, rows)
     print(f"wrote {out} ({len(rows)} rows)")
+    return 0
+
+
+def report(measured_dir: Path, predictions: Path = PREDICTIONS) -> int:
+    """Compare a device run with the committed predictions (CPU; prints markdown).
+
+    Reads ``diag_matmul_regs.csv`` of ``measured_dir`` and ``predictions``; the programs
+    an SM that the compiled registers and shared memory allow are recomputed with
+    :func:`model_occupancy` (the device run of session 12 wrote 0 for every 255-register
+    kernel). Prints, per shape, the best tutorial config and the % of it that the
+    shipped model's and the candidate's picks reach; the tutorial configs whose
+    resident programs (eq. 3 on eq. 2's registers) differ from the compiled ones; and the
+    stage sweep's time ratios (fewer stages over the tutorial's), measured and predicted.
+
+    Parameters
+    ----------
+    measured_dir : Path
+        A folder holding the device part's ``diag_matmul_regs.csv``.
+    predictions : Path, default=PREDICTIONS
+        The ``--part predict`` CSV.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    FileNotFoundError
+        If either CSV is missing.
+    """
+    with (measured_dir / "diag_matmul_regs.csv").open() as f:
+        meas = list(csv.DictReader(f))
+    with predictions.open() as f:
+        pred = {(r["shape"], r["config"]): r for r in csv.DictReader(f)}
+    ms = {(r["shape"], r["config"]): float(r["median_ms"]) for r in meas if r["median_ms"]}
+    shapes = list(dict.fromkeys(r["shape"] for r in meas))
+    print("| shape | B scalar | best tutorial config (ms) | model's pick: % of best | "
+          "candidate's pick: % of best |")
+    print("|---|---|---|---|---|")
+    for sh in shapes:
+        tut = {r["config"]: ms[(sh, r["config"])] for r in meas
+               if r["shape"] == sh and r["source"] == "tutorial" and (sh, r["config"]) in ms}
+        best = min(tut, key=lambda n: tut[n])
+
+        def pick(col: str, sh: str = sh) -> str:
+            ranked = [(int(p[col]), c) for (s, c), p in pred.items() if s == sh and p[col]]
+            c = min(ranked)[1]
+            return f"{c}: {100 * tut[best] / tut[c]:.1f}%" if c in tut else f"{c}: not timed"
+
+        bs = next(r["b_scalar"] for r in meas if r["shape"] == sh)
+        print(f"| {sh} | {bs} | {best} ({tut[best]:.4f}) | {pick('model_rank')} "
+              f"| {pick('cand_l1_rank')} |")
+    print()
+    print("| shape | config | compiled regs (spills) | programs an SM: compiled | "
+          "eq. 2 regs | eq. 3 programs | measured % of best |")
+    print("|---|---|---|---|---|---|---|")
+    n_same = n_all = 0
+    for r in meas:
+        if not r["n_regs"] or r["source"] != "tutorial":
+            continue
+        p = pred[(r["shape"], r["config"])]
+        cfg = r["config"]
+        w = int(cfg.split(" w")[1].split()[0])
+        b, _ = model_occupancy(int(r["n_regs"]), int(r["shared_bytes"]), w)
+        if not p["model_time_s"]:
+            continue  # infeasible in the model (> 255 registers): not ranked
+        n_all += 1
+        if b == int(p["model_blocks_per_sm"]):
+            n_same += 1
+            continue
+        print(f"| {r['shape']} | {cfg} | {r['n_regs']} ({r['n_spills']}) | {b} | "
+              f"{p['model_regs_per_thread']} | {p['model_blocks_per_sm']} | "
+              f"{float(r['pct_of_best']):.1f}% |")
+    print(f"\nprograms an SM agree on {n_same} of {n_all} (shape, tutorial config) pairs "
+          "that the model ranks")
+    print()
+    print("| shape | config | fewer stages | measured: time ratio | model | candidate |")
+    print("|---|---|---|---|---|---|")
+    for r in meas:
+        if r["source"] != "stage_sweep" or (r["shape"], r["config"]) not in ms:
+            continue
+        base = re.sub(r" s\d+$", " s4", r["config"])
+        if (r["shape"], base) not in ms:
+            continue
+        p, q = pred[(r["shape"], r["config"])], pred[(r["shape"], base)]
+        print(f"| {r['shape']} | {base} | {r['config'].rsplit(' ', 1)[1]} | "
+              f"{ms[(r['shape'], r['config'])] / ms[(r['shape'], base)]:.3f} | "
+              f"{float(p['model_time_s']) / float(q['model_time_s']):.3f} | "
+              f"{float(p['cand_l1_time_s']) / float(q['cand_l1_time_s']):.3f} |")
     return 0
 
 
@@ -443,11 +560,15 @@ def device(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run ``--part``; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("device", "predict"), default="device")
+    ap.add_argument("--part", choices=("device", "predict", "report"), default="device")
     ap.add_argument("--out", type=Path, default=None,
                     help="device: output folder (default $OUT); predict: the CSV path "
                          f"(default {PREDICTIONS.relative_to(PREDICTIONS.parents[3])})")
     ap.add_argument("--shapes", default=SHAPES, help="comma-separated MxNxK:dtype")
+    ap.add_argument("--measured", type=Path, default=MEASURED,
+                    help="report: the device run's folder (default: session 12's)")
+    ap.add_argument("--predictions", type=Path, default=PREDICTIONS,
+                    help="report: the predictions CSV (default: session 12's)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warmup-ms", type=float, default=5.0)
     ap.add_argument("--rep-ms", type=float, default=20.0)
@@ -465,6 +586,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--rounds must be >= 1, got {args.rounds}")
     if args.part == "predict":
         return predict(shapes, args.out or PREDICTIONS)
+    if args.part == "report":
+        return report(args.measured, args.predictions)
     if args.out is None:
         if "OUT" not in os.environ:
             ap.error("--part device needs --out DIR (or $OUT)")

@@ -23,6 +23,14 @@ changed):
 * ``--candidate serial_tensor``: the SM does not overlap a program's tensor work with
   scalar loads: each program step adds its FLOPs at ``f`` of the SM's tensor peak to both
   eq. 5d terms (``f = 0``: off), crossed with the address registers (0 or 1);
+* ``--candidate share_address`` (session 12, after the register diagnostic): the
+  address registers (0 or 1; with them eq. 2 gives the compiled 3 programs an SM of
+  128x64x32, ``diag_matmul_regs.py``) crossed with ``share``'s ``gam`` (0-1): fewer
+  resident programs then cost only the latency they no longer hide;
+* ``--candidate share_linear`` (session 12): the same with a chain step of
+  ``L_u + (1 + s c) e / R`` (``s`` 0-1, ``L_u`` down to 0.25 us), the form the
+  diagnostic's per-round step times suggest (128x128x32, 2 resident, and 128x64x64, 3,
+  load the same 4,096 B elements a step and take 2.5 and 3.1 us);
 * ``--candidate l1_carveout`` (session 12): the address registers (0 or 1) and, for
   launches with B scalar, ``e`` divided by ``min(1, L1 / ref) ** eta`` in both eq. 5d
   terms, where ``L1`` is what the smallest shared-memory carveout of
@@ -39,7 +47,8 @@ operand (N or K not a multiple of 16) are rescored at every grid point, the othe
 serial_tensor also act on the three shapes with only A scalar).
 
 Run ``python benchmarks/h200/zero_shot_scalar_b.py --candidate C [--fix-rate]`` with C one
-of share, overhead, address, serial_tensor, l1_carveout (about 5-40 s each).
+of share, overhead, address, serial_tensor, l1_carveout, share_address, share_linear
+(about 5-40 s each; the last two about 3 min).
 """
 
 from __future__ import annotations
@@ -76,6 +85,14 @@ GRIDS = {
     "l1_carveout": [g for g in itertools.product(
         [k for k in itertools.product((0.0, 1.0), (0.0, 0.15, 0.3, 0.5), (64.0, 128.0))
          if k[1] > 0 or k[2] == 128.0], (4e9, 5e9, 6e9), (0.85e-6, 1.2e-6, 1.7e-6))],
+    # ((address registers, gam), R, L_u); (0, 0) is the shipped model
+    "share_address": list(itertools.product(
+        itertools.product((0.0, 1.0), (0.0, 0.5, 0.75, 1.0)), (4e9, 5e9, 6e9, 8e9),
+        (0.85e-6, 1.2e-6, 1.7e-6))),
+    # ((address registers, s), R, L_u): a step L_u + (1 + s c) e / R; s = 0 is shipped
+    "share_linear": list(itertools.product(
+        itertools.product((0.0, 1.0), (0.0, 0.25, 0.5, 1.0)), (4e9, 3e9, 6e9),
+        (1.7e-6, 0.25e-6, 0.5e-6, 0.85e-6))),
 }
 
 #: Shared-memory carveouts of an H100/H200 SM, KB (CUDA C++ Programming Guide, "Shared
@@ -91,6 +108,22 @@ def patch(candidate: str, value: list[Any]) -> None:
     """
     import autotile.measure.gpu._analytic as an
 
+    if candidate in ("share_address", "share_linear"):
+        patch("address", value)  # reads value[0][0]
+        orig_s = an.estimate_time
+
+        def patched_s(hw: Any, params: Any, **kw: Any) -> Any:
+            e, gam = kw.get("scalar_step_elems", 0.0), value[0][1]
+            if e > 0 and gam > 0 and math.isfinite(params.scalar_elems_per_s_per_sm):
+                c = min(kw["blocks_per_sm"], -(-kw["n_programs"] // hw.n_sms))
+                f = gam * c if candidate == "share_linear" else c ** gam - 1.0
+                extra = f * e / params.scalar_elems_per_s_per_sm
+                params = dataclasses.replace(
+                    params, unpipelined_latency_s=params.unpipelined_latency_s + extra)
+            return orig_s(hw, params, **kw)
+
+        an.estimate_time = patched_s
+        return
     if candidate == "l1_carveout":
         patch("address", value)  # reads value[0][0]
         l1_seen: dict[str, Any] = {}
@@ -213,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{statistics.median(p):.1f}%, min {min(p):.1f}% (shipped model "
               f"{sum(v >= 90 for v in q)} of {len(q)}, median {statistics.median(q):.1f}%, "
               f"min {min(q):.1f}%)")
-        for h in pool:
-            if h in bsc:
+        for h in pool:  # the B-scalar shapes, and any other whose pick changed
+            if h in bsc or abs(sc[held[h]][h][0] - sc[shipped][h][0]) > 0.05:
                 print(f"    {h}: selected {held[h]}, pick {sc[held[h]][h][0]:.1f}% (shipped "
                       f"{sc[shipped][h][0]:.1f}%)")
         k = max(grid, key=lambda j: loso_criterion(sc, j, pool))

@@ -206,3 +206,35 @@ def test_device_part_with_fakes(diag, tmp_path, monkeypatch):
     # 20 configs that compiled and cuBLAS, 2 rounds, 2 shapes
     assert calls.count("bench") == 2 * 2 * 21
     assert len(list((tmp_path / "asm").iterdir())) == 6  # 3 configs x (ttgir, ptx), 1st shape
+
+
+def test_model_occupancy_of_255_registers(diag):
+    # 255 compiled registers run (2 programs of 4 warps, 1 of 8); before the fix the
+    # rounding to 256 made eq. 3 call them infeasible (0)
+    assert diag.model_occupancy(255, 40960, 4) == (2, "registers")
+    assert diag.model_occupancy(255, 81920, 8) == (1, "registers")
+    assert diag.model_occupancy(164, 36864, 4) == (3, "registers")  # 168 x 128 threads
+    assert diag.model_occupancy(255, 229376, 8) == (1, "smem")
+
+
+def test_report_of_the_session_12_run(diag, capsys):
+    assert diag.main(["--part", "report"]) == 0
+    out = capsys.readouterr().out
+    # the v6 miss: eq. 2 says 120 registers (4 programs), the compiler 164 (3)
+    assert "| 352x11000x6992:float16 | 128x64x32 G8 w4 s4 | 164 (0) | 3 | 120 | 4 | 77.4% |" in out
+    assert "agree on 46 of 70" in out
+    # 128x64x64 at 3000 x 5000 x 2000: s2 0.810 of s4's time, the shipped model 1.000
+    assert "| 3000x5000x2000:float16 | 128x64x64 G8 w4 s4 | s2 | 0.810 | 1.000 | 0.655 |" in out
+
+
+def test_committed_ab_predictions(diag):
+    """The A-and-B-scalar predictions: the shapes of SHAPES_AB, every config."""
+    path = ROOT / "benchmarks" / "h200" / "data" / "diag_matmul_regs_ab_predictions.csv"
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3 * 21
+    assert {r["shape"] for r in rows} == {f"{m}x{n}x{k}:{d}" for m, n, k, d in
+                                          diag.parse_shapes(diag.SHAPES_AB)}
+    assert all(r["a_scalar"] == "1" and r["b_scalar"] == "1" for r in rows)
+    picks = {r["shape"]: r["config"] for r in rows if r["model_pick"] == "1"}
+    assert picks["2500x7000x3000:float16"] == "128x64x32 G8 w4 s4"
