@@ -441,12 +441,13 @@ def test_extending_a_stack_that_is_not_fresh_equals_plain_lru(seed: int) -> None
     # an innermost loop of period 1 whose stack still holds lines from before its
     # run (P) and lines of its first iteration (U): _fa_extend either refuses or
     # gives the stack that plain LRU reaches at the run's end, and the iterations it
-    # skips have the hits of the current one
+    # skips have the hits of the current one; also where the current iteration hit
+    # lines of P without a miss (tried by the walker since session 12)
     rng = np.random.default_rng(seed)
     cap, n_ids, t0 = 12, 3000, 50
     lo = np.array([0, 1000, 2000], np.int64)
     hi = np.array([1000, 2000, 3000], np.int64)
-    n_ok = n_u = n_flag = n_refused = n_short = 0
+    n_ok = n_u = n_flag = n_refused = n_short = n_all_hits = 0
     for _ in range(400):
         shift = rng.choice([-3, -1, 0, 1, 2, 4], 3)
         n_it = int(rng.integers(6, 40))
@@ -462,7 +463,7 @@ def test_extending_a_stack_that_is_not_fresh_equals_plain_lru(seed: int) -> None
         states, hits, times, q_hits = _lru_run(pre, trace, cap, t0)
         thr = t0 + p
         for c in range(1, n_it - 1):
-            if q_hits[c]:
+            if q_hits[c] and hits[c] < p:
                 continue  # the walker does not try then
             st = states[c]
             k = len(st)
@@ -495,6 +496,7 @@ def test_extending_a_stack_that_is_not_fresh_equals_plain_lru(seed: int) -> None
             n_u += any(t0 < times[c].get(x, -1) <= thr for x in st)
             n_flag += any(x not in times[c] and x in later for x in st)
             n_short += k < cap
+            n_all_hits += q_hits[c] > 0
             # the skipped iterations repeat iteration c's hits
             assert hits[c + 1:] == [hits[c]] * times_k
             # the stack is plain LRU's at the run's end, slots and times consistent
@@ -509,6 +511,7 @@ def test_extending_a_stack_that_is_not_fresh_equals_plain_lru(seed: int) -> None
                 assert sl_time[i] <= times[-1].get(int(sl_line[i]), t0)
     assert n_ok > 200 and n_refused > 50
     assert n_u > 20 and n_flag > 10 and n_short > 10
+    assert n_all_hits > 50  # iteration c hit lines of P, every access a hit
 
 
 def test_innermost_loops_with_stacks_not_fresh_match_full_simulation() -> None:
@@ -692,3 +695,66 @@ def test_in_line_loops_extend_stacks_not_fresh_within_a_line_window(
     assert n_fewer == n_new  # every schedule with new jumps simulates fewer accesses
     assert n_neg == n_neg_want  # negative conflict counts kept
     assert nbs == nbs_want  # body iterations per iteration of the loop
+
+
+def test_in_line_loops_of_small_bodies_are_watched_where_windows_are_long() -> None:
+    # a j loop of 1,024 iterations over an i loop of 8 at n = 1024 (24 accesses per
+    # iteration, 16 iterations per line window) is watched in-line since session 12
+    ext, step, _, base = _affine_steps(ScheduleMeasurer(gemm_space(1024)).nest(
+        {"i_factor": 128, "j_factor": 256, "k_factor": 8,
+         "order": ("ko", "ii", "ki", "jo", "ji", "io")}).simplified())
+    assert ext.tolist() == [128, 128, 8, 1024, 8]
+    w = loop_periods(ext, step, base, 3 * 1024 * 1024 * 4, 64, 32)
+    assert w[0].tolist() == [64, 1, 1, 1, 1]
+    assert w[2].tolist() == [False, False, True, True, False]
+    assert w[4][3].tolist() == [0, 64, 64]  # B and C move within a line (block 64 bytes)
+    w0 = loop_periods(ext, step, base, 3 * 1024 * 1024 * 4, 64, 32, min_window=10**9)
+    assert w0[0].tolist() == [64, 1, 1, 0, 1]  # not watched at all
+    assert w0[2].tolist() == [False, False, True, False, False]
+    # at n = 128 with 4 sets (a row of 512 bytes is two set cycles): the counts of every
+    # schedule with such a loop are those of plain simulation, most simulating fewer
+    # accesses than without it
+    cache = CacheConfig(1024, 4)
+    space = gemm_space(128)
+    m = ScheduleMeasurer(space, cache)
+    n_watched = n_fewer = 0
+    for cfg in space.sample(np.random.default_rng(0), 200):
+        nest = m.nest(cfg).simplified()
+        ext, step, addr0, base = _affine_steps(nest)
+        args = (ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
+        w, w0 = loop_periods(*args), loop_periods(*args, min_window=10**9)
+        if np.array_equal(w[2], w0[2]):
+            continue
+        n_watched += 1
+        assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
+            _counts(simulate_nest(nest, cache, extrapolate=False)), cfg
+        n_ids = nest.total_bytes // cache.line_bytes + 1
+        sims = [walk_periodic(ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways,
+                              cache.n_lines, n_ids, *v[:9], cache.ways >= len(nest.accesses),
+                              GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE, MAX_BACKOFF, v[10],
+                              v[11])[2] for v in (w, w0)]
+        n_fewer += sims[0] < sims[1]
+    assert n_watched == 15
+    assert n_fewer == 11
+
+
+def test_an_iteration_that_hits_lines_of_p_everywhere_extends_its_stack() -> None:
+    # n = 256, 16 sets: ki (16 iterations of ii's 16, one line window) hits in each
+    # iteration the line of B that the run before touched (j moved by less than a line),
+    # with no miss: it jumps since session 12 (before, it was simulated), same counts
+    cache = CacheConfig(4096, 4)
+    m = ScheduleMeasurer(gemm_space(256), cache)
+    nest = m.nest({"i_factor": 16, "j_factor": 256, "k_factor": 16,
+                   "order": ("jo", "ko", "io", "ji", "ki", "ii")}).simplified()
+    ext, step, addr0, base = _affine_steps(nest)
+    w = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
+    n_ids = nest.total_bytes // cache.line_bytes + 1
+    args = (ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways, cache.n_lines, n_ids,
+            *w[:9], cache.ways >= len(nest.accesses), GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE,
+            MAX_BACKOFF, w[10], w[11])
+    got = walk_periodic(*args)
+    old = _periodic_copy(INNER_MIN_SKIP_ALL_HITS=10**9).walk_periodic(*args)
+    assert got[:2] == old[:2]
+    assert (int(got[2]), int(old[2])) == (122880, 785808)
+    assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
+        _counts(simulate_nest(nest, cache, extrapolate=False))

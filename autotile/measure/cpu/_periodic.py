@@ -118,10 +118,24 @@ iteration, then by position ``b`` in it; a later iteration touches ``phi^k``
 of the lines of iteration ``c``, which the walker lists by walking the loops
 inside (only accesses that the loop moves: the others are in ``R``).
 
+An iteration without a miss. If iteration ``c`` instead hit everywhere
+(``m_c = 0``), first touches of lines of ``P`` included, :func:`_fa_extend`
+looks up every line that a later iteration touches (``phi^k`` of a line of
+iteration ``c``, ``1 <= k <= K``) and refuses unless each is held now and
+none is in ``U``. By induction no later access misses: one of case (i) has
+the stack distance of an access that hit, one of case (ii) touches a line
+held now, and where nothing misses nothing is evicted. So the hits repeat,
+and the final state below holds with the lines of ``P`` that a later
+iteration touches left out of ``P'`` (their last use is in the run). The
+walker tries this only where the iterations skipped would simulate at least
+``INNER_MIN_SKIP_ALL_HITS`` accesses, counting those that iteration ``c``
+simulated (not the same-lines shortcut's).
+
 The final state. Lines last used at ``s + K`` after ``K`` more iterations are
 ``phi^K`` of those last used at ``s`` now, for ``s >= w0``, in the same
 order; lines last used at ``w0 + j`` (``j < K``) are ``phi^j(U)``, as no line
-of ``U`` is touched again. Older lines keep their order and are never hit.
+of ``U`` is touched again. Older lines that no later iteration touches keep
+their order.
 So the stack after the run's last iteration (``K = e - 1 - c`` later) is the
 first ``C`` lines of ``phi^K(R) ++ phi^(K-1)(U) ++ ... ++ U ++ P'``, with
 ``P'`` the lines of ``P`` that no later iteration touches (one that is
@@ -412,7 +426,9 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     older lines. Returns False,
     changing nothing, if a later iteration of the run may touch a line of
     ``U``, or a line of ``P`` before ``n_miss`` misses per iteration have
-    evicted it. Else the stack becomes the first ``fa_cap`` lines of
+    evicted it (where ``n_miss == 0``: unless every line that a later iteration
+    touches is held now; a line of ``P`` among them is then hit, and not in
+    ``P'``). Else the stack becomes the first ``fa_cap`` lines of
     ``phi^times(R) ++ phi^(times-1)(U) ++ ... ++ phi(U) ++ U ++ P'``, ``P'``
     the lines of ``P`` that no later iteration touches (False if a full stack
     would come out short), the new lines' times ``new_time``; returns True.
