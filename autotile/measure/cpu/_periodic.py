@@ -118,24 +118,10 @@ iteration, then by position ``b`` in it; a later iteration touches ``phi^k``
 of the lines of iteration ``c``, which the walker lists by walking the loops
 inside (only accesses that the loop moves: the others are in ``R``).
 
-An iteration without a miss. If iteration ``c`` instead hit everywhere
-(``m_c = 0``), first touches of lines of ``P`` included, :func:`_fa_extend`
-looks up every line that a later iteration touches (``phi^k`` of a line of
-iteration ``c``, ``1 <= k <= K``) and refuses unless each is held now and
-none is in ``U``. By induction no later access misses: one of case (i) has
-the stack distance of an access that hit, one of case (ii) touches a line
-held now, and where nothing misses nothing is evicted. So the hits repeat,
-and the final state below holds with the lines of ``P`` that a later
-iteration touches left out of ``P'`` (their last use is in the run). The
-walker tries this only where the iterations skipped would simulate at least
-``INNER_MIN_SKIP_ALL_HITS`` accesses, counting those that iteration ``c``
-simulated (not the same-lines shortcut's).
-
 The final state. Lines last used at ``s + K`` after ``K`` more iterations are
 ``phi^K`` of those last used at ``s`` now, for ``s >= w0``, in the same
 order; lines last used at ``w0 + j`` (``j < K``) are ``phi^j(U)``, as no line
-of ``U`` is touched again. Older lines that no later iteration touches keep
-their order.
+of ``U`` is touched again. Older lines keep their order and are never hit.
 So the stack after the run's last iteration (``K = e - 1 - c`` later) is the
 first ``C`` lines of ``phi^K(R) ++ phi^(K-1)(U) ++ ... ++ U ++ P'``, with
 ``P'`` the lines of ``P`` that no later iteration touches (one that is
@@ -215,13 +201,6 @@ MAX_BACKOFF = 63
 INNER_FIRST = 4
 #: Fewest iterations of an innermost loop for that (a shorter one gains less than it costs).
 INNER_MIN_EXT = 128
-#: Fewest accesses that a jump of such a loop whose iteration hit lines of ``P`` without
-#: a miss must save: the iterations skipped times the accesses that the iteration
-#: simulated (not counted by the same-lines shortcut); a jump costs about what 300
-#: simulated accesses do.
-INNER_MIN_SKIP_ALL_HITS = 384
-#: Most lines that such a jump looks up (each a scattered read of the line-to-slot map).
-INNER_MAX_HELD_CHECKS = 64
 #: Most body iterations per iteration of such a loop when it is not innermost.
 INNER_MAX_BODIES = 64
 #: Most body iterations per iteration of an in-line loop that extends its stack within
@@ -426,9 +405,7 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
     older lines. Returns False,
     changing nothing, if a later iteration of the run may touch a line of
     ``U``, or a line of ``P`` before ``n_miss`` misses per iteration have
-    evicted it (where ``n_miss == 0``: unless every line that a later iteration
-    touches is held now; a line of ``P`` among them is then hit, and not in
-    ``P'``). Else the stack becomes the first ``fa_cap`` lines of
+    evicted it. Else the stack becomes the first ``fa_cap`` lines of
     ``phi^times(R) ++ phi^(times-1)(U) ++ ... ++ phi(U) ++ U ++ P'``, ``P'``
     the lines of ``P`` that no later iteration touches (False if a full stack
     would come out short), the new lines' times ``new_time``; returns True.
@@ -473,18 +450,6 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
         if n_mv == 0 or a_hi > g_hi:
             g_hi = a_hi
         n_mv += 1
-    if n_miss == 0:
-        # no miss in iteration c, not even where it first touched a line of P: a later
-        # iteration misses nowhere (so evicts nothing) if every line that it touches is
-        # held now (the lines of P among them are flagged below); else nothing is known
-        if n_mv * times > INNER_MAX_HELD_CHECKS:
-            return False  # more lines than the stack holds (a quick refusal)
-        for b in range(n_mv):
-            for k in range(1, times + 1):
-                z = acc[0, b] + k * acc[1, b]
-                sz = slot_of[z]
-                if sz < 0 or sz >= k_all or sl_line[sz] != z:
-                    return False
     # pass 1: the lines not touched after the run's first iteration (U and P) that a
     # later iteration touches (phi^k of a line of iteration c, 1 <= k <= times). A
     # line of P at position pos is evicted after fa_cap - pos misses: touched at
@@ -509,9 +474,7 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
                 u += 1
             z = sl_line[x]
             if g_lo <= z <= g_hi:
-                # (n_miss == 0: every later access hits, see above, so a line of P that
-                # it touches is only left out of P')
-                near_all = in_u or (n_miss > 0 and not full)
+                near_all = in_u or not full or n_miss == 0
                 for b in range(n_mv):
                     if z < acc[3, b] or z > acc[4, b]:
                         continue
@@ -519,7 +482,7 @@ def _fa_extend(slot_of, sl_line, sl_prev, sl_next, sl_time, ends, fa_cap, lines,
                     diff = z - acc[0, b]
                     mk = acc[2, b]
                     if (diff & mk) == 0 if mk >= 0 else diff % d == 0:
-                        if near_all or (n_miss > 0 and n_miss * (diff // d - 1) < fa_cap - pos):
+                        if near_all or n_miss * (diff // d - 1) < fa_cap - pos:
                             return False
                         if not tmp_flag[pos]:
                             tmp_flag[pos] = True
@@ -943,9 +906,8 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
     fa_mark = 0
     # (kept in an array, out of the registers of the loop over accesses): the clock
     # before the first access of the loop's current run; the clock after the last jump
-    # of a loop inside it; whether its last _fa_extend attempt jumped (or none was made);
-    # the accesses simulated before its current iteration
-    xs = np.array([0, -1, 1, 0], np.int64)
+    # of a loop inside it; whether its last _fa_extend attempt jumped (or none was made)
+    xs = np.array([0, -1, 1], np.int64)
     lines = np.zeros(p, np.int64)
     last = np.full(p, -1, np.int64)
     addr = addr0.copy()
@@ -1171,14 +1133,9 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
                         _restore_sa(tags, snap_sa[part], shift[l], q + 1, lo, hi, active)
                 extended = False
                 if not fresh and l == inner and part == old and c >= 1 \
-                        and (at_sparse or local[l]) and xs[1] <= xs[0] \
-                        and (q_hits == q_mark or (fa_hits - fa_mark == p * inner_nb and
-                                                  rem * (simulated - xs[3]) >=
-                                                  INNER_MIN_SKIP_ALL_HITS)):
+                        and (at_sparse or local[l]) and xs[1] <= xs[0] and q_hits == q_mark:
                     # a stack that is not fresh: extended if provable
-                    # ("A stack that is not fresh" in the module docstring); its iteration c
-                    # either missed wherever it first touched a line (q_hits == q_mark) or
-                    # hit everywhere
+                    # ("A stack that is not fresh" in the module docstring)
                     n_tries[l] += 1
                     it_miss = p * inner_nb - (fa_hits - fa_mark)  # of iteration c
                     if _sa_equal(tags, snap_sa[old], shift[l], lo, hi, active, x_lo, x_hi) \
@@ -1297,7 +1254,6 @@ def walk_periodic(ext, step, addr0, line_bytes, n_sets, ways, fa_cap,  # type: i
             # an iteration of inner begins (l < inner: its run begins): its first body
             # iteration is simulated, so that no line's time is left from before it
             fa_mark = fa_hits
-            xs[3] = simulated
             q_mark = q_hits
             if l < inner or inner_nb > 1:
                 for a in range(p):
