@@ -76,7 +76,8 @@ def _in_line_window(s: int, inner_step: _I64, inner_ext: _I64, line_bytes: int
 
 def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes: int,
                  n_sets: int, min_body: int = MIN_BODY_ACCESSES, min_in_line: int = MIN_IN_LINE,
-                 min_window: int = MIN_WINDOW_ACCESSES) -> tuple[_I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_], _I64, _I64,
+                 min_window: int = MIN_WINDOW_ACCESSES
+                 ) -> tuple[_I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_], _I64, _I64,
                             _I64, _I64, _I64, _I64, _I64, _I64, _I64]:
     """Which loops to watch, how, and the line shift of each buffer.
 
