@@ -4,7 +4,8 @@ Times ``walk_periodic`` (the walk of the fast path; footprint and lowering not
 included) on random ``gemm_space(1024)`` schedules, once as shipped and once
 from a copy of ``_periodic.py`` with ``INNER_MIN_EXT`` set to 10**9 (no loop
 jumps before its stack is fresh), or, with ``--base REV``, from
-``_periodic.py`` as of git revision ``REV`` (the code before a change), one
+``_periodic.py`` and ``_periodic_loops.py`` as of git revision ``REV`` (the code
+before a change), one
 schedule after the other, the smaller of two CPU times each
 (``time.process_time``). Asserts equal hit counts and prints the median, 90th
 percentile and mean of each, and the slowest schedules:
@@ -37,12 +38,19 @@ def _without_extension(base: str | None = None):  # type: ignore[no-untyped-def]
     if base is None:
         src = Path(_periodic.__file__).read_text()
         src = re.sub(r"INNER_MIN_EXT = \d+", "INNER_MIN_EXT = 10**9", src)
-    else:
-        src = subprocess.run(["git", "show", f"{base}:autotile/measure/cpu/_periodic.py"],
-                             capture_output=True, text=True, check=True,
-                             cwd=Path(_periodic.__file__).parent).stdout
+    d = Path(tempfile.mkdtemp())
+    if base is not None:
+        # the base's loop_periods too (the walker imports it from _periodic_loops_off)
+        src, lsrc = (subprocess.run(["git", "show", f"{base}:autotile/measure/cpu/{f}.py"],
+                                    capture_output=True, text=True, check=True,
+                                    cwd=Path(_periodic.__file__).parent).stdout
+                     for f in ("_periodic", "_periodic_loops"))
+        (d / "_periodic_loops_off.py").write_text(lsrc.replace("cache=True, ", ""))
+        sys.path.insert(0, str(d))
+        src = src.replace("from autotile.measure.cpu._periodic_loops import",
+                          "from _periodic_loops_off import")
     src = src.replace("cache=True, ", "")
-    path = Path(tempfile.mkdtemp()) / "_periodic_off.py"
+    path = d / "_periodic_off.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("_periodic_off", path)
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
@@ -53,7 +61,9 @@ def _without_extension(base: str | None = None):  # type: ignore[no-untyped-def]
 
 def _walk(mod, nest, cache):  # type: ignore[no-untyped-def]
     ext, step, addr0, base = _affine_steps(nest)
-    w = loop_periods(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
+    lp = sys.modules["_periodic_loops_off"].loop_periods if mod.__name__ == "_periodic_off" \
+        and "_periodic_loops_off" in sys.modules else loop_periods
+    w = lp(ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
     n_ids = nest.total_bytes // cache.line_bytes + 1
     t0 = time.process_time()
     r = mod.walk_periodic(ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways,

@@ -692,3 +692,45 @@ def test_in_line_loops_extend_stacks_not_fresh_within_a_line_window(
     assert n_fewer == n_new  # every schedule with new jumps simulates fewer accesses
     assert n_neg == n_neg_want  # negative conflict counts kept
     assert nbs == nbs_want  # body iterations per iteration of the loop
+
+
+def test_in_line_loops_of_small_bodies_are_watched_where_windows_are_long() -> None:
+    # a j loop of 1,024 iterations over an i loop of 8 at n = 1024 (24 accesses per
+    # iteration, 16 iterations per line window) is watched in-line since session 12
+    ext, step, _, base = _affine_steps(ScheduleMeasurer(gemm_space(1024)).nest(
+        {"i_factor": 128, "j_factor": 256, "k_factor": 8,
+         "order": ("ko", "ii", "ki", "jo", "ji", "io")}).simplified())
+    assert ext.tolist() == [128, 128, 8, 1024, 8]
+    w = loop_periods(ext, step, base, 3 * 1024 * 1024 * 4, 64, 32)
+    assert w[0].tolist() == [64, 1, 1, 1, 1]
+    assert w[2].tolist() == [False, False, True, True, False]
+    assert w[4][3].tolist() == [0, 64, 64]  # B and C move within a line (block 64 bytes)
+    w0 = loop_periods(ext, step, base, 3 * 1024 * 1024 * 4, 64, 32, min_window=10**9)
+    assert w0[0].tolist() == [64, 1, 1, 0, 1]  # not watched at all
+    assert w0[2].tolist() == [False, False, True, False, False]
+    # at n = 128 with 4 sets (a row of 512 bytes is two set cycles): the counts of every
+    # schedule with such a loop are those of plain simulation, most simulating fewer
+    # accesses than without it
+    cache = CacheConfig(1024, 4)
+    space = gemm_space(128)
+    m = ScheduleMeasurer(space, cache)
+    n_watched = n_fewer = 0
+    for cfg in space.sample(np.random.default_rng(0), 200):
+        nest = m.nest(cfg).simplified()
+        ext, step, addr0, base = _affine_steps(nest)
+        args = (ext, step, base, nest.total_bytes, cache.line_bytes, cache.n_sets)
+        w, w0 = loop_periods(*args), loop_periods(*args, min_window=10**9)
+        if np.array_equal(w[2], w0[2]):
+            continue
+        n_watched += 1
+        assert _counts(simulate_nest(nest, cache, extrapolate=True)) == \
+            _counts(simulate_nest(nest, cache, extrapolate=False)), cfg
+        n_ids = nest.total_bytes // cache.line_bytes + 1
+        sims = [walk_periodic(ext, step, addr0, cache.line_bytes, cache.n_sets, cache.ways,
+                              cache.n_lines, n_ids, *v[:9], cache.ways >= len(nest.accesses),
+                              GIVE_UP, FIRST_SPARSE, GIVE_UP_IN_LINE, MAX_BACKOFF, v[10],
+                              v[11])[2] for v in (w, w0)]
+        n_fewer += sims[0] < sims[1]
+    assert n_watched == 15
+    assert n_fewer == 11
+

@@ -18,13 +18,18 @@ import numpy.typing as npt
 
 _I64 = npt.NDArray[np.int64]
 
-__all__ = ["loop_periods", "footprint_lines", "MIN_BODY_ACCESSES", "MIN_IN_LINE"]
+__all__ = ["loop_periods", "footprint_lines", "MIN_BODY_ACCESSES", "MIN_IN_LINE",
+           "MIN_WINDOW_ACCESSES"]
 
 #: A loop is compared after each of its first iterations only if one iteration
 #: makes at least this many accesses: a snapshot costs about a hundred accesses.
 MIN_BODY_ACCESSES = 48
 #: Fewest consecutive iterations in one line for a loop to be watched in-line.
 MIN_IN_LINE = 4
+#: An in-line loop whose iterations make fewer than ``MIN_BODY_ACCESSES`` accesses is
+#: watched if one line window makes at least this many (a ``j`` loop of 1,024
+#: iterations over an ``i`` loop of 8 at n = 1024: 16 iterations of 24 accesses).
+MIN_WINDOW_ACCESSES = 256
 
 
 def _in_line_window(s: int, inner_step: _I64, inner_ext: _I64, line_bytes: int
@@ -70,7 +75,8 @@ def _in_line_window(s: int, inner_step: _I64, inner_ext: _I64, line_bytes: int
 
 
 def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes: int,
-                 n_sets: int, min_body: int = MIN_BODY_ACCESSES, min_in_line: int = MIN_IN_LINE
+                 n_sets: int, min_body: int = MIN_BODY_ACCESSES, min_in_line: int = MIN_IN_LINE,
+                 min_window: int = MIN_WINDOW_ACCESSES
                  ) -> tuple[_I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_], _I64, _I64,
                             _I64, _I64, _I64, _I64, _I64, _I64, _I64]:
     """Which loops to watch, how, and the line shift of each buffer.
@@ -80,8 +86,10 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
     * *periodic*: ``P * step[l, a]`` is a multiple of ``line_bytes * n_sets``
       for every access (``P`` the smallest such count) and the loop runs at
       least ``2 * P + 1`` iterations. The translation holds for the whole loop.
-    * *in-line* (``P = 1``; only where the periodic way does not apply and one
-      iteration makes at least ``min_body`` accesses): every access either moves
+    * *in-line* (``P = 1``; only where the periodic way does not apply, and one
+      iteration makes at least ``min_body`` accesses or one line window, the
+      most consecutive iterations in one line, at least ``min_window``): every
+      access either moves
       by a multiple of ``line_bytes * n_sets`` bytes per iteration, or by less
       than a line and stays in its lines for at least ``min_in_line``
       consecutive iterations (see :func:`_in_line_window`). The second kind
@@ -106,6 +114,11 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
         (and of an in-line one).
     min_in_line : int, default=MIN_IN_LINE
         Smallest number of consecutive iterations in one line for an in-line loop.
+    min_window : int, default=MIN_WINDOW_ACCESSES
+        Smallest number of accesses per line window of an in-line loop whose
+        iterations make fewer than ``min_body`` accesses (the window's
+        iterations: at most the extent, and at most the first count of
+        :func:`_in_line_window` of each access that moves within a line).
 
     Returns
     -------
@@ -178,12 +191,13 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
             for r, s in reg_step.items():
                 shift[l, r] = per * s // line_bytes
             continue
-        if body < min_body or int(ext[l]) < 3:
+        if int(ext[l]) < 3:
             continue
         # a loop of exactly two periods (common at n = 1024: a row is two set cycles)
         # is extrapolated over its second period less one iteration, unless the
         # in-line way below, which simulates at most half of the loop too, applies
-        half = per >= 2 and int(ext[l]) == 2 * per
+        half = per >= 2 and int(ext[l]) == 2 * per and body >= min_body
+        n_win = int(ext[l])  # iterations per line window, at most
         for a in range(p):
             s = int(step[l, a])
             if s % modulus == 0:
@@ -192,8 +206,11 @@ def loop_periods(ext: _I64, step: _I64, base: _I64, total_bytes: int, line_bytes
             if best is None or best[0] < min_in_line:
                 ok = False
                 break
+            n_win = min(n_win, best[0])
             _, block[l, a], win_lo[l, a], win_hi[l, a] = best
-        if not ok or not block[l].any():
+        # an iteration of fewer than min_body accesses: watched in-line only if a line
+        # window makes enough accesses to pay for its comparisons and snapshots
+        if not ok or not block[l].any() or (body < min_body and n_win * body < min_window):
             block[l] = 0
             win_lo[l] = 0
             win_hi[l] = 0
