@@ -36,7 +36,7 @@ def test_bandit_is_a_seeded_optuna_sampler_within_budget_without_repeats(small_s
 def test_descent_moves_to_better_neighbours_and_restarts_at_local_minima(small_space):
     s = BanditSearcher(small_space, seed=1, arms=("descent",), descent_patience=3)
     st = _study(small_space, s, 60)
-    codec = IndexCodec(small_space, bridge=True)  # the bandit's default
+    codec = IndexCodec(small_space)
     extra = list(list(s._states.values())[0].values())[0].extra
     state = extra["descent"]
     trials = st.optuna_study.trials
@@ -188,8 +188,8 @@ def test_bridged_neighbours_cross_one_invalid_step():
                               IndexCodec(full).neighbours([i]))
     with pytest.raises(ValueError, match="bridge must be a bool, got bridge=1"):
         IndexCodec(space, bridge=1)
-    assert BanditSearcher(space).bridge is True
-    assert BanditSearcher(space, bridge=False)._subs["model"].bridge is False
+    assert BanditSearcher(space).bridge is False  # opt-in: lowered one file held out
+    assert BanditSearcher(space, bridge=True)._subs["model"].bridge is True
 
 
 def test_refit_follows_ansors_growth_schedule(small_space):
