@@ -261,13 +261,14 @@ class IndexCodec:
                                            dtype=np.int64))
         steps = self._steps(self.product(idx))
         got, ok = self.from_product(steps)
-        out = got[ok]
+        found = got[ok]
         if self.bridge and self._valid is not None and not ok.all():
             # invalid landing points: one more step from each, the valid ones kept
             bad = np.unique(steps[~ok])
             got2, ok2 = self.from_product(self._steps(bad))
-            out = np.concatenate([out, got2[ok2]])
-        return np.setdiff1d(out, idx)
+            found = np.concatenate([found, got2[ok2]])
+        res: npt.NDArray[np.int64] = np.setdiff1d(found, idx)
+        return res
 
     def _steps(self, p: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Product indices one knob-neighbour step from product indices ``p`` (valid or not)."""
