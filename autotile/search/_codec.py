@@ -59,10 +59,24 @@ class IndexCodec:
     ----------
     space : Space
         The space.
+    bridge : bool, default=False
+        Whether :meth:`neighbours` also bridges invalid moves: on a space
+        with constraints or an explicit valid set, a one-knob move that
+        lands on an invalid config is followed by every one-knob move from
+        there, and the valid configs so reached are neighbours too.
+
+    Raises
+    ------
+    ValueError
+        If ``bridge`` is not a bool.
     """
 
-    def __init__(self, space: Space) -> None:
+    def __init__(self, space: Space, bridge: bool = False) -> None:
+        if not isinstance(bridge, (bool, np.bool_)):
+            raise ValueError(f"bridge must be a bool, got bridge={bridge!r}")
         self.space = space
+        #: Whether :meth:`neighbours` bridges invalid one-knob moves (see the class docstring).
+        self.bridge = bool(bridge)
         knobs = space.knobs
         small = all(len(k) <= _MAX_TABLE for k in knobs) and space.product_size < (1 << 62)
         constrained = bool(space.constraints) or space.is_explicit
@@ -214,6 +228,12 @@ class IndexCodec:
         The union of ``space.neighbours`` over the configs at ``idx`` (one
         knob moved to an adjacent value; for a permutation, an adjacent swap
         or one loop moved), the configs at ``idx`` themselves excluded.
+        With :attr:`bridge`, a step that lands on an invalid config is
+        followed by a second step (any knob, the same one included), and the
+        valid configs so reached are added: on a Kernel Tuner space where
+        ``tile_stride_x`` must be 0 when ``tile_size_x`` is 1, the move from
+        ``(tile_size_x=2, tile_stride_x=1)`` to ``(1, 0)`` is then one
+        neighbour step instead of none (vectorised spaces only).
 
         Parameters
         ----------
@@ -239,12 +259,24 @@ class IndexCodec:
                 width = max(1, max(len(r) for r in rows))
                 self._nbrs.append(np.array([r + [-1] * (width - len(r)) for r in rows],
                                            dtype=np.int64))
-        p = self.product(idx)
-        d = self.digits(idx)
+        steps = self._steps(self.product(idx))
+        got, ok = self.from_product(steps)
+        found = got[ok]
+        if self.bridge and self._valid is not None and not ok.all():
+            # invalid landing points: one more step from each, the valid ones kept
+            bad = np.unique(steps[~ok])
+            got2, ok2 = self.from_product(self._steps(bad))
+            found = np.concatenate([found, got2[ok2]])
+        res: npt.NDArray[np.int64] = np.setdiff1d(found, idx)
+        return res
+
+    def _steps(self, p: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Product indices one knob-neighbour step from product indices ``p`` (valid or not)."""
+        assert self._nbrs is not None
+        d = (p[:, None] // self._strides[None, :]) % self._radices[None, :]
         parts = []
         for j, tab in enumerate(self._nbrs):
             to = tab[d[:, j]]
             cand = p[:, None] + (to - d[:, j, None]) * self._strides[j]
             parts.append(cand[to >= 0])
-        got, ok = self.from_product(np.concatenate(parts))
-        return np.setdiff1d(got[ok], idx)
+        return np.concatenate(parts)

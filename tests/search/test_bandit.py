@@ -163,6 +163,35 @@ def test_codec_moves_on_explicit_spaces_match_the_space(small_space):
         assert np.array_equal(codec.encode(idx), space.encode(codec.configs(idx)))
 
 
+def test_bridged_neighbours_cross_one_invalid_step():
+    # Kernel Tuner's dedispersion pattern: a stride only exists for tiles above 1
+    tile, stride = Choice("tile", (1, 2, 3)), Choice("stride", (0, 1))
+    knobs = [tile, stride, Choice("b", (8, 16, 32))]
+    ok = [dict(tile=t, stride=s, b=b) for t in (1, 2, 3) for s in (0, 1) for b in (8, 16, 32)
+          if not (t == 1 and s == 1)]
+    space = Space.from_configs(knobs, ok)
+    at = space.index_of(dict(tile=2, stride=1, b=16))
+    plain = {str(space.config_at(i)) for i in IndexCodec(space).neighbours([at]).tolist()}
+    bridged = {str(space.config_at(i))
+               for i in IndexCodec(space, bridge=True).neighbours([at]).tolist()}
+    assert plain == {str(space.config_at(space.index_of(c))) for c in (
+        dict(tile=3, stride=1, b=16), dict(tile=2, stride=0, b=16),
+        dict(tile=2, stride=1, b=8), dict(tile=2, stride=1, b=32))}
+    # through the invalid (tile=1, stride=1): its valid neighbours (1, 0, 16) -- the
+    # basin a one-knob step cannot reach -- and (2, 1, 16) itself, excluded
+    assert bridged - plain == {str(space.config_at(space.index_of(
+        dict(tile=1, stride=0, b=16))))}
+    # a space without invalid products: the same neighbours as without bridging
+    full = Space(knobs)
+    for i in range(len(full)):
+        assert np.array_equal(IndexCodec(full, bridge=True).neighbours([i]),
+                              IndexCodec(full).neighbours([i]))
+    with pytest.raises(ValueError, match="bridge must be a bool, got bridge=1"):
+        IndexCodec(space, bridge=1)
+    assert BanditSearcher(space).bridge is False  # opt-in: lowered one file held out
+    assert BanditSearcher(space, bridge=True)._subs["model"].bridge is True
+
+
 def test_refit_follows_ansors_growth_schedule(small_space):
     from autotile.search import History
     from autotile.search._model import ModelScorer
