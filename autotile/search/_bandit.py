@@ -177,11 +177,12 @@ class BanditSearcher(SpaceSearcher):
         ``tile_stride_x`` 0, and ``(tile_size_x 1, tile_stride_x 1)`` is not
         a config: from ``tile_size_x`` 2, ``tile_stride_x`` 1 no single
         step leads there. No effect on spaces without invalid configs
-        (``gemm_space``). Chosen on development seeds 100-109 of the
-        dataset files; on the check seeds 0-9 it raised mean P(t) on six of
-        the eight files it changes (dedispersion W6600 0.563 to 0.724, above
-        the best anchor) but lowered convolution A4000 (0.640 to 0.594), so
-        it is not the default (``docs/results/searchers.md``).
+        (``gemm_space``), nor on constrained spaces too large to
+        enumerate. Chosen on development seeds 100-109 of the dataset files;
+        on the check seeds 0-9 it raised mean P(t) on six of the eight files
+        it changes (dedispersion W6600 0.563 to 0.724, above the best
+        anchor) but lowered convolution A4000 (0.640 to 0.594), so it is not
+        the default (``docs/results/searchers.md``).
 
     Raises
     ------

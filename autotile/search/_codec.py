@@ -63,7 +63,9 @@ class IndexCodec:
         Whether :meth:`neighbours` also bridges invalid moves: on a space
         with constraints or an explicit valid set, a one-knob move that
         lands on an invalid config is followed by every one-knob move from
-        there, and the valid configs so reached are neighbours too.
+        there, and the valid configs so reached are neighbours too. Only
+        where moves are vectorised (:attr:`fast`); ignored on constrained
+        spaces too large to enumerate.
 
     Raises
     ------

@@ -43,7 +43,8 @@ class ModelGuidedSearcher(SpaceSearcher):
     ranked by the model:
 
     * **local**: the unmeasured neighbours (``space.neighbours``: one knob
-      moved to an adjacent value, or one loop moved in a permutation) of the
+      moved to an adjacent value, or one loop moved in a permutation; with
+      ``bridge``, also two such moves through an invalid config) of the
       ``n_centres`` best measured configs (ties broken at random; more
       centres while there are fewer than ``plan_size`` candidates);
     * **annealing**: parallel simulated annealing on the model's prediction
@@ -152,7 +153,9 @@ class ModelGuidedSearcher(SpaceSearcher):
         Whether the local pool also holds the valid configs two knob steps
         away through an invalid one (``IndexCodec(space, bridge=True)``):
         on a space with constraints a one-knob step can otherwise not leave
-        some basins. No effect on spaces without constraints.
+        some basins. No effect on spaces without constraints, nor on
+        constrained spaces too large to enumerate (a product above
+        ``2**27``), whose neighbours are not vectorised.
 
     Raises
     ------
