@@ -190,6 +190,12 @@ def test_bridged_neighbours_cross_one_invalid_step():
         IndexCodec(space, bridge=1)
     assert BanditSearcher(space).bridge is False  # opt-in: lowered one file held out
     assert BanditSearcher(space, bridge=True)._subs["model"].bridge is True
+    assert make_searcher("bandit", space, seed=0, bridge=True).bridge is True
+    from autotile.search import ModelGuidedSearcher
+
+    for ctor in (BanditSearcher, ModelGuidedSearcher):
+        with pytest.raises(ValueError, match="bridge must be a bool, got bridge='yes'"):
+            ctor(space, bridge="yes")
 
 
 def test_refit_follows_ansors_growth_schedule(small_space):
