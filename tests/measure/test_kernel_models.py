@@ -98,3 +98,33 @@ def test_row_softmax_chain_ranks_warps_at_the_hbm_bound():
     short_rows = metrics({"M": 16384, "N": 2500})
     assert min(short_rows, key=lambda w: short_rows[w]["time_s"]) == 4
     assert short_rows[1]["latency_s"] == pytest.approx(20.29e-6, rel=1e-3)
+
+
+def test_row_softmax_unaligned_large_block_charges_many_warps():
+    # H200 (benchmarks/h200/softmax_unaligned_check.py; the 24 fp32 cases of the v1-v7
+    # runs are in-sample for the form, the constant is the same left out one case or one
+    # run at a time): N = 9500 is not a multiple of 16, so Triton loads the rows
+    # element-wise; 2816 x 9500 with its 16384-element block measured 76.9 us at 4 warps,
+    # 108.6 / 94.0 / 90.3 us at 8 / 16 / 32 (the model without the bound picked 16 warps,
+    # 81.8 % of the best). The bound: 2816 / 132 rows an SM x 16 warps x 16384 x 1.2e-11 s
+    def metrics(shape):
+        m = KernelModelMeasurer("softmax_fused", shape, H200_MEASURED_L2, dtype="float32")
+        return {w: m._measure({"num_warps": w, "ROWS_PER_PROGRAM": 1}).metrics
+                for w in (1, 2, 4, 8, 16, 32)}
+
+    small_batch = metrics({"M": 2816, "N": 9500})
+    assert small_batch[16]["unaligned_s"] == pytest.approx(2816 / 132 * 16 * 16384 * 1.2e-11)
+    assert small_batch[16]["unaligned_s"] == pytest.approx(67.11e-6, rel=1e-3)
+    assert min(small_batch, key=lambda w: small_batch[w]["time_s"]) == 4
+    assert small_batch[4]["time_s"] == pytest.approx(52.84e-6, rel=1e-3)
+    assert small_batch[16]["time_s"] == pytest.approx(74.62e-6, rel=1e-3)
+    # aligned rows of the same block keep no such bound: 4096 x 16384 measured best at
+    # 16-32 warps (134 us), 4 warps 164 us; the pick stays 16 warps
+    aligned = metrics({"M": 4096, "N": 16384})
+    assert all(aligned[w]["unaligned_s"] == 0.0 for w in aligned)
+    assert min(aligned, key=lambda w: aligned[w]["time_s"]) == 16
+    # an 8192-element block gets (1/2)^4 of it per element: 10240 x 5000 keeps 8 warps
+    # (measured best, 108.7 us; 4 warps 121.7 us)
+    mid = metrics({"M": 10240, "N": 5000})
+    assert mid[8]["unaligned_s"] == pytest.approx(10240 / 132 * 8 * 8192 * 1.2e-11 / 16)
+    assert min(mid, key=lambda w: mid[w]["time_s"]) == 8
