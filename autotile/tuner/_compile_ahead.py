@@ -329,19 +329,32 @@ class CompilePool:
         ends.
         """
         if self._ctx.get_start_method() == "forkserver":
-            threading.Thread(target=self._start_now, args=(n_workers,),
+            # the generation of this call, not of the thread's first step: a close() before
+            # the thread runs must stop it from starting workers for a closed pool
+            with self._lock:
+                generation = self._generation
+            threading.Thread(target=self._start_now, args=(n_workers, generation),
                              name="autotile-pool-start", daemon=True).start()
         else:
             self._start_now(n_workers)
 
-    def _start_now(self, n_workers: int) -> None:
-        """:meth:`start`, waiting for each process's start (after any other start)."""
+    def _start_now(self, n_workers: int, generation: int | None = None) -> None:
+        """:meth:`start`, waiting for each process's start (after any other start).
+
+        ``generation``: the pool's generation when the start was asked for
+        (None: now); if the pool was closed since, nothing starts.
+        """
         with self._start_lock:
-            generation = self._generation
+            if generation is None:
+                generation = self._generation
             if self.preload and self._ctx.get_start_method() == "forkserver":
                 # the server reads it when it starts (the first worker of the process)
                 self._ctx.set_forkserver_preload(list(self.preload))
-            while len(self._workers) < min(self.n_jobs, n_workers):
+            while True:
+                with self._lock:
+                    if (generation != self._generation
+                            or len(self._workers) >= min(self.n_jobs, n_workers)):
+                        return  # closed before this worker's start, or enough workers
                 w = _Worker(self._ctx, self.worker_fn, self.init_fn)
                 with self._lock:
                     closed = generation != self._generation

@@ -301,6 +301,32 @@ def test_a_fork_server_start_does_not_block_and_a_close_meanwhile_stops_its_work
     assert out.stdout.splitlines() == ["0.0 0.0 0 []", "['ok', 'ok', 'ok']"]
 
 
+def test_a_close_before_the_start_thread_runs_leaves_no_worker():
+    # the start thread used to read the pool's generation only once it held the start
+    # lock: a close() made before that (here: while the lock is held) was missed, and the
+    # thread started workers for the closed pool that nobody stopped
+    import multiprocessing as mp
+    import threading
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    pool = CompilePool(compile_job_worker, n_jobs=2, timeout_s=30.0, mp_context="forkserver")
+    before, children = set(threading.enumerate()), set(mp.active_children())
+    with pool._start_lock:
+        pool.start(2)
+        pool.close()
+    for th in set(threading.enumerate()) - before:
+        if th.name == "autotile-pool-start":
+            th.join(60.0)
+            assert not th.is_alive()
+    assert pool._workers == [] and set(mp.active_children()) == children
+    # the pool is not spent: a later run starts its own workers
+    assert [o.status for o in pool.run([{"sleep_s": 0.0, "error": None}] * 2)] == ["ok", "ok"]
+    assert len(pool._workers) == 2
+    pool.close()
+    assert pool._workers == [] and set(mp.active_children()) == children
+
+
 def test_a_worker_that_cannot_start_is_warned_about():
     # the tuning goes on without it (the caller compiles), but the user is told why it is
     # slower: e.g. a fork server whose workers cannot initialise CUDA
