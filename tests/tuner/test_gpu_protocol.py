@@ -331,6 +331,31 @@ def test_a_close_before_the_start_thread_runs_leaves_no_worker():
     assert pool._workers == [] and set(mp.active_children()) == children
 
 
+def test_run_waits_for_a_start_thread_that_has_not_yet_taken_the_start_lock(monkeypatch):
+    # run() only took the start lock: a start() thread that had not yet taken it started
+    # its workers later, alongside or after the run
+    import multiprocessing as mp
+    import threading
+
+    import autotile.tuner._compile_ahead as CA
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+
+    class LateThread(threading.Thread):
+        def run(self):
+            time.sleep(1.0)  # the start thread is scheduled late
+            super().run()
+
+    monkeypatch.setattr(CA.threading, "Thread", LateThread)
+    with CompilePool(compile_job_worker, n_jobs=2, timeout_s=30.0,
+                     mp_context="forkserver") as pool:
+        pool.start(2)
+        out = pool.run([{"sleep_s": 0.0, "error": None}])
+        assert [o.status for o in out] == ["ok"] and len(pool._workers) == 2
+        assert pool._starters == []
+
+
 def test_a_worker_that_cannot_start_is_warned_about():
     # the tuning goes on without it (the caller compiles), but the user is told why it is
     # slower: e.g. a fork server whose workers cannot initialise CUDA
