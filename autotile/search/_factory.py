@@ -127,6 +127,7 @@ def make_searcher(
     """
     key = searcher_key(name)
     check_seed(seed)
+    _require(key)
     ctor = check_searcher_options(name, kwargs)
     if key in _AUTOTILE:
         searcher: BaseSampler = ctor(space, seed=seed, **kwargs)
@@ -176,11 +177,14 @@ def check_searcher_options(name: str, kwargs: Mapping[str, Any]) -> Any:
     TypeError
         If ``kwargs`` holds an option the searcher does not take; the message
         names it and lists the options it does take.
-    ImportError
-        If the searcher's optional dependency is missing, naming the package.
+
+    Notes
+    -----
+    A searcher's optional dependency (``cmaes``; ``torch`` and ``scipy``) is
+    not needed to check its options: :func:`make_searcher` requires it, so
+    that ``searcher_kwargs={}`` and None fail at the same point.
     """
     key = searcher_key(name)
-    _require(key)
     if key in _AUTOTILE:
         module, cls = _AUTOTILE[key]
         ctor = getattr(importlib.import_module(module), cls)

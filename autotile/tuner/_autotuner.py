@@ -50,6 +50,36 @@ def _verbose() -> bool:
     return os.environ.get(PRINT_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
+def _options_key(options: Mapping[str, Any]) -> str | None:
+    """Canonical JSON text of searcher options for the disk-cache key, or None.
+
+    Parameters
+    ----------
+    options : Mapping[str, Any]
+        ``searcher_kwargs``.
+
+    Returns
+    -------
+    str or None
+        Independent of the options' order; arrays count by every value (their
+        ``repr`` elides values past 1,000 elements). None when a value is not
+        data (a callable, an estimator or ``Prior`` object): such options have
+        no identity that is stable across processes, so the tuning is not
+        disk-cached.
+    """
+    def plain(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return v.tolist()
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+
+    data = jsonable(plain(dict(options)))
+    return None if data is None else canonical(data)
+
+
 def _hardware_key(hardware: Any) -> str:
     """Every field of a hardware profile as canonical JSON (its name alone is not enough).
 
@@ -502,8 +532,9 @@ class Autotuner(TunerCommon):
                 text = sp.to_json()
             except (TypeError, ValueError):
                 text = repr(sp)
-            opts = f"|{self.searcher_kwargs!r}" if self.searcher_kwargs else ""
-            return f"space:{text}|{self.searcher}|{self.budget}|{self.seed}{opts}"
+            opts = _options_key(self.searcher_kwargs) if self.searcher_kwargs else None
+            return (f"space:{text}|{self.searcher}|{self.budget}|{self.seed}"
+                    + (f"|{opts}" if opts is not None else ""))
         return "configs:" + "\n".join(str(c) for c in self.configs)
 
     def _digest(self, key: tuple[Any, ...], space: Space | None) -> str:
@@ -515,6 +546,9 @@ class Autotuner(TunerCommon):
     def _disk(self) -> DiskCache | None:
         if not self.disk_cache:
             return None
+        if self.space is not None and self.searcher_kwargs and _options_key(
+                self.searcher_kwargs) is None:
+            return None  # options with no stable identity (a callable, an object)
         return DiskCache(Path(self.cache_dir) if self.cache_dir is not None
                          else default_cache_dir())
 

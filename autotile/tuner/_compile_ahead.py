@@ -246,7 +246,8 @@ class CompilePool:
         each worker is then a fork of a process that has them imported, and
         does not import them again. Whatever the start method, a worker runs
         with the parent's environment (``os.environ``) as it was when the
-        worker started.
+        worker started; what a preloaded module read from the environment at
+        its import is the server's, i.e. the parent's when the server started.
 
     Raises
     ------
@@ -280,6 +281,7 @@ class CompilePool:
         self._start_lock = threading.Lock()
         self._lock = threading.Lock()
         self._generation = 0
+        self._starters: list[threading.Thread] = []
 
     def __enter__(self) -> CompilePool:
         return self
@@ -327,21 +329,54 @@ class CompilePool:
         from a helper thread: :meth:`run` and :meth:`serve` wait for that
         start, and a :meth:`close` meanwhile stops each worker as its start
         ends.
+
+        Parameters
+        ----------
+        n_workers : int
+            Workers the pool should hold; those already up count.
         """
         if self._ctx.get_start_method() == "forkserver":
-            threading.Thread(target=self._start_now, args=(n_workers,),
-                             name="autotile-pool-start", daemon=True).start()
+            # the generation of this call, not of the thread's first step: a close() before
+            # the thread runs must stop it from starting workers for a closed pool
+            with self._lock:
+                generation = self._generation
+            starter = threading.Thread(target=self._start_now, args=(n_workers, generation),
+                                       name="autotile-pool-start", daemon=True)
+            self._starters.append(starter)
+            starter.start()
         else:
             self._start_now(n_workers)
 
-    def _start_now(self, n_workers: int) -> None:
-        """:meth:`start`, waiting for each process's start (after any other start)."""
+    def _join_starters(self) -> None:
+        """Wait for the threads of earlier :meth:`start` calls.
+
+        Such a thread may not yet hold the start lock when :meth:`run` or
+        :meth:`serve` asks for it.
+        """
+        while True:
+            try:
+                starter = self._starters.pop(0)
+            except IndexError:
+                return
+            starter.join()
+
+    def _start_now(self, n_workers: int, generation: int | None = None) -> None:
+        """:meth:`start`, waiting for each process's start (after any other start).
+
+        ``generation``: the pool's generation when the start was asked for
+        (None: now); if the pool was closed since, nothing starts.
+        """
         with self._start_lock:
-            generation = self._generation
+            if generation is None:
+                generation = self._generation
             if self.preload and self._ctx.get_start_method() == "forkserver":
                 # the server reads it when it starts (the first worker of the process)
                 self._ctx.set_forkserver_preload(list(self.preload))
-            while len(self._workers) < min(self.n_jobs, n_workers):
+            while True:
+                with self._lock:
+                    if (generation != self._generation
+                            or len(self._workers) >= min(self.n_jobs, n_workers)):
+                        return  # closed before this worker's start, or enough workers
                 w = _Worker(self._ctx, self.worker_fn, self.init_fn)
                 with self._lock:
                     closed = generation != self._generation
@@ -358,6 +393,7 @@ class CompilePool:
         """
         out: list[CompileOutcome | None] = [None] * len(jobs)
         todo = deque(range(len(jobs)))
+        self._join_starters()
         self._start_now(len(jobs))
         while any(o is None for o in out):
             for w in list(self._workers):  # hand out work
@@ -394,6 +430,7 @@ class CompilePool:
         workers the caller compiles every job, unless ``drain`` is set, where
         the jobs left are ``"crashed"``.
         """
+        self._join_starters()
         self._start_now(n_workers)
         try:
             self._serve(jobs, shared)

@@ -117,7 +117,11 @@ def autotune(configs: Sequence[LaunchConfig] | None = None, key: Sequence[str] =
             :func:`autotile.search.make_searcher` takes them, e.g.
             ``{"n_startup_trials": 4}`` for ``"tpe"``. An option the searcher
             does not take raises :class:`~autotile.errors.InvalidConfigError`
-            at decoration, listing the ones it does.
+            at decoration, listing the ones it does. They are part of the
+            disk-cache key (in any order; arrays by every value); options that
+            are not data (a callable, an estimator or ``Prior`` object) have no
+            identity stable across processes, and such a tuning is not
+            disk-cached.
         scheduler : None, "local", str or distributed.Client, default=None
             Score a config list's candidates in parallel on a Dask cluster
             (``"local"``: a ``LocalCluster``; ``"tcp://host:8786"``: a

@@ -356,30 +356,37 @@ class GpuSession:
         """
         here: set[int] = set()
         waited = False
-        if self.compile_mode != "pool":
-            self.compile_mode = "shared"
-            while self.compile_mode != "pool":
-                i = shared.take_front()
-                if i is None and not waited:
-                    # nothing left to take: give the workers' running compiles a moment
-                    waited = True
-                    deadline = time.perf_counter() + TAKE_OVER_AFTER_S
-                    while shared.n_left() and time.perf_counter() < deadline:
-                        time.sleep(0.005)
-                if i is None:
-                    i = shared.take_over()
-                    if i is not None and i in shared.outcomes:
-                        continue  # the worker finished it meanwhile
-                if i is None:
-                    # a config whose worker died (not a compile error) compiles here
-                    i = next((j for j, out in sorted(shared.outcomes.items())
-                              if out.status == "crashed" and j not in here), None)
-                if i is None:
-                    break
-                here.add(i)
-                rec = self._compile_here(configs[i], pool)
-                if rec is not None:
-                    failed[configs[i]] = rec
+        try:
+            if self.compile_mode != "pool":
+                self.compile_mode = "shared"
+                while self.compile_mode != "pool":
+                    i = shared.take_front()
+                    if i is None and not waited:
+                        # nothing left to take: give the workers' running compiles a moment
+                        waited = True
+                        deadline = time.perf_counter() + TAKE_OVER_AFTER_S
+                        while shared.n_left() and time.perf_counter() < deadline:
+                            time.sleep(0.005)
+                    if i is None:
+                        i = shared.take_over()
+                        if i is not None and i in shared.outcomes:
+                            continue  # the worker finished it meanwhile
+                    if i is None:
+                        # a config whose worker died (not a compile error) compiles here
+                        i = next((j for j, out in sorted(shared.outcomes.items())
+                                  if out.status == "crashed" and j not in here), None)
+                    if i is None:
+                        break
+                    here.add(i)
+                    rec = self._compile_here(configs[i], pool)
+                    if rec is not None:
+                        failed[configs[i]] = rec
+        except BaseException:
+            # e.g. an interrupt: the serve thread would otherwise run on after the pool's
+            # close, and replace a worker nobody stops
+            shared.stop.set()
+            serving.join()
+            raise
         if self.compile_mode == "pool":
             shared.drain.set()  # no second compile here: the workers do the rest
         else:

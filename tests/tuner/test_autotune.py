@@ -277,9 +277,38 @@ def test_searcher_kwargs_reach_the_searcher_and_the_cache_key():
     plain = autotune(key=["n"], space=space, searcher="tpe", budget=4, seed=0,
                      scorer=time_by_block, disk_cache=False)(double_kernel)
     assert k._identity(space) != plain._identity(space)
-    assert k._identity(space).endswith("|{'n_startup_trials': 2}")
+    assert k._identity(space).endswith('|{"n_startup_trials":2}')
     kw["n_startup_trials"] = 3  # the decorator kept its own copy
     assert k.searcher_kwargs == {"n_startup_trials": 2}
+
+
+def test_searcher_kwargs_cache_key_is_their_data(tmp_path):
+    # the key was the options' repr: other order, other key; an array of over 1,000 values
+    # is elided by its repr, so two priors differing in the middle shared a key (a stale
+    # disk-cache hit); a callable's repr holds its address (a new file every process)
+    space = Space([Choice("BLOCK", (16, 32, 64)), Choice("TAIL", ("mask",))])
+
+    def make(kw, **extra):
+        return autotune(key=["n"], space=space, searcher="bandit", budget=2, seed=0,
+                        searcher_kwargs=kw, scorer=time_by_block, cache_dir=tmp_path,
+                        **extra)(double_kernel)
+
+    one = make({"arms": ("random",), "n_init": 2})
+    assert one._identity(space) == make({"n_init": 2, "arms": ["random"]})._identity(space)
+    assert one._identity(space).endswith('|{"arms":["random"],"n_init":2}')
+    a = np.zeros(2000)
+    b = a.copy()
+    b[1000] = 5.0
+    assert repr(a) == repr(b)
+    assert (make({"prior": [(space, a)]})._identity(space)
+            != make({"prior": [(space, b)]})._identity(space))
+    from autotile.search import Prior
+
+    k = make({"arms": ("random",), "n_init": 2,
+              "prior": Prior(space, [(space, np.array([3.0, 1.0, 2.0]))])})
+    assert k._disk() is None and one._disk() is not None
+    k[grid_1d](_x(), np.zeros(N, np.float32), N)
+    assert k.cache_source == "tuned" and list(tmp_path.iterdir()) == []
 
 
 def test_searcher_kwargs_errors_name_the_option():

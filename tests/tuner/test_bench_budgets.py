@@ -117,3 +117,23 @@ def test_perf_model_rejects_a_grid_that_is_not_one():
     pm = autotile.perf_model(double_kernel, grid=(3,))
     x = np.zeros(40, np.float32)
     assert np.isfinite(pm(x_ptr=x, out_ptr=x, n=40, BLOCK=16, TAIL="mask"))
+
+
+def test_searcher_kwargs_empty_or_none_fail_alike_on_a_missing_dependency(monkeypatch):
+    # checking the options needs only the searcher's class: searcher_kwargs={} used to raise
+    # the missing package's ImportError at decoration, None only at the first tuning
+    import autotile.search._factory as F
+    from autotile.search import make_searcher
+    from autotile.tuner._config import check_space_search
+
+    monkeypatch.setitem(F._NEEDS, "cmaes", ("autotile_no_such_package",))
+    assert check_space_search("cmaes", 4, 0, None) == 4
+    assert check_space_search("cmaes", 4, 0, {}) == 4
+    assert check_space_search("cmaes", 4, 0, {"sigma0": 0.5}) == 4
+    with pytest.raises(InvalidConfigError, match=r"autotune\(\): searcher 'cmaes' has no "
+                                                 r"option\(s\) \['sigma'\]; its options are "
+                                                 r"\['x0', 'sigma0'"):
+        check_space_search("cmaes", 4, 0, {"sigma": 0.5})
+    with pytest.raises(ImportError, match=r"searcher 'cmaes' needs the package\(s\) "
+                                          "autotile_no_such_package"):
+        make_searcher("cmaes", _space(), seed=0, sigma0=0.5)

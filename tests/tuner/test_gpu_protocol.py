@@ -280,7 +280,7 @@ def test_a_fork_server_start_does_not_block_and_a_close_meanwhile_stops_its_work
         pytest.skip("no fork server on this platform")
     (tmp_path / "autotile_slow_preload.py").write_text("import time\ntime.sleep(1.5)\n")
     code = (
-        "import multiprocessing as mp, time\n"
+        "import multiprocessing as mp, threading, time\n"
         "from autotile.tuner import CompilePool\n"
         "from tests.tuner._fake_gpu import compile_job_worker\n"
         "pre = ['autotile_slow_preload']\n"
@@ -288,8 +288,10 @@ def test_a_fork_server_start_does_not_block_and_a_close_meanwhile_stops_its_work
         "                   preload=pre)\n"
         "t0 = time.perf_counter(); pool.start(2); start_s = time.perf_counter() - t0\n"
         "t0 = time.perf_counter(); pool.close(); close_s = time.perf_counter() - t0\n"
-        "time.sleep(4.0)\n"
-        "print(round(start_s, 1), round(close_s, 1), len(mp.active_children()), pool._workers)\n"
+        "for th in threading.enumerate():\n"
+        "    if th.name == 'autotile-pool-start':\n"
+        "        th.join(60.0)\n"
+        "print(start_s < 0.5, close_s < 0.5, len(mp.active_children()), pool._workers)\n"
         "with CompilePool(compile_job_worker, n_jobs=2, mp_context='forkserver',\n"
         "                 preload=pre) as pool:\n"
         "    print([o.status for o in pool.run([{'sleep_s': 0.0, 'error': None}] * 3)])\n")
@@ -298,7 +300,60 @@ def test_a_fork_server_start_does_not_block_and_a_close_meanwhile_stops_its_work
     out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["0.0 0.0 0 []", "['ok', 'ok', 'ok']"]
+    # start and close take well under the server's 1.5 s preload (a blocking start: >= 1.5 s;
+    # measured 0.0 s each), and once the start thread is done no worker is left
+    assert out.stdout.splitlines() == ["True True 0 []", "['ok', 'ok', 'ok']"]
+
+
+def test_a_close_before_the_start_thread_runs_leaves_no_worker():
+    # the start thread used to read the pool's generation only once it held the start
+    # lock: a close() made before that (here: while the lock is held) was missed, and the
+    # thread started workers for the closed pool that nobody stopped
+    import multiprocessing as mp
+    import threading
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    pool = CompilePool(compile_job_worker, n_jobs=2, timeout_s=30.0, mp_context="forkserver")
+    before, children = set(threading.enumerate()), set(mp.active_children())
+    with pool._start_lock:
+        pool.start(2)
+        pool.close()
+    for th in set(threading.enumerate()) - before:
+        if th.name == "autotile-pool-start":
+            th.join(60.0)
+            assert not th.is_alive()
+    assert pool._workers == [] and set(mp.active_children()) == children
+    # the pool is not spent: a later run starts its own workers
+    assert [o.status for o in pool.run([{"sleep_s": 0.0, "error": None}] * 2)] == ["ok", "ok"]
+    assert len(pool._workers) == 2
+    pool.close()
+    assert pool._workers == [] and set(mp.active_children()) == children
+
+
+def test_run_waits_for_a_start_thread_that_has_not_yet_taken_the_start_lock(monkeypatch):
+    # run() only took the start lock: a start() thread that had not yet taken it started
+    # its workers later, alongside or after the run
+    import multiprocessing as mp
+    import threading
+
+    import autotile.tuner._compile_ahead as CA
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+
+    class LateThread(threading.Thread):
+        def run(self):
+            time.sleep(1.0)  # the start thread is scheduled late
+            super().run()
+
+    monkeypatch.setattr(CA.threading, "Thread", LateThread)
+    with CompilePool(compile_job_worker, n_jobs=2, timeout_s=30.0,
+                     mp_context="forkserver") as pool:
+        pool.start(2)
+        out = pool.run([{"sleep_s": 0.0, "error": None}])
+        assert [o.status for o in out] == ["ok"] and len(pool._workers) == 2
+        assert pool._starters == []
 
 
 def test_a_worker_that_cannot_start_is_warned_about():

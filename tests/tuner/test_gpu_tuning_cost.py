@@ -797,3 +797,23 @@ def test_workers_forked_from_a_fork_server_share_a_slow_first_compiles_batch():
     assert first.startswith("shared 6 [16")
     assert second == ("shared 6 [16] [(16, 'here'), (32, 'pool'), (64, 'pool'), "
                       "(128, 'pool'), (256, 'pool'), (512, 'pool')]")
+
+
+def test_an_error_while_sharing_a_batch_ends_the_serve_thread(monkeypatch):
+    # an exception in this process's share of the batch (an interrupt, say) left the pool's
+    # serve thread running after the tuner closed the pool: it polled forever and could
+    # start a replacement worker that nobody stopped
+    import multiprocessing as mp
+    import threading
+
+    from autotile.tuner._compile_ahead import SharedJobs
+
+    def take_front(self):
+        raise KeyboardInterrupt  # this process's first take of the shared batch
+
+    monkeypatch.setattr(SharedJobs, "take_front", take_front)
+    children = set(mp.active_children())
+    with pytest.raises(KeyboardInterrupt):
+        _six_blocks_slow_first(monkeypatch, model_prior=False)
+    assert [t.name for t in threading.enumerate() if t.name == "autotile-pool-serve"] == []
+    assert set(mp.active_children()) == children
