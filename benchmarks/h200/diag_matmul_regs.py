@@ -343,13 +343,27 @@ def report(measured_dir: Path, predictions: Path = PREDICTIONS) -> int:
     ------
     FileNotFoundError
         If either CSV is missing.
+    ValueError
+        If a (shape, config) of the device run is not in ``predictions`` (a device run
+        of other shapes than the predictions', e.g. :data:`SHAPES_AB` without
+        ``--predictions data/diag_matmul_regs_ab_predictions.csv``).
     """
     with (measured_dir / "diag_matmul_regs.csv").open() as f:
         meas = list(csv.DictReader(f))
     with predictions.open() as f:
         pred = {(r["shape"], r["config"]): r for r in csv.DictReader(f)}
+    missing = sorted({r["shape"] for r in meas if (r["shape"], r["config"]) not in pred})
+    if missing:
+        raise ValueError(f"{predictions} has no predictions for shape(s) "
+                         f"{', '.join(missing)} of {measured_dir / 'diag_matmul_regs.csv'}; "
+                         "pass the predictions of those shapes with --predictions")
     ms = {(r["shape"], r["config"]): float(r["median_ms"]) for r in meas if r["median_ms"]}
-    shapes = list(dict.fromkeys(r["shape"] for r in meas))
+    timed = {r["shape"] for r in meas
+             if r["source"] == "tutorial" and (r["shape"], r["config"]) in ms}
+    shapes = [sh for sh in dict.fromkeys(r["shape"] for r in meas) if sh in timed]
+    for sh in dict.fromkeys(r["shape"] for r in meas):
+        if sh not in timed:
+            print(f"{sh}: no tutorial config timed (past --deadline-s or failed): left out")
     print("| shape | B scalar | best tutorial config (ms) | model's pick: % of best | "
           "candidate's pick: % of best |")
     print("|---|---|---|---|---|")
@@ -386,7 +400,7 @@ def report(measured_dir: Path, predictions: Path = PREDICTIONS) -> int:
             continue
         print(f"| {r['shape']} | {cfg} | {r['n_regs']} ({r['n_spills']}) | {b} | "
               f"{p['model_regs_per_thread']} | {p['model_blocks_per_sm']} | "
-              f"{float(r['pct_of_best']):.1f}% |")
+              + (f"{float(r['pct_of_best']):.1f}% |" if r["pct_of_best"] else "not timed |"))
     print(f"\nprograms an SM agree on {n_same} of {n_all} (shape, tutorial config) pairs "
           "that the model ranks")
     print()
@@ -587,7 +601,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.part == "predict":
         return predict(shapes, args.out or PREDICTIONS)
     if args.part == "report":
-        return report(args.measured, args.predictions)
+        try:
+            return report(args.measured, args.predictions)
+        except FileNotFoundError as exc:
+            ap.error(str(exc))
     if args.out is None:
         if "OUT" not in os.environ:
             ap.error("--part device needs --out DIR (or $OUT)")
