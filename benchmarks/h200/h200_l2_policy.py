@@ -437,6 +437,7 @@ def misses(launches: list[dict[str, Any]]) -> None:
 
 
 def main() -> int:
+    """Print DRIFT_WARM's misses, then (without ``--quick``) every candidate and family."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="only DRIFT_WARM's misses and the repeat spread (seconds)")
