@@ -206,6 +206,18 @@ def l1_left_kb(blocks_per_sm: int, shared_bytes: int) -> int:
     Assumes the driver picks the smallest carveout of :data:`CARVEOUTS_KB` that holds
     ``blocks_per_sm`` programs of ``shared_bytes`` each plus its 1 KB reserve; 0 when
     none does.
+
+    Parameters
+    ----------
+    blocks_per_sm : int
+        Resident programs per SM.
+    shared_bytes : int
+        Shared memory of one program, bytes.
+
+    Returns
+    -------
+    int
+        L1 left, KB (``256 - carveout``).
     """
     need_kb = blocks_per_sm * (shared_bytes + 1024) / 1024
     fits = [c for c in CARVEOUTS_KB if c >= need_kb]
@@ -223,6 +235,20 @@ def model_occupancy(regs: int, shared: int, num_warps: int) -> tuple[int, str]:
 
     Registers are rounded up to the allocation unit of 8 per thread, as the model does,
     and capped at 255 (a kernel compiled with 255 registers runs: 2 programs of 4 warps).
+
+    Parameters
+    ----------
+    regs : int
+        Registers per thread of the compiled kernel (``n_regs``).
+    shared : int
+        Shared memory per program, bytes (``metadata.shared``).
+    num_warps : int
+        Warps per program.
+
+    Returns
+    -------
+    tuple of (int, str)
+        Programs per SM and the limiter named by ``occupancy``.
     """
     from autotile.measure.gpu import H200_MEASURED_L2
     from autotile.measure.gpu._time_model import occupancy
