@@ -32,6 +32,7 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -112,7 +113,7 @@ def _cases(cache: str) -> dict[tuple[str, str], tuple[str, object]]:
     return {key: v for key, v in out.items() if v[1]}
 
 
-def _score(src: str, rows: object, kernel: str, dtype: str) -> tuple[float, float]:
+def _score(src: str, rows: Any, kernel: str, dtype: str) -> tuple[float, float]:
     import records_fit
     import records_spans
 
