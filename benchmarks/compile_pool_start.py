@@ -29,14 +29,19 @@ def noop(job: object) -> None:
 
 
 def main() -> None:
+    """Parse the command line, start the pools and print their start-up wall times."""
     from autotile.tuner import CompilePool
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workers", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--triton", action="store_true")
-    ap.add_argument("--modes", nargs="+", default=["spawn", "forkserver"])
+    ap.add_argument("--modes", nargs="+", default=["spawn", "forkserver"],
+                    choices=("spawn", "forkserver", "fork"))
     args = ap.parse_args()
+    if args.workers < 1 or args.repeats < 1:
+        ap.error(f"--workers and --repeats must be >= 1, got {args.workers} and "
+                 f"{args.repeats}")
     init = None
     preload: tuple[str, ...] = ("autotile.tuner",)
     if args.triton:

@@ -41,14 +41,23 @@ def _without_extension(base: str | None = None):  # type: ignore[no-untyped-def]
     d = Path(tempfile.mkdtemp())
     if base is not None:
         # the base's loop_periods too (the walker imports it from _periodic_loops_off)
-        src, lsrc = (subprocess.run(["git", "show", f"{base}:autotile/measure/cpu/{f}.py"],
-                                    capture_output=True, text=True, check=True,
-                                    cwd=Path(_periodic.__file__).parent).stdout
-                     for f in ("_periodic", "_periodic_loops"))
+        srcs = []
+        for f in ("_periodic", "_periodic_loops"):
+            r = subprocess.run(["git", "show", f"{base}:autotile/measure/cpu/{f}.py"],
+                               capture_output=True, text=True,
+                               cwd=Path(_periodic.__file__).parent)
+            if r.returncode:
+                raise SystemExit(f"--base {base!r}: no autotile/measure/cpu/{f}.py there "
+                                 f"({r.stderr.strip()})")
+            srcs.append(r.stdout)
+        src, lsrc = srcs
+        imp = "from autotile.measure.cpu._periodic_loops import"
+        if imp not in src:
+            raise SystemExit(f"--base {base!r}: its _periodic.py does not import "
+                             "loop_periods from _periodic_loops (too old for this script)")
         (d / "_periodic_loops_off.py").write_text(lsrc.replace("cache=True, ", ""))
         sys.path.insert(0, str(d))
-        src = src.replace("from autotile.measure.cpu._periodic_loops import",
-                          "from _periodic_loops_off import")
+        src = src.replace(imp, "from _periodic_loops_off import")
     src = src.replace("cache=True, ", "")
     path = d / "_periodic_off.py"
     path.write_text(src)

@@ -57,10 +57,17 @@ RUNS = {"v5": DATA / "autotune_kernels_v5" / "autotune_kernels_tuning.csv",
 #: when the spawned workers were ready, seconds after the tuning's start (see above)
 SPAWN_READY_S = {"layer_norm:M1792xN6800:float16": 7.9, "layer_norm:M7168xN3900:bfloat16": 7.1,
                  "layer_norm:M1408xN7600:float16": 5.6, "layer_norm:M6656xN3700:bfloat16": 7.1}
+#: The rule's constants as the v6 run used them: ``autotile.tuner._gpu_session``'s
+#: ``POOL_START_AFTER_S``, ``IN_PROCESS_PROBE_S`` and ``TAKE_OVER_AFTER_S`` (seconds),
+#: copied rather than imported so that the simulation stays that of the logged runs if
+#: the library's values change.
 POOL_START_AFTER_S = 0.5
 IN_PROCESS_PROBE_S = 2.0
 TAKE_OVER_AFTER_S = 0.25
+#: Compile workers of the v5 and v6 tunings (five: docs/results/autotune_gpu.md, "The
+#: workers were not ready"; as ``compile_share_estimate.py``).
 N_WORKERS = 5
+#: ``min_measured`` of ``autotile.autotune`` (default 4): the v6 rule's first batch.
 MIN_MEASURED = 4
 
 
@@ -122,6 +129,34 @@ def case_times(row: dict[str, str], first_job_s: float) -> tuple[list[str], list
 
 def estimate(run: str, row: dict[str, str], triton_wall: float, first_job_s: float,
              fork_ready: list[float]) -> dict[str, object]:
+    """One logged tuning's compile phase and wall under the three rules (seconds).
+
+    Parameters
+    ----------
+    run : str
+        ``"v5"`` or ``"v6"``.
+    row : dict of str to str
+        The tuning's row of ``autotune_kernels_tuning.csv`` (``case`` must be a key of
+        :data:`SPAWN_READY_S`).
+    triton_wall : float
+        ``triton.autotune``'s wall on the same case, seconds.
+    first_job_s : float
+        A worker's extra time on its first job, seconds.
+    fork_ready : list of float
+        Fork-server workers' ready times after their start, seconds.
+
+    Returns
+    -------
+    dict
+        ``old`` (v6 rule), ``one`` (one batch), ``fork`` (ready time -> end) compile
+        phases, the logged ``wall`` and ``base`` (wall less the logged compile phase),
+        ``triton`` and the configs compiled by workers (``n_pool_one``, ``n_pool_fork``).
+
+    Raises
+    ------
+    KeyError
+        If the case has no entry in :data:`SPAWN_READY_S`.
+    """
     configs, here = case_times(row, first_job_s)
     t1, rest = here[0], here[1:]
     ready = SPAWN_READY_S[row["case"]]
@@ -143,10 +178,14 @@ def estimate(run: str, row: dict[str, str], triton_wall: float, first_job_s: flo
 
 
 def main() -> None:
+    """Print the markdown table of every slow-compile tuning of v5 and v6."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--first-job", type=float, nargs="+", default=[0.5, 1.2])
     ap.add_argument("--fork-ready", type=float, nargs="+", default=[0.2, 3.5])
     args = ap.parse_args()
+    if min(args.first_job + args.fork_ready) < 0:
+        ap.error(f"--first-job and --fork-ready must be >= 0 s, got {args.first_job} and "
+                 f"{args.fork_ready}")
     fr = ", ".join(f"{r:g}" for r in args.fork_ready)
     print(f"| run | case | first-job s | T1 s | compile logged s | v6 rule s | one batch "
           f"s (by workers) | + fork server s, ready {fr} s | wall logged s | wall est. one "

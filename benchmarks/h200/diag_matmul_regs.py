@@ -206,6 +206,18 @@ def l1_left_kb(blocks_per_sm: int, shared_bytes: int) -> int:
     Assumes the driver picks the smallest carveout of :data:`CARVEOUTS_KB` that holds
     ``blocks_per_sm`` programs of ``shared_bytes`` each plus its 1 KB reserve; 0 when
     none does.
+
+    Parameters
+    ----------
+    blocks_per_sm : int
+        Resident programs per SM.
+    shared_bytes : int
+        Shared memory of one program, bytes.
+
+    Returns
+    -------
+    int
+        L1 left, KB (``256 - carveout``).
     """
     need_kb = blocks_per_sm * (shared_bytes + 1024) / 1024
     fits = [c for c in CARVEOUTS_KB if c >= need_kb]
@@ -223,6 +235,20 @@ def model_occupancy(regs: int, shared: int, num_warps: int) -> tuple[int, str]:
 
     Registers are rounded up to the allocation unit of 8 per thread, as the model does,
     and capped at 255 (a kernel compiled with 255 registers runs: 2 programs of 4 warps).
+
+    Parameters
+    ----------
+    regs : int
+        Registers per thread of the compiled kernel (``n_regs``).
+    shared : int
+        Shared memory per program, bytes (``metadata.shared``).
+    num_warps : int
+        Warps per program.
+
+    Returns
+    -------
+    tuple of (int, str)
+        Programs per SM and the limiter named by ``occupancy``.
     """
     from autotile.measure.gpu import H200_MEASURED_L2
     from autotile.measure.gpu._time_model import occupancy
@@ -343,13 +369,27 @@ def report(measured_dir: Path, predictions: Path = PREDICTIONS) -> int:
     ------
     FileNotFoundError
         If either CSV is missing.
+    ValueError
+        If a (shape, config) of the device run is not in ``predictions`` (a device run
+        of other shapes than the predictions', e.g. :data:`SHAPES_AB` without
+        ``--predictions data/diag_matmul_regs_ab_predictions.csv``).
     """
     with (measured_dir / "diag_matmul_regs.csv").open() as f:
         meas = list(csv.DictReader(f))
     with predictions.open() as f:
         pred = {(r["shape"], r["config"]): r for r in csv.DictReader(f)}
+    missing = sorted({r["shape"] for r in meas if (r["shape"], r["config"]) not in pred})
+    if missing:
+        raise ValueError(f"{predictions} has no predictions for shape(s) "
+                         f"{', '.join(missing)} of {measured_dir / 'diag_matmul_regs.csv'}; "
+                         "pass the predictions of those shapes with --predictions")
     ms = {(r["shape"], r["config"]): float(r["median_ms"]) for r in meas if r["median_ms"]}
-    shapes = list(dict.fromkeys(r["shape"] for r in meas))
+    timed = {r["shape"] for r in meas
+             if r["source"] == "tutorial" and (r["shape"], r["config"]) in ms}
+    shapes = [sh for sh in dict.fromkeys(r["shape"] for r in meas) if sh in timed]
+    for sh in dict.fromkeys(r["shape"] for r in meas):
+        if sh not in timed:
+            print(f"{sh}: no tutorial config timed (past --deadline-s or failed): left out")
     print("| shape | B scalar | best tutorial config (ms) | model's pick: % of best | "
           "candidate's pick: % of best |")
     print("|---|---|---|---|---|")
@@ -386,7 +426,7 @@ def report(measured_dir: Path, predictions: Path = PREDICTIONS) -> int:
             continue
         print(f"| {r['shape']} | {cfg} | {r['n_regs']} ({r['n_spills']}) | {b} | "
               f"{p['model_regs_per_thread']} | {p['model_blocks_per_sm']} | "
-              f"{float(r['pct_of_best']):.1f}% |")
+              + (f"{float(r['pct_of_best']):.1f}% |" if r["pct_of_best"] else "not timed |"))
     print(f"\nprograms an SM agree on {n_same} of {n_all} (shape, tutorial config) pairs "
           "that the model ranks")
     print()
@@ -587,7 +627,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.part == "predict":
         return predict(shapes, args.out or PREDICTIONS)
     if args.part == "report":
-        return report(args.measured, args.predictions)
+        try:
+            return report(args.measured, args.predictions)
+        except FileNotFoundError as exc:
+            ap.error(str(exc))
     if args.out is None:
         if "OUT" not in os.environ:
             ap.error("--part device needs --out DIR (or $OUT)")

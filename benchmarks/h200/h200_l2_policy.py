@@ -176,6 +176,32 @@ def _sim_policy(prog_seg_ptr, seg_n_steps, seg_op_ptr, op_base, op_stride, op_lo
     return out
 
 
+def _replay_setup(shape: tuple[int, int, int], cfg: dict[str, int], b: int, k_merge: int,
+                  stagger: float, warm_steps: float) -> tuple[Any, int, int, float,
+                                                              npt.NDArray[np.float64]]:
+    """The measurer's schedule and replay inputs of one launch, as ``simulate_l2`` builds them.
+
+    Returns the schedule (probe prefix of 4,096 programs), the concurrent programs
+    (SMs x ``b``), the programs replayed (whole waves of the probe), the scale from them
+    to the launch and the programs' start times (``stagger`` built up over
+    ``warm_steps`` program steps when positive).
+    """
+    M, N, K = shape
+    s, n_prog = matmul_tile_schedule(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"],
+                                     cfg["GROUP_M"], k_merge=k_merge, max_probe_programs=4096)
+    n_sms = H200_MEASURED_L2.n_sms
+    n_conc = n_sms * b
+    p_hi, scale = s.n_programs, 1.0
+    if n_prog > s.n_programs:
+        full = (s.n_programs // n_conc) * n_conc
+        p_hi = full if full > 0 else s.n_programs
+        scale = n_prog / p_hi
+    if warm_steps > 0:
+        stagger *= min(1.0, n_prog / n_conc * -(-K // cfg["BLOCK_K"]) / warm_steps)
+    start0 = _stagger_starts(s, stagger, n_conc, n_sms).astype(np.float64)
+    return s, n_conc, p_hi, scale, start0
+
+
 def policy_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int, k_merge: int,
                       cap_bytes: int, stagger: float, policy: int = 0, walloc: bool = False,
                       warm_steps: float = 0.0, seed: int = SEED) -> float:
@@ -212,19 +238,8 @@ def policy_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int, 
         With ``policy=0, walloc=False`` and 30 MiB this is DRIFT (stagger 0.5) or
         DRIFT_WARM (stagger 0.5, ``warm_steps`` 800), byte for byte.
     """
-    M, N, K = shape
-    s, n_prog = matmul_tile_schedule(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"],
-                                     cfg["GROUP_M"], k_merge=k_merge, max_probe_programs=4096)
-    n_sms = H200_MEASURED_L2.n_sms
-    n_conc = n_sms * b
-    p_hi, scale = s.n_programs, 1.0
-    if n_prog > s.n_programs:
-        full = (s.n_programs // n_conc) * n_conc
-        p_hi = full if full > 0 else s.n_programs
-        scale = n_prog / p_hi
-    if warm_steps > 0:
-        stagger *= min(1.0, n_prog / n_conc * -(-K // cfg["BLOCK_K"]) / warm_steps)
-    start0 = _stagger_starts(s, stagger, n_conc, n_sms).astype(np.float64)
+    s, n_conc, p_hi, scale, start0 = _replay_setup(shape, cfg, b, k_merge, stagger,
+                                                   warm_steps)
     out = _sim_policy(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base, s.op_stride,
                       s.op_lo, s.op_hi, s.op_write, s.tile_bytes, n_conc, int(cap_bytes), p_hi,
                       start0, policy, walloc, seed)
@@ -340,19 +355,8 @@ def setassoc_read_bytes(shape: tuple[int, int, int], cfg: dict[str, int], b: int
     """
     from scipy.stats import poisson
 
-    M, N, K = shape
-    s, n_prog = matmul_tile_schedule(M, N, K, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"],
-                                     cfg["GROUP_M"], k_merge=k_merge, max_probe_programs=4096)
-    n_sms = H200_MEASURED_L2.n_sms
-    n_conc = n_sms * b
-    p_hi, scale = s.n_programs, 1.0
-    if n_prog > s.n_programs:
-        full = (s.n_programs // n_conc) * n_conc
-        p_hi = full if full > 0 else s.n_programs
-        scale = n_prog / p_hi
-    if warm_steps > 0:
-        stagger *= min(1.0, n_prog / n_conc * -(-K // cfg["BLOCK_K"]) / warm_steps)
-    start0 = _stagger_starts(s, stagger, n_conc, n_sms).astype(np.float64)
+    s, n_conc, p_hi, scale, start0 = _replay_setup(shape, cfg, b, k_merge, stagger,
+                                                   warm_steps)
     n_max = int((s.op_hi - s.op_lo)[~s.op_write].sum())
     dist, nb = _sim_stack_distance(s.prog_seg_ptr, s.seg_n_steps, s.seg_op_ptr, s.op_base,
                                    s.op_stride, s.op_lo, s.op_hi, s.op_write, s.tile_bytes,
@@ -437,6 +441,7 @@ def misses(launches: list[dict[str, Any]]) -> None:
 
 
 def main() -> int:
+    """Print DRIFT_WARM's misses, then (without ``--quick``) every candidate and family."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="only DRIFT_WARM's misses and the repeat spread (seconds)")

@@ -34,7 +34,8 @@ launches took 56 s)::
 Usage::
 
     python benchmarks/h200/h200_traffic_v5.py \
-        [--write-configs-v5 | --write-predictions-v5 [--force]]
+        [--write-configs-v5 | --write-predictions-v5 | --write-predictions-v5-setassoc
+         [--force]]
 """
 
 from __future__ import annotations
@@ -104,6 +105,21 @@ PRED_FILE_V5_SA = DATA / "ncu_traffic_v5_predictions_setassoc.csv"
 SA_WAYS_V5 = (16, 32, 64)
 
 
+def _refuse_overwrite(path: Path, force: bool, why: str) -> None:
+    """Raise SystemExit if ``path`` exists and ``force`` is false (``why``: in the message)."""
+    if path.exists() and not force:
+        raise SystemExit(f"{path} exists ({why}); --force overwrites it")
+
+
+def _write_rows(path: Path, out: list[dict[str, object]]) -> None:
+    """Write ``out`` to ``path`` (header: the first row's keys) and say so."""
+    with path.open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(out[0]))
+        wr.writeheader()
+        wr.writerows(out)
+    print(f"wrote {path} ({len(out)} configs)")
+
+
 def write_configs(force: bool, path: Path = CONFIGS_FILE_V5) -> None:
     """Write the v5 device list (``M, N, K, dtype`` and the six knobs, one row per config).
 
@@ -112,9 +128,7 @@ def write_configs(force: bool, path: Path = CONFIGS_FILE_V5) -> None:
     SystemExit
         If ``path`` exists and ``force`` is false.
     """
-    if path.exists() and not force:
-        raise SystemExit(f"{path} exists (the list is fixed before the predictions); "
-                         "--force overwrites it")
+    _refuse_overwrite(path, force, "the list is fixed before the predictions")
     with path.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["M", "N", "K", "dtype", *KNOBS])
@@ -139,9 +153,7 @@ def write_predictions(force: bool, path: Path = PRED_FILE_V5) -> None:
         If ``path`` exists and ``force`` is false, or a model calls a config
         infeasible.
     """
-    if path.exists() and not force:
-        raise SystemExit(f"{path} exists (predictions are committed before the device "
-                         "run); --force overwrites it")
+    _refuse_overwrite(path, force, "predictions are committed before the device run")
     pred = Predictor()
     out = []
     for (M, N, K, dtype), cfgs in V5_PLAN.items():
@@ -162,11 +174,7 @@ def write_predictions(force: bool, path: Path = PRED_FILE_V5) -> None:
                                            bool(wa), w) for wt, (pol, wa, cap, s, w) in parts)))
             row["compulsory_read_bytes"] = (M * K + K * N) * 2
             out.append(row)
-    with path.open("w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(out[0]))
-        wr.writeheader()
-        wr.writerows(out)
-    print(f"wrote {path} ({len(out)} configs)")
+    _write_rows(path, out)
 
 
 def write_predictions_setassoc(force: bool, path: Path = PRED_FILE_V5_SA) -> None:
@@ -182,9 +190,7 @@ def write_predictions_setassoc(force: bool, path: Path = PRED_FILE_V5_SA) -> Non
         If ``path`` exists and ``force`` is false, or DRIFT_WARM calls a config
         infeasible.
     """
-    if path.exists() and not force:
-        raise SystemExit(f"{path} exists (predictions are committed before the device "
-                         "run); --force overwrites it")
+    _refuse_overwrite(path, force, "predictions are committed before the device run")
     pred = Predictor()
     out = []
     for (M, N, K, dtype), cfgs in V5_PLAN.items():
@@ -201,16 +207,25 @@ def write_predictions_setassoc(force: bool, path: Path = PRED_FILE_V5_SA) -> Non
                 row[f"pred_read_bytes_setassoc{w}"] = int(round(v))
             row["compulsory_read_bytes"] = (M * K + K * N) * 2
             out.append(row)
-    with path.open("w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(out[0]))
-        wr.writeheader()
-        wr.writerows(out)
-    print(f"wrote {path} ({len(out)} configs)")
+    _write_rows(path, out)
 
 
 def by_shape(pred_file: Path = PRED_FILE_V5, measured_file: Path = MEASURED_FILE_V5,
              model: str = "drift_warm") -> None:
-    """Per shape and ``GROUP_M`` class: ``model``'s launches within 15 % and median ratio."""
+    """Print, per shape and ``GROUP_M`` class, ``model``'s launches within 15 % and median ratio.
+
+    Nothing is printed while ``measured_file`` does not exist.
+
+    Parameters
+    ----------
+    pred_file : Path, default=PRED_FILE_V5
+        Predictions CSV with a ``pred_read_bytes_<model>`` column (bytes).
+    measured_file : Path, default=MEASURED_FILE_V5
+        ncu CSV with ``dram_read_bytes`` (bytes) per launch; launches without it or
+        without a prediction are skipped.
+    model : str, default="drift_warm"
+        Which prediction column to compare.
+    """
     if not measured_file.exists():
         return
     pred = {tuple(r[k] for k in ("M", "N", "K", *KNOBS)): r for r in rows(pred_file)}

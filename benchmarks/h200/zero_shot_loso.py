@@ -64,8 +64,21 @@ def measured() -> dict[str, dict[str, float]]:
 def model_times(shape: str, params: Any, configs: Any = TUTORIAL_CONFIGS) -> dict[str, float]:
     """Model seconds per config (inf: infeasible), default H200 profile.
 
-    ``configs`` holds ``(BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps)``
-    tuples (default: tutorial 03's 16).
+    Parameters
+    ----------
+    shape : str
+        ``"MxNxK:dtype"``.
+    params : GpuModelParams
+        The time model's constants.
+    configs : iterable of tuple of int, default=TUTORIAL_CONFIGS
+        ``(BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps)`` tuples
+        (default: tutorial 03's 16).
+
+    Returns
+    -------
+    dict of str to float
+        Config text (``config_text``) -> predicted time, seconds (``inf`` where the
+        model calls the config infeasible).
     """
     from autotile.measure import KernelModelMeasurer
     from autotile.measure.gpu import H200_MEASURED_L2

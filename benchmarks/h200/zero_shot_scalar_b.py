@@ -48,7 +48,7 @@ serial_tensor also act on the three shapes with only A scalar).
 
 Run ``python benchmarks/h200/zero_shot_scalar_b.py --candidate C [--fix-rate]`` with C one
 of share, overhead, address, serial_tensor, l1_carveout, share_address, share_linear
-(about 5-40 s each; the last two about 3 min).
+(about 5-40 s each; share_address about 3 min).
 """
 
 from __future__ import annotations

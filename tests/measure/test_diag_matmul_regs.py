@@ -227,6 +227,32 @@ def test_report_of_the_session_12_run(diag, capsys):
     assert "| 3000x5000x2000:float16 | 128x64x64 G8 w4 s4 | s2 | 0.810 | 1.000 | 0.655 |" in out
 
 
+def test_report_with_predictions_of_other_shapes(diag):
+    """A device run and predictions of other shapes: a ValueError naming the shapes."""
+    ab = ROOT / "benchmarks" / "h200" / "data" / "diag_matmul_regs_ab_predictions.csv"
+    with pytest.raises(ValueError, match=r"no predictions for shape\(s\) "
+                       r"2000x3000x16384:bfloat16, 288x9000x8192:float16"):
+        diag.main(["--part", "report", "--predictions", str(ab)])
+
+
+def test_report_leaves_out_untimed_shapes(diag, tmp_path, capsys):
+    """A shape whose timing was skipped (past --deadline-s) is named and left out."""
+    src = ROOT / "benchmarks" / "h200" / "data" / "diag_matmul_regs_s12" / "diag_matmul_regs.csv"
+    with src.open() as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        if r["shape"] == "3000x5000x2000:float16":
+            r["median_ms"] = r["pct_of_best"] = ""
+    with (tmp_path / "diag_matmul_regs.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert diag.main(["--part", "report", "--measured", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "3000x5000x2000:float16: no tutorial config timed" in out
+    assert "| 352x11000x6992:float16 | 1 | 128x128x32 G8 w4 s4 (0.5714) |" in out
+
+
 def test_committed_ab_predictions(diag):
     """The A-and-B-scalar predictions: the shapes of SHAPES_AB, every config."""
     path = ROOT / "benchmarks" / "h200" / "data" / "diag_matmul_regs_ab_predictions.csv"

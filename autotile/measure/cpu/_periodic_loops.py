@@ -28,7 +28,10 @@ MIN_BODY_ACCESSES = 48
 MIN_IN_LINE = 4
 #: An in-line loop whose iterations make fewer than ``MIN_BODY_ACCESSES`` accesses is
 #: watched if one line window makes at least this many (a ``j`` loop of 1,024
-#: iterations over an ``i`` loop of 8 at n = 1024: 16 iterations of 24 accesses).
+#: iterations over an ``i`` loop of 8 at n = 1024: 16 iterations of 24 accesses). A
+#: choice set on seed 0's schedules (in-sample): 384 accesses a window gained (50.5 ->
+#: 31.9 ms), 192 (an 8-iteration ``ji`` over ``ii`` of 8) lost (100 -> 113 ms);
+#: docs/results/cache_fastpath.md, session 12.
 MIN_WINDOW_ACCESSES = 256
 
 
