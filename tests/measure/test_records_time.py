@@ -227,14 +227,17 @@ def test_the_analytic_row_softmax_keeps_exponent_4():
 
     assert _analytic.ROW_SOFT_MAX_EXPONENT == 4.0
     # and row_softmax's time uses it, not the records model's 6 (6144 x 9000 fp32,
-    # 4 warps: compute, memory and latency bounds of the returned metrics)
+    # 4 warps: compute, memory, latency and, N being no multiple of 16, unaligned-row
+    # bounds of the returned metrics)
     from autotile.measure import KernelModelMeasurer
 
     hw = H200_MEASURED_L2
     m = KernelModelMeasurer("softmax_fused", {"M": 6144, "N": 9000}, hw, dtype="float32")
     r = m._measure({"num_warps": 4, "ROWS_PER_PROGRAM": 1})
     assert r.ok, r.error
-    b = (r.metrics["compute_s"], r.metrics["memory_s"], r.metrics["latency_s"])
+    assert r.metrics["unaligned_s"] > 0.0
+    b = (r.metrics["compute_s"], r.metrics["memory_s"], r.metrics["latency_s"],
+         r.metrics["unaligned_s"])
     expect = rm.soft_max(b, 4.0) * r.metrics["spill_factor"] + hw.launch_overhead_s
     assert r.metrics["time_s"] == pytest.approx(expect, rel=1e-12)
     assert rm.soft_max(b, 4.0) != pytest.approx(rm.soft_max(b, 6.0), rel=1e-6)
