@@ -531,7 +531,7 @@ class GpuAutotuner(TunerCommon):
         return CompilePool(self.backend.worker_fn, n_jobs=self.n_compile_jobs,
                            timeout_s=self.compile_timeout_s, init_fn=self.backend.worker_init,
                            mp_context=self.backend.mp_context,
-                           preload=getattr(self.backend, "worker_preload", ()))
+                           preload=self.backend.worker_preload)
 
     def _tune(self, key: tuple[Any, ...], named: dict[str, Any], grid: Any,
               args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchConfig:

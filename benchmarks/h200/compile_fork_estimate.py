@@ -50,6 +50,8 @@ import csv
 import json
 from pathlib import Path
 
+import compile_share_estimate as share
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 RUNS = {"v5": DATA / "autotune_kernels_v5" / "autotune_kernels_tuning.csv",
@@ -79,39 +81,9 @@ def simulate(t1: float, here_s: list[float], first_job_s: float, ready_s: float,
     ``first_job_s`` more for its first job); the workers are all ready at ``ready_s`` and
     take jobs from ``max(ready_s, IN_PROCESS_PROBE_S)`` on (the hand-off).
     """
-    n = len(here_s)
-    front, back = 0, n - 1
-    where = ["" for _ in range(n)]
-    done_at = [0.0] * n
-    free = [max(ready_s, IN_PROCESS_PROBE_S)] * n_workers
-    first = [True] * n_workers
-    now = t1
-    waited = False
-    while True:
-        while front <= back and min(free) <= now:
-            k = free.index(min(free))
-            cost = here_s[back] + (first_job_s if first[k] else 0.0)
-            first[k] = False
-            where[back], done_at[back] = "pool", free[k] + cost
-            free[k] = done_at[back]
-            back -= 1
-        if front <= back:
-            where[front] = "here"
-            now += here_s[front]
-            front += 1
-            continue
-        running = [j for j in range(n) if where[j] == "pool" and done_at[j] > now]
-        if running and not waited:
-            waited = True
-            now = min(max(done_at[j] for j in running), now + TAKE_OVER_AFTER_S)
-            continue
-        if not running:
-            break
-        j = min(running)
-        where[j] = "here"
-        now += here_s[j]
-    end = max([now] + [done_at[j] for j in range(n) if where[j] == "pool"])
-    return end, where
+    return share.simulate(t1, here_s, [h + first_job_s for h in here_s],
+                          max(ready_s, IN_PROCESS_PROBE_S), n_workers, later_s=here_s,
+                          take_over_s=TAKE_OVER_AFTER_S)
 
 
 def case_times(row: dict[str, str], first_job_s: float) -> tuple[list[str], list[float]]:

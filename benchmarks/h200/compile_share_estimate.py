@@ -68,24 +68,32 @@ def compile_order(row: dict[str, str]) -> list[tuple[str, float]]:
 
 
 def simulate(t1: float, here_s: list[float], pool_s: list[float], ready_s: float,
-             n_workers: int = N_WORKERS) -> tuple[float, list[str]]:
+             n_workers: int = N_WORKERS, later_s: list[float] | None = None,
+             take_over_s: float = TAKE_OVER_AFTER_S) -> tuple[float, list[str]]:
     """End of the compile phase under the shared rule, and where each rest config compiled.
 
     ``here_s[j]`` and ``pool_s[j]``: config ``j``'s compile time in this process and in a
-    worker (its first job there); ``ready_s``: when every worker is ready.
+    worker as that worker's first job; ``later_s[j]``: in a worker that already ran a job
+    (None: ``pool_s``, every job priced as a first one); ``ready_s``: when every worker
+    can take its first job; ``take_over_s``: the one wait for the workers' running
+    compiles before this process compiles them again (seconds).
     """
+    later = pool_s if later_s is None else later_s
     n = len(here_s)
     front, back = 0, n - 1
     where = ["" for _ in range(n)]
     done_at = [0.0] * n
     free = [ready_s] * n_workers  # when each worker can take its next job
+    first = [True] * n_workers
     now = t1  # this process is busy until then
     waited = False
     while True:
         # a worker free before this process's next take gets the last untaken config
         while front <= back and min(free) <= now:
             k = free.index(min(free))
-            where[back], done_at[back] = "pool", free[k] + pool_s[back]
+            cost = pool_s[back] if first[k] else later[back]
+            first[k] = False
+            where[back], done_at[back] = "pool", free[k] + cost
             free[k] = done_at[back]
             back -= 1
         if front <= back:
@@ -94,9 +102,9 @@ def simulate(t1: float, here_s: list[float], pool_s: list[float], ready_s: float
             front += 1
             continue
         running = [j for j in range(n) if where[j] == "pool" and done_at[j] > now]
-        if running and not waited:  # one wait of at most TAKE_OVER_AFTER_S
+        if running and not waited:  # one wait of at most take_over_s
             waited = True
-            now = min(max(done_at[j] for j in running), now + TAKE_OVER_AFTER_S)
+            now = min(max(done_at[j] for j in running), now + take_over_s)
             continue
         if not running:
             break

@@ -2,8 +2,8 @@
 
 Runs ``BanditSearcher(space, seed=s, arms=...)`` for the default portfolio
 (model-guided, Parzen, random) and the descent portfolio (descent, Parzen,
-random; tried on 2026-12-02, not the default) on the 246,960-schedule GEMM table (misses, budget 200) and
-on the RTX 3090 gemm file of the tuning-caches dataset (its methodology
+random; tried on 2026-12-02, not the default) on the 246,960-schedule GEMM table
+(misses, budget 200) and on the RTX 3090 gemm file of the tuning-caches dataset (its methodology
 budget, 1411), seed by seed alternately, after a short warm-up run of each,
 and prints the mean ``time.process_time`` per trial (searcher, study and
 replayed measurement). On a shared machine the ratio of the two is what to

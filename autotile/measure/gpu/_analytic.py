@@ -150,16 +150,20 @@ ROW_SOFT_MAX_EXPONENT = 4.0
 #: and 32 warps than with 4 on the H200 (6144 x 9000, 2816 x 9500, 3200 x 10500,
 #: 1152 x 13000), while 16384-element rows (aligned) ran best with 16-32 warps. No
 #: mechanism was found; the model charges such a launch an extra bound of
-#: ``rows / n_sms * num_warps * BLOCK * min(1, BLOCK / 16384) ** ROW_UNALIGNED_BLOCK_EXPONENT
-#: * ROW_UNALIGNED_WARP_ELEM_S`` seconds (it joins compute, memory and latency in the soft
-#: maximum). Fitted, not sourced: form and constants chosen on the 24 fp32 softmax cases
-#: of the v1-v7 kernels runs and ``h200_softmax.csv`` (in-sample), exponent in 1-4 and
-#: constant in 2e-12-3e-11 s, the widest passing band's middle; left out one case or one
-#: run at a time the choice is the same (``benchmarks/h200/softmax_unaligned_check.py``,
+#: ``rows / n_sms * num_warps * BLOCK * min(1, BLOCK / ROW_UNALIGNED_BLOCK_CAP) **
+#: ROW_UNALIGNED_BLOCK_EXPONENT * ROW_UNALIGNED_WARP_ELEM_S`` seconds (it joins compute,
+#: memory and latency in the soft maximum). Fitted, not sourced: form and constants
+#: chosen on the 24 fp32 softmax cases of the v1-v7 kernels runs and
+#: ``h200_softmax.csv`` (in-sample), exponent in 1-4 and constant in 2e-12-3e-11 s,
+#: the widest passing band's middle; left out one case or one run at a time the
+#: choice is the same (``benchmarks/h200/softmax_unaligned_check.py``,
 #: docs/gpu_model.md section 4.2). The cap at 16384 keeps the untimed larger blocks
 #: from growing faster than ``BLOCK``.
 ROW_UNALIGNED_WARP_ELEM_S = 1.2e-11
 ROW_UNALIGNED_BLOCK_EXPONENT = 4.0
+#: The block (elements) from which the unaligned bound grows only as ``BLOCK``: the
+#: largest block of the timed cases (larger ones were never timed unaligned).
+ROW_UNALIGNED_BLOCK_CAP = 16384
 #: Triton specialises an integer argument divisible by this value (the row stride).
 ROW_STRIDE_DIVISOR = 16
 
@@ -186,7 +190,7 @@ def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     per-thread chain) and many warps (slow reductions, few programs resident)
     both cost. When ``N`` is not a multiple of ``ROW_STRIDE_DIVISOR`` (Triton
     loads the rows element-wise) a fourth bound, ``M / n_sms * num_warps * BLOCK
-    * min(1, BLOCK / 16384) ** ROW_UNALIGNED_BLOCK_EXPONENT *
+    * min(1, BLOCK / ROW_UNALIGNED_BLOCK_CAP) ** ROW_UNALIGNED_BLOCK_EXPONENT *
     ROW_UNALIGNED_WARP_ELEM_S`` (fitted on the H200, no mechanism), charges
     many warps on large blocks. Time: the soft maximum (exponent
     ``ROW_SOFT_MAX_EXPONENT``) of compute, memory, latency and that bound,
@@ -236,7 +240,8 @@ def row_softmax(self: Any, config: Any, c: dict[str, Any]) -> MeasureResult:
     unaligned_s = 0.0
     if N % ROW_STRIDE_DIVISOR:
         unaligned_s = (M / float(hw.n_sms) * nw * block * ROW_UNALIGNED_WARP_ELEM_S
-                       * min(1.0, block / 16384.0) ** ROW_UNALIGNED_BLOCK_EXPONENT)
+                       * min(1.0, block / ROW_UNALIGNED_BLOCK_CAP)
+                       ** ROW_UNALIGNED_BLOCK_EXPONENT)
     spill = (regs_need / regs_cap) ** 2 if regs_need > regs_cap else 1.0
     t = soft_max((est.compute_s, memory_s, latency_s, unaligned_s),
                  ROW_SOFT_MAX_EXPONENT) * spill + hw.launch_overhead_s
