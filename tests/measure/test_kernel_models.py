@@ -128,3 +128,10 @@ def test_row_softmax_unaligned_large_block_charges_many_warps():
     mid = metrics({"M": 10240, "N": 5000})
     assert mid[8]["unaligned_s"] == pytest.approx(10240 / 132 * 8 * 8192 * 1.2e-11 / 16)
     assert min(mid, key=lambda w: mid[w]["time_s"]) == 8
+    # a 32768-element block is past the cap: 1536 x 21000 (v8 run) timed like aligned
+    # rows, 32 warps best (96.3 us), 8 warps 123.4 us; the bound is off and the pick is
+    # 32 warps (with the bound it was 8 warps, 78.1 % of the best)
+    big = metrics({"M": 1536, "N": 21000})
+    assert all(big[w]["unaligned_s"] == 0.0 for w in big)
+    assert min(big, key=lambda w: big[w]["time_s"]) == 32
+    assert big[8]["time_s"] > big[32]["time_s"]
