@@ -28,10 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from autotile.measure import GroundTruth, ReplayMeasurer
-from autotile.search._compare import compare
-from autotile.search._report import format_markdown
-from autotile.space import gemm_space
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure import GroundTruth, ReplayMeasurer  # noqa: E402
+from autotile.search._compare import compare  # noqa: E402
+from autotile.search._report import format_markdown  # noqa: E402
+from autotile.space import gemm_space  # noqa: E402
 
 TABLE = Path(__file__).resolve().parents[2] / "autotile" / "data" / "gemm64_truth.npz"
 

@@ -22,17 +22,21 @@ visited rows.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import optuna
 
-from autotile.measure import SCHEDULE_METRICS, SampledTruth, ScheduleMeasurer
-from autotile.search import compare_sampled
-from autotile.search._compare_sampled import score_against_sample
-from autotile.search._compare_store import open_storage
-from autotile.space import gemm_space
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure import SCHEDULE_METRICS, SampledTruth, ScheduleMeasurer  # noqa: E402
+from autotile.search import compare_sampled  # noqa: E402
+from autotile.search._compare_sampled import score_against_sample  # noqa: E402
+from autotile.search._compare_store import open_storage  # noqa: E402
+from autotile.space import gemm_space  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[2] / "autotile" / "data" / "gemm1024_sample.npz"
 _STATUS = {"ok": 0, "failed": 1, "infeasible": 2}

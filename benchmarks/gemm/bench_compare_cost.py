@@ -17,10 +17,14 @@ import hashlib
 import json
 import sys
 import time
+from pathlib import Path
 
-from autotile.search._cli_sources import gemm64
-from autotile.search._compare_plan import DEFAULT_SEARCHERS
-from autotile.search._compare_run import run_one
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.search._cli_sources import gemm64  # noqa: E402
+from autotile.search._compare_plan import DEFAULT_SEARCHERS  # noqa: E402
+from autotile.search._compare_run import run_one  # noqa: E402
 
 
 def main() -> None:

@@ -25,13 +25,18 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
-from autotile.measure import ScheduleMeasurer, gemm_ground_truth, simulate_nest
-from autotile.space import gemm_canonical_key, gemm_space
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure import ScheduleMeasurer, gemm_ground_truth, simulate_nest  # noqa: E402
+from autotile.space import gemm_canonical_key, gemm_space  # noqa: E402
 
 
 def _counts(mb) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]

@@ -29,20 +29,24 @@ import argparse
 import os
 import platform
 import shutil
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from autotile import te
-from autotile.measure import (
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile import te  # noqa: E402
+from autotile.measure import (  # noqa: E402
     CacheConfig,
     ScheduleMeasurer,
     simulate_cache_reference,
     simulate_nest,
     sweep,
 )
-from autotile.space import gemm_canonical_key, gemm_schedule, gemm_space
+from autotile.space import gemm_canonical_key, gemm_schedule, gemm_space  # noqa: E402
 
 
 def reference_ratio(space, n_samples: int, seed: int = 0) -> tuple[float, float]:

@@ -26,15 +26,19 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
-from autotile.measure import SCHEDULE_METRICS, ScheduleMeasurer
-from autotile.measure._ground_truth import _measure_chunk, _save_chunk
-from autotile.space import gemm_space
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure import SCHEDULE_METRICS, ScheduleMeasurer  # noqa: E402
+from autotile.measure._ground_truth import _measure_chunk, _save_chunk  # noqa: E402
+from autotile.space import gemm_space  # noqa: E402
 
 
 def sample_indices(n_configs: int, n_samples: int, seed: int) -> np.ndarray:

@@ -12,19 +12,23 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from autotile.measure import (
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure import (  # noqa: E402
     GroundTruth,
     KernelModelMeasurer,
     ReplayMeasurer,
     matmul_space,
     sweep,
 )
-from autotile.search import compare
+from autotile.search import compare  # noqa: E402
 
 SHAPE = {"M": 8192, "N": 8192, "K": 8192}
 OUT = Path(__file__).parent / "data" / "matmul8192_h100_truth.npz"

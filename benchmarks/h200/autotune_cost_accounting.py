@@ -38,7 +38,12 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 from pathlib import Path
+
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 
 BENCH_S = 0.125  # do_bench(warmup=25, rep=100): about 125 ms of device time
 

@@ -42,6 +42,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+
 HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("akg", HERE / "autotune_kernels_gpu.py")
 akg = importlib.util.module_from_spec(_spec)

@@ -9,7 +9,13 @@ reported figures can rebuild them.
 
 from __future__ import annotations
 
-from autotile.measure.gpu._calibrate import DEFAULT_FIT, H200_FIT, H200_FIT_STARTS
+import sys
+from pathlib import Path
+
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure.gpu._calibrate import DEFAULT_FIT, H200_FIT, H200_FIT_STARTS  # noqa: E402
 
 __all__ = ["DEFAULT_FIT", "PIPELINE_FIT", "PIPELINE_STARTS", "SMEM_FIT", "SMEM_STARTS",
            "POWER_FIT", "POWER_STARTS", "SMEM_OVERLAP_NORM_H200"]

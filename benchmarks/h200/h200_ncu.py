@@ -29,6 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 
 def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
     """Rows of ``ncu --csv`` output to one dict per kernel launch.

@@ -15,14 +15,19 @@ taking lines (Hopper's L2 is write-back, allocate on write).
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import numba
 import numpy as np
 
-from autotile.measure.gpu._hardware import HardwareProfile
-from autotile.measure.gpu._l2sim import _touch, simulate_l2_stream
-from autotile.measure.gpu._records_model import _SECTOR_BYTES
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure.gpu._hardware import HardwareProfile  # noqa: E402
+from autotile.measure.gpu._l2sim import _touch, simulate_l2_stream  # noqa: E402
+from autotile.measure.gpu._records_model import _SECTOR_BYTES  # noqa: E402
 
 #: Shares of the L2 (fractions of ``l2_bytes``, ``2**(k/2)`` for k = -10..2) at
 #: which the window is replayed.

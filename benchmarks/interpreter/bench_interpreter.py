@@ -36,6 +36,9 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import numpy as np  # noqa: E402
 
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 import autotile.kernels as K  # noqa: E402
 
 KERNEL_DIR = Path(K.__file__).parent

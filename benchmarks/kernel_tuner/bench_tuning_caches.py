@@ -24,11 +24,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from pathlib import Path
 
-from autotile.measure._kernel_tuner import load_kernel_tuner
-from autotile.search._compare import compare, methodology_budget
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autotile.measure._kernel_tuner import load_kernel_tuner  # noqa: E402
+from autotile.search._compare import compare, methodology_budget  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "tuning-caches"
 

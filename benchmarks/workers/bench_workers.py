@@ -40,6 +40,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+# this checkout's autotile, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 WORKER = r'''
