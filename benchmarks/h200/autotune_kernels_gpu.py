@@ -35,7 +35,7 @@ model's zero-shot pick % (from the committed predictions), both tuning walls.
     python benchmarks/h200/autotune_kernels_gpu.py --part time --out $OUT   # H200
     python benchmarks/h200/autotune_kernels_gpu.py --part report --measured DIR
 
-``--cases v2`` (v3 ... v8) selects the second (third ... eighth) list of new shapes
+``--cases v2`` (v3 ... v9) selects the second (third ... ninth) list of new shapes
 (predictions ``data/autotune_kernels_v2_predictions.csv``); ``--kernels`` restricts any part
 to some kernels (the device part can then run in two calls, one folder each,
 all of them given to ``--part report --measured``).
@@ -211,8 +211,28 @@ CASES_V8: list[tuple[str, dict[str, int], str]] = [
     ("attention", {"heads": 40, "N": 2304, "d": 128}, "float16"),
     ("attention", {"heads": 5, "N": 16384, "d": 64}, "bfloat16"),
 ]
+#: The ninth check (session 13), fixed after the v8 run and the fused softmax's cap
+#: (6e118f2: the unaligned bound off above 16384-element blocks, chosen on v8 alone) and
+#: before its predictions and any layer-norm model change of the session: softmax fp32 with unaligned 32768-element
+#: blocks at two small batches (2048 x 26010, 896 x 30500) and an unaligned 16384 block
+#: at a larger one (4608 x 13900); layer norm at a small batch with an unaligned 8192
+#: block (1280 x 6600 fp16), an aligned 16384 block (3328 x 11264 bf16) and an
+#: unaligned 4096 block (12288 x 2600 bf16); attention causal fp16 at head dimension
+#: 64, bf16 at 128 and a long sequence (24576) in fp16. Shapes in no earlier case list.
+CASES_V9: list[tuple[str, dict[str, int], str]] = [
+    ("softmax", {"M": 2048, "N": 26010}, "float32"),
+    ("softmax", {"M": 896, "N": 30500}, "float32"),
+    ("softmax", {"M": 4608, "N": 13900}, "float32"),
+    ("layer_norm", {"M": 1280, "N": 6600}, "float16"),
+    ("layer_norm", {"M": 3328, "N": 11264}, "bfloat16"),
+    ("layer_norm", {"M": 12288, "N": 2600}, "bfloat16"),
+    ("attention", {"heads": 24, "N": 4096, "d": 64, "causal": 1}, "float16"),
+    ("attention", {"heads": 32, "N": 2560, "d": 128}, "bfloat16"),
+    ("attention", {"heads": 3, "N": 24576, "d": 64}, "float16"),
+]
 CASE_SETS = {"v1": CASES_V1, "v2": CASES_V2, "v3": CASES_V3, "v4": CASES_V4, "v5": CASES_V5,
-             "v6": CASES_V6, "v7": CASES_V7, "v8": CASES_V8}
+             "v6": CASES_V6, "v7": CASES_V7, "v8": CASES_V8,
+             "v9": CASES_V9}
 #: Default predictions file and measured folder of each case set.
 SET_FILES = {"v1": ("autotune_kernels_predictions.csv", "autotune_kernels"),
              "v2": ("autotune_kernels_v2_predictions.csv", "autotune_kernels_v2"),
@@ -221,7 +241,8 @@ SET_FILES = {"v1": ("autotune_kernels_predictions.csv", "autotune_kernels"),
              "v5": ("autotune_kernels_v5_predictions.csv", "autotune_kernels_v5"),
              "v6": ("autotune_kernels_v6_predictions.csv", "autotune_kernels_v6"),
              "v7": ("autotune_kernels_v7_predictions.csv", "autotune_kernels_v7"),
-             "v8": ("autotune_kernels_v8_predictions.csv", "autotune_kernels_v8")}
+             "v8": ("autotune_kernels_v8_predictions.csv", "autotune_kernels_v8"),
+             "v9": ("autotune_kernels_v9_predictions.csv", "autotune_kernels_v9")}
 CASES = CASES_V1
 WARPS = (1, 2, 4, 8, 16, 32)
 
@@ -653,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", choices=tuple(CASE_SETS), default="v1",
                    help="the case list (v1: the 2026-12-02 run; v2: session 8's new shapes; "
                         "v3: session 9's; v4: session 10's; v5: session 11's; v6 and v7: "
-                        "session 12's; v8: session 13's)")
+                        "session 12's; v8 and v9: session 13's)")
     p.add_argument("--predictions", type=Path, default=None,
                    help="default: data/autotune_kernels[_v2]_predictions.csv of --cases")
     p.add_argument("--measured", type=Path, nargs="+", default=None,
