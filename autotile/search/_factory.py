@@ -113,8 +113,8 @@ def make_searcher(
         If ``name`` is unknown or ``seed`` is not None or an int with
         ``0 <= seed < 2**32``.
     TypeError
-        If ``kwargs`` holds an option the searcher does not take; the message
-        names it and lists the options it does take.
+        If ``kwargs`` holds an option the searcher does not take, ``seed`` or
+        ``space``, or a value of the wrong type (:func:`check_searcher_options`).
     ImportError
         If an Optuna sampler's optional dependency is missing (``cmaes`` for
         CMA-ES; ``torch`` and ``scipy`` for GP), naming the package.
@@ -175,8 +175,11 @@ def check_searcher_options(name: str, kwargs: Mapping[str, Any]) -> Any:
     ValueError
         If ``name`` is not a searcher name.
     TypeError
-        If ``kwargs`` holds an option the searcher does not take; the message
-        names it and lists the options it does take.
+        If ``kwargs`` holds an option the searcher does not take (the message
+        names it and lists the options it does take), holds ``seed`` or
+        ``space`` (arguments of their own), or gives an option whose default is
+        a bool, int or float a value of another type (an int fits a float
+        option).
 
     Notes
     -----
@@ -202,6 +205,11 @@ def _check_options(name: str, ctor: Any, kwargs: dict[str, Any]) -> None:
         return
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return
+    for own in ("seed", "space"):
+        if own in kwargs:
+            raise TypeError(f"searcher {name!r}: {own!r} is not a searcher option; pass "
+                            f"{own}= itself (to tune, autotune or make_searcher), not in "
+                            f"the options, got options {sorted(kwargs)}")
     known = [n for n, p in params.items() if n not in ("self", "space", "seed")
              and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
                             inspect.Parameter.KEYWORD_ONLY)]
@@ -209,6 +217,45 @@ def _check_options(name: str, ctor: Any, kwargs: dict[str, Any]) -> None:
     if unknown:
         raise TypeError(f"searcher {name!r} has no option(s) {unknown}; its options are "
                         f"{known}")
+    for key, value in kwargs.items():
+        want = _default_type(params[key].default)
+        if want is not None and not _is_instance(value, want):
+            raise TypeError(
+                f"searcher {name!r} option {key}={value!r}: expected {want.__name__} "
+                f"(its default is {params[key].default!r}), got {type(value).__name__}")
+
+
+def _default_type(default: Any) -> type | None:
+    """The type an option's value must have, read from its default (None: not checked).
+
+    Only plain numeric and bool defaults decide (bool, int, float); an option
+    whose default is None, a str (a name that may also take an object, as
+    ``featurizer``), a callable or an object takes what its constructor
+    documents, and the constructor checks it.
+    """
+    for t in (bool, int, float):
+        if type(default) is t:
+            return t
+    return None
+
+
+def _is_instance(value: Any, want: type) -> bool:
+    """Whether ``value`` fits an option whose default is of type ``want``.
+
+    An int fits a float option; a bool fits only a bool option (``True`` is
+    not a count); NumPy scalars count as their Python types.
+    """
+    import numpy as np
+
+    if want is bool:
+        return isinstance(value, (bool, np.bool_))
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if want is int:
+        return isinstance(value, (int, np.integer))
+    if want is float:
+        return isinstance(value, (int, float, np.integer, np.floating))
+    return isinstance(value, want)
 
 
 def encoding_for(sampler: BaseSampler) -> Encoding:

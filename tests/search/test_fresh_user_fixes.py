@@ -349,3 +349,37 @@ def test_tune_cli_heartbeat_errors_name_the_flags(capsys, tmp_path):
         "autotile tune: error: --grace-period must be longer than --heartbeat-interval, "
         "got --grace-period 10 <= --heartbeat-interval 30: live trials would be failed "
         "as abandoned")
+
+
+@pytest.mark.parametrize("name,opts,msg", [
+    ("tpe", {"n_startup_trials": "four"},
+     r"searcher 'tpe' option n_startup_trials='four': expected int \(its default is 10\), "
+     r"got str"),
+    ("model", {"plan_size": 8.5}, r"searcher 'model' option plan_size=8.5: expected int"),
+    ("model", {"plan_size": True}, r"searcher 'model' option plan_size=True: expected int"),
+])
+def test_searcher_option_of_the_wrong_type_is_refused_naming_it(name, opts, msg, gemm8):
+    from autotile.search import make_searcher, tune
+    from autotile.search._factory import check_searcher_options
+    from autotile.space import gemm_space
+
+    with pytest.raises(TypeError, match=msg):
+        check_searcher_options(name, opts)
+    with pytest.raises(TypeError, match=msg):
+        make_searcher(name, gemm_space(64), seed=0, **opts)
+    space, _, measurer = gemm8
+    with pytest.raises(TypeError, match=msg):  # refused before any trial runs
+        tune(space, measurer, searcher=name, budget=2, seed=0, progress=False,
+             searcher_kwargs=opts)
+
+
+def test_seed_in_searcher_options_points_to_the_seed_argument():
+    from autotile.search._factory import check_searcher_options
+
+    with pytest.raises(TypeError, match=r"searcher 'tpe': 'seed' is not a searcher option; "
+                                        r"pass seed= itself"):
+        check_searcher_options("tpe", {"seed": 3})
+    # an int fits a float option, numpy ints fit int options
+    import numpy as np
+
+    check_searcher_options("tpe", {"n_startup_trials": np.int64(4)})

@@ -318,6 +318,15 @@ def test_searcher_kwargs_errors_name_the_option():
                                                  r"'n_startup_trials'"):
         autotune(key=["n"], space=space, searcher="tpe", searcher_kwargs={"n_startup": 2},
                  scorer=time_by_block)(double_kernel)
+    with pytest.raises(InvalidConfigError, match=r"autotune\(\): searcher 'tpe': 'seed' is not a "
+                                                 r"searcher option; pass seed= itself"):
+        autotune(key=["n"], space=space, searcher="tpe", searcher_kwargs={"seed": 3},
+                 scorer=time_by_block)(double_kernel)
+    with pytest.raises(InvalidConfigError, match=r"option n_startup_trials='four': expected "
+                                                 r"int \(its default is 10\), got str"):
+        autotune(key=["n"], space=space, searcher="tpe",
+                 searcher_kwargs={"n_startup_trials": "four"},
+                 scorer=time_by_block)(double_kernel)
     with pytest.raises(InvalidConfigError, match=r"searcher_kwargs must be a dict .* got list "
                                                  r"\[\('plan_size', 8\)\]"):
         autotune(key=["n"], space=space, searcher="model",
