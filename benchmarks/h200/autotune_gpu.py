@@ -102,6 +102,18 @@ EIGHT_V6_SHAPES = "400x7056x18000:bfloat16,2700x3344x3100:bfloat16," \
                   "704x14000x4000:float16,352x11000x6992:float16," \
                   "1000x1360x28000:bfloat16,4600x3920x4400:float16"
 
+#: The seventh run's eight shapes, fixed (with the model's zero-shot predictions,
+#: ``benchmarks/h200/data/autotune_gpu_v7_predictions.csv``) before it, after the model
+#: change of session 13 (B's address registers, eq. 2): none in an earlier data file;
+#: small M (320, 448, 496), deep K (17600-32080), N >> M, M >> N (18000 x 560, 7000 x
+#: 1208), no size a multiple of 128, only B unvectorised at 320 x 9800 x 8000 and 1200 x
+#: 2600 x 17600 (N % 16 = 8), A and B at 7000 x 1208 x 2600 (N % 16 = K % 16 = 8), fp16
+#: and bf16; 669 GFLOP in all: ``--shapes eight_v7``.
+EIGHT_V7_SHAPES = "320x9800x8000:float16,800x1680x32080:float16," \
+                  "18000x560x4800:bfloat16,1200x2600x17600:bfloat16," \
+                  "448x12880x6000:bfloat16,7000x1208x2600:float16," \
+                  "3760x4240x3440:float16,496x5200x20000:bfloat16"
+
 T0 = time.perf_counter()
 
 
@@ -122,6 +134,8 @@ def parse_shapes(text: str) -> list[tuple[int, int, int, str]]:
         text = EIGHT_V5_SHAPES
     elif text == "eight_v6":
         text = EIGHT_V6_SHAPES
+    elif text == "eight_v7":
+        text = EIGHT_V7_SHAPES
     out = []
     for item in text.split(","):
         dims, _, dtype = item.strip().partition(":")

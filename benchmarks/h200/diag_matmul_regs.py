@@ -280,7 +280,7 @@ def predict(shapes: list[tuple[int, int, int, str]], out: Path) -> int:
     from autotile.measure import GpuModelParams
     from autotile.measure.gpu import H200_MEASURED_L2
     from autotile.measure.gpu._time_model import (
-        matmul_regs_per_thread,
+        matmul_scalar_regs_per_thread,
         matmul_smem_bytes,
         occupancy,
     )
@@ -303,8 +303,9 @@ def predict(shapes: list[tuple[int, int, int, str]], out: Path) -> int:
             scalar_a = 0 if acc.a.is_async else bm * bk
             scalar_b = 0 if acc.b.is_async else bk * bn
             smem = matmul_smem_bytes(bm, bn, bk, s, isz, a_buffers=n_a, b_buffers=n_b)
-            regs = matmul_regs_per_thread(bm, bn, w, p, staged_elems=scalar_a + max(
-                float(scalar_b), p.scalar_a_extra_regs * scalar_a))
+            regs = matmul_scalar_regs_per_thread(
+                bm, bn, w, p, scalar_a_elems=scalar_a, scalar_b_elems=scalar_b,
+                max_regs_per_thread=H200_MEASURED_L2.max_regs_per_thread)
             occ = occupancy(H200_MEASURED_L2, num_warps=w, smem_bytes=smem,
                             regs_per_thread=regs)
             t = pred[name] if source == "tutorial" else sweep[name]

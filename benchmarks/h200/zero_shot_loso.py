@@ -193,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.without_v5:
         v5 = read_summary(DATA / "autotune_gpu_v5" / "autotune_gpu_summary.csv")
         meas = {s: t for s, t in meas.items() if s not in v5}
-    base = GpuModelParams()
+    # every grid here predates B's address registers (eq. 2, session 13; scored in
+    # zero_shot_scalar_b.py --candidate address_once): off, so that the figures stand
+    base = GpuModelParams(scalar_b_extra_regs=0.0)
     if args.grid == "after_v5":
         return after_v5(meas, base, list(meas), fine=args.fine)
     if args.grid == "scalar_a":

@@ -1,4 +1,4 @@
-"""Eq. 5d changes for launches with B scalar, tried after v6 and in session 12 (CPU; none shipped).
+"""Eq. 2 and 5d changes for launches with B scalar, tried after v6 and in sessions 12-13 (CPU).
 
 The model's zero-shot pick misses >= 90% of the best tutorial-03 config on three shapes
 with B loaded by scalar loads (N % 16 != 0): 2000 x 3000 x 16384, 288 x 9000 x 8192 and
@@ -37,6 +37,14 @@ changed):
   :data:`CARVEOUTS_KB` that holds the SM's resident programs leaves of its 256 KB
   (``eta`` 0-0.5, ``ref`` 64 or 128 KB; ``eta = 0``: off). ``--fix-rate`` keeps ``R``
   and ``L_u`` at the shipped values.
+* ``--candidate address_once`` (session 13, after the A-and-B register diagnostic;
+  **shipped since**): B's phase of values and addresses ``e_B + min(x_B e_B, cap)``
+  (per thread) joins eq. 2's maximum with A's instead of adding to it, so the address
+  overhead is taken once a launch: ``GpuModelParams.scalar_b_extra_regs`` and
+  ``scalar_b_address_regs_cap``. Its term ``(x_B, cap) = (1, 16)`` was chosen on the
+  compiled registers alone (``--residency 0.5,1,1:16,...``: the programs an SM of eq. 3
+  against the compiled ones at the 100 (shape, config) pairs of both diagnostics);
+  ``--on`` selects only among grid points with the term on.
 
 Leave-one-shape-out over the 34 shapes with timings before v6 and over the 42 with v6
 (criterion: mean pick fraction plus mean Spearman, as in ``zero_shot_loso.py``), and
@@ -46,9 +54,13 @@ operand (N or K not a multiple of 16) are rescored at every grid point, the othe
 (before session 12 only B-scalar shapes were rescored, although share, overhead and
 serial_tensor also act on the three shapes with only A scalar).
 
-Run ``python benchmarks/h200/zero_shot_scalar_b.py --candidate C [--fix-rate]`` with C one
-of share, overhead, address, serial_tensor, l1_carveout, share_address, share_linear
-(about 5-40 s each; share_address about 3 min).
+Every candidate is scored against the model before session 13 (``scalar_b_extra_regs =
+0``); ``address_once``'s term is that model's change.
+
+Run ``python benchmarks/h200/zero_shot_scalar_b.py --candidate C [--fix-rate] [--on]`` with
+C one of share, overhead, address, serial_tensor, l1_carveout, share_address, share_linear,
+address_once (about 5-40 s each; share_address about 3 min), and ``--candidate
+address_once --residency 1:16`` (5 s) for the residency agreement.
 """
 
 from __future__ import annotations
@@ -57,6 +69,7 @@ import argparse
 import dataclasses
 import itertools
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -93,7 +106,15 @@ GRIDS = {
     "share_linear": list(itertools.product(
         itertools.product((0.0, 1.0), (0.0, 0.25, 0.5, 1.0)), (4e9, 3e9, 6e9),
         (1.7e-6, 0.25e-6, 0.5e-6, 0.85e-6))),
+    # ((x_B, cap), R, L_u), session 13: 0 is the shipped model; (1, 16) was chosen on the
+    # compiled residency alone (--residency), not on timings
+    "address_once": list(itertools.product((0.0, (1.0, 16.0)), (3e9, 4e9, 5e9),
+                                           (0.6e-6, 0.85e-6, 1.2e-6, 1.7e-6))),
 }
+
+#: The register diagnostics with compiled registers (``diag_matmul_regs.py``): session 12's
+#: four B-only-scalar shapes and two controls, session 13's three A-and-B-scalar shapes.
+DIAG_RUNS = ("diag_matmul_regs_s12", "diag_matmul_regs_ab")
 
 #: Shared-memory carveouts of an H100/H200 SM, KB (CUDA C++ Programming Guide, "Shared
 #: Memory" for compute capability 9.0); the rest of the 256 KB is L1.
@@ -162,28 +183,20 @@ def patch(candidate: str, value: list[Any]) -> None:
 
         an.estimate_time = patched_t
         return
+    if candidate == "address_once":
+        return  # the library's scalar_b_extra_regs and cap (term_params), no patch
     if candidate == "address":
-        seen: dict[str, Any] = {}
-        access, smem, regs = an.matmul_access, an.matmul_smem_bytes, an.matmul_regs_per_thread
+        regs = an.matmul_scalar_regs_per_thread
 
-        def access_w(*a: Any, **kw: Any) -> Any:
-            seen["acc"] = access(*a, **kw)
-            return seen["acc"]
-
-        def smem_w(bm: int, bn: int, bk: int, *a: Any, **kw: Any) -> Any:
-            seen["bk"] = bk
-            return smem(bm, bn, bk, *a, **kw)
-
-        def regs_w(bm: int, bn: int, nw: int, p: Any, staged_elems: float = 0) -> int:
-            r = regs(bm, bn, nw, p, staged_elems=staged_elems)
+        def regs_w(bm: int, bn: int, nw: int, p: Any, **kw: Any) -> int:
+            r = regs(bm, bn, nw, p, **kw)
             x = value[0] if isinstance(value[0], float) else value[0][0]
-            if x > 0 and not seen["acc"].b.is_async:
-                extra = math.ceil(x * seen["bk"] * bn / (32 * nw))
+            if x > 0 and kw.get("scalar_b_elems", 0) > 0:
+                extra = math.ceil(x * kw["scalar_b_elems"] / (32 * nw))
                 r = max(r, min(r + extra, 255))
             return r
 
-        an.matmul_access, an.matmul_smem_bytes = access_w, smem_w
-        an.matmul_regs_per_thread = regs_w
+        an.matmul_scalar_regs_per_thread = regs_w
         return
     orig = an.estimate_time
 
@@ -202,6 +215,120 @@ def patch(candidate: str, value: list[Any]) -> None:
     an.estimate_time = patched
 
 
+def term_params(candidate: str, v: Any, params: Any) -> Any:
+    """``params`` with ``address_once``'s term ``v`` (0 or ``(x_B, cap)``); others unchanged.
+
+    Parameters
+    ----------
+    candidate : str
+        A key of :data:`GRIDS`.
+    v
+        The grid's first coordinate.
+    params : GpuModelParams
+        The model before session 13 (``scalar_b_extra_regs = 0``).
+
+    Returns
+    -------
+    GpuModelParams
+        ``params`` with ``scalar_b_extra_regs = x_B`` and ``scalar_b_address_regs_cap =
+        cap`` for ``address_once`` and ``v != 0``, else ``params``.
+    """
+    if candidate != "address_once" or not isinstance(v, tuple):
+        return params
+    return dataclasses.replace(params, scalar_b_extra_regs=v[0], scalar_b_address_regs_cap=v[1])
+
+
+def model_blocks_per_sm(shape: str, cfg: tuple[int, ...], params: Any) -> int:
+    """Programs an SM of eq. 3 in the (patched) matmul model; 0 where it is infeasible.
+
+    Parameters
+    ----------
+    shape : str
+        ``"MxNxK:dtype"``.
+    cfg : tuple of int
+        ``(BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps)``.
+    params : GpuModelParams
+
+    Returns
+    -------
+    int
+        The model's resident programs per SM (``blocks_per_sm``), 0 if infeasible.
+    """
+    from autotile.measure import KernelModelMeasurer
+    from autotile.measure.gpu import H200_MEASURED_L2
+
+    dims, dtype = shape.split(":")
+    M, N, K = (int(v) for v in dims.split("x"))
+    m = KernelModelMeasurer("matmul", {"M": M, "N": N, "K": K}, H200_MEASURED_L2,
+                            params=params, dtype=dtype)
+    bm, bn, bk, g, s, w = cfg
+    r = m.measure(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=g, num_warps=w,
+                       num_stages=s))
+    return int(r.metrics["blocks_per_sm"]) if r.ok else 0
+
+
+def residency_agreement(candidate: str, xs: tuple[Any, ...]) -> int:
+    """Programs an SM of eq. 3 against the compiled ones, per value of the candidate's term.
+
+    For each (shape, tutorial config) of :data:`DIAG_RUNS` that compiled, the compiled
+    residency (``diag_matmul_regs.model_occupancy`` of ``n_regs`` and ``shared_bytes``)
+    is compared with the patched model's, counted over the pairs the shipped model ranks
+    (feasible: 70 and 30, the denominators of ``diag_matmul_regs.py --part report``).
+    Compile facts only, no timing: the candidate's term may be chosen on them.
+
+    Parameters
+    ----------
+    candidate : str
+        A key of :data:`GRIDS` whose first grid coordinate is the term (``address``,
+        ``address_once``).
+    xs : tuple
+        Values of the term (``address_once``: a float ``x_B`` or a pair ``(x_B, cap)``);
+        0 is the shipped model.
+
+    Returns
+    -------
+    int
+        0.
+    """
+    import csv
+
+    from autotile.measure import GpuModelParams
+    from benchmarks.h200.diag_matmul_regs import model_occupancy
+
+    base = GpuModelParams(scalar_b_extra_regs=0.0)  # the model before session 13
+    rows = []
+    for run in DIAG_RUNS:
+        with (DATA / run / "diag_matmul_regs.csv").open() as f:
+            rows += [(run, r) for r in csv.DictReader(f)
+                     if r["source"] == "tutorial" and r["n_regs"]]
+    value: list[Any] = [0.0]
+    patch(candidate, value)
+    models: dict[Any, list[int]] = {}
+    for x in (0.0,) + tuple(v for v in xs if v != 0.0):
+        value[0] = x
+        models[x] = []
+        for _, r in rows:
+            cfg = tuple(int(v) for v in re.findall(r"\d+", r["config"]))
+            bm, bn, bk, g, w, s = cfg  # "BMxBNxBK Gg ww ss"
+            models[x].append(model_blocks_per_sm(r["shape"], (bm, bn, bk, g, s, w),
+                                                 term_params(candidate, x, base)))
+    compiled = [model_occupancy(int(r["n_regs"]), int(r["shared_bytes"]),
+                                int(r["config"].split(" w")[1].split()[0]))[0]
+                for _, r in rows]
+    for x, got in models.items():
+        parts = []
+        for run in DIAG_RUNS:
+            idx = [i for i, (rn, _) in enumerate(rows) if rn == run and models[0.0][i] > 0]
+            parts.append(f"{run}: {sum(got[i] == compiled[i] for i in idx)} of {len(idx)}")
+        print(f"{candidate} x = {x}: programs an SM agree with the compiled ones on "
+              + ", ".join(parts))
+        for i, (run, r) in enumerate(rows):
+            if models[0.0][i] > 0 and got[i] != compiled[i]:
+                print(f"    {r['shape']} {r['config']}: compiled {r['n_regs']} regs, "
+                      f"{compiled[i]} programs; model {got[i]}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from autotile.measure import GpuModelParams
 
@@ -209,13 +336,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--candidate", choices=tuple(GRIDS), default="share")
     ap.add_argument("--fix-rate", action="store_true",
                     help="keep R and L_u at the shipped values (grid over the term only)")
+    ap.add_argument("--on", action="store_true",
+                    help="select only grid points with the term on (the shipped model is "
+                         "still scored for comparison)")
+    ap.add_argument("--residency", type=str, default=None, metavar="X[:CAP],...",
+                    help="print the compiled-residency agreement of the candidate's term at "
+                         "these values (address; address_once with an optional cap, "
+                         "address registers a thread) and exit")
     args = ap.parse_args(argv)
+    if args.residency is not None:
+        xs = [tuple(float(u) for u in v.split(":")) for v in args.residency.split(",")]
+        return residency_agreement(args.candidate, tuple(x[0] if len(x) == 1 else x
+                                                         for x in xs))
+    d = GpuModelParams()
+    shipped = (GRIDS[args.candidate][0][0], d.scalar_elems_per_s_per_sm,
+               d.unpipelined_latency_s)
     grid = GRIDS[args.candidate]
     if args.fix_rate:
-        d = GpuModelParams()
         grid = [g for g in grid if g[1] == d.scalar_elems_per_s_per_sm
                 and g[2] == d.unpipelined_latency_s]
-    value: list[Any] = [grid[0][0]]  # the shipped model
+    if args.on:
+        grid = [g for g in grid if g[0] != shipped[0]]
+    value: list[Any] = [shipped[0]]
     patch(args.candidate, value)
     meas = measured()
     old = list(meas)
@@ -224,18 +366,21 @@ def main(argv: list[str] | None = None) -> int:
     # every shape with a scalar operand (B, or A: K % 16 != 0) is rescored: share,
     # overhead and serial_tensor act on any eq. 5d launch
     varied = [s for s in meas if any(int(v) % 16 for v in s.split(":")[0].split("x")[1:])]
-    base = GpuModelParams()
+    # the model before session 13 (B's address registers off): every candidate is scored
+    # against it; address_once's (1, 16) is the shipped model since session 13
+    base = GpuModelParams(scalar_b_extra_regs=0.0)
     const = {s: score(model_times(s, base), meas[s]) for s in meas if s not in varied}
     sc: dict[tuple[Any, float, float], dict[str, tuple[float, float, float]]] = {}
-    for g in grid:
+    for g in ([shipped] if shipped not in grid else []) + grid:
         value[0] = g[0]
-        p = dataclasses.replace(base, scalar_elems_per_s_per_sm=g[1], unpipelined_latency_s=g[2])
+        p = dataclasses.replace(term_params(args.candidate, g[0], base),
+                                scalar_elems_per_s_per_sm=g[1], unpipelined_latency_s=g[2])
         sc[g] = {s: score(model_times(s, p), meas[s]) for s in varied} | const
         print(f"{g[0]}, R {g[1]:.0e}, L_u {g[2] * 1e6:.2f} us: in-sample picks "
               + ", ".join(f"{sc[g][s][0]:.1f}" for s in bsc))
     print("B-scalar shapes in that order:", ", ".join(bsc))
 
-    shipped = (grid[0][0], base.scalar_elems_per_s_per_sm, base.unpipelined_latency_s)
+    v6 = list(read_summary(DATA / "autotune_gpu_v6" / "autotune_gpu_summary.csv"))
     for label, pool in (("34 shapes before v6", old), ("42 shapes with v6", list(meas)),
                         ("leave-one-B-scalar-shape-out", bsc)):
         held = {h: max(grid, key=lambda j: loso_criterion(sc, j, [s for s in pool if s != h]))
@@ -250,6 +395,14 @@ def main(argv: list[str] | None = None) -> int:
             if h in bsc or abs(sc[held[h]][h][0] - sc[shipped][h][0]) > 0.05:
                 print(f"    {h}: selected {held[h]}, pick {sc[held[h]][h][0]:.1f}% (shipped "
                       f"{sc[shipped][h][0]:.1f}%)")
+        if label.startswith("42"):
+            p6 = [sc[held[h]][h][0] for h in v6]
+            print(f"  the 8 shapes of v6, held out: {sum(v >= 90 for v in p6)} of 8 >= 90%, "
+                  + ", ".join(f"{h} {sc[held[h]][h][0]:.1f}% (shipped {sc[shipped][h][0]:.1f}%)"
+                              for h in v6))
+            lost = [h for h in pool if sc[shipped][h][0] >= 90 > sc[held[h]][h][0]]
+            print(f"  shapes >= 90% with the shipped model that fall below 90% held out: "
+                  f"{', '.join(lost) if lost else 'none'}")
         k = max(grid, key=lambda j: loso_criterion(sc, j, pool))
         p = [sc[k][h][0] for h in pool]
         print(f"  in-sample, selected on all {len(pool)}: {k}: {sum(v >= 90 for v in p)} of "

@@ -170,10 +170,11 @@ def test_shipped_h200_fit_equals_the_committed_v5_calibration() -> None:
     from autotile.measure import H200_FITTED_PARAMS, H200_MEASURED_L2
 
     p5, l2 = _params("h200_calibrated_params_v5.csv")
-    # v5 predates eq. 5e (the wave-tail clock), A's address registers (eq. 2) and the
-    # partial-wave term (eq. 5'), which the shipped fit keeps off
+    # v5 predates eq. 5e (the wave-tail clock), A's and B's address registers (eq. 2) and
+    # the partial-wave term (eq. 5'), which the shipped fit keeps off
     assert H200_FITTED_PARAMS == dataclasses.replace(
-        p5, clock_exponent=0.0, scalar_a_extra_regs=0.0, tail_rate_exponent=0.0)
+        p5, clock_exponent=0.0, scalar_a_extra_regs=0.0, tail_rate_exponent=0.0,
+        scalar_b_extra_regs=0.0)
     assert H200_FITTED_PARAMS.smem_bytes_per_s_per_sm == pytest.approx(178.937e9, rel=1e-5)
     assert H200_MEASURED_L2.l2_bytes == l2 == 62_914_560
     assert dataclasses.replace(H200_MEASURED_L2, name=H200.name, l2_bytes=H200.l2_bytes) == H200

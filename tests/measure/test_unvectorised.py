@@ -7,7 +7,11 @@ import pytest
 from autotile.errors import MeasureError
 from autotile.measure import GpuModelParams, KernelModelMeasurer
 from autotile.measure.gpu import H200_MEASURED_L2, estimate_time
-from autotile.measure.gpu._time_model import matmul_regs_per_thread, matmul_smem_bytes
+from autotile.measure.gpu._time_model import (
+    matmul_regs_per_thread,
+    matmul_scalar_regs_per_thread,
+    matmul_smem_bytes,
+)
 
 P = GpuModelParams()
 
@@ -161,3 +165,66 @@ def test_scalar_a_address_registers_reject_128x256x128_where_only_a_is_scalar():
     assert both.measure(cfg(128, 128, 32, 4, 4)).ok
     with pytest.raises(MeasureError, match="scalar_a_extra_regs"):
         GpuModelParams(scalar_a_extra_regs=-0.5)
+
+
+def test_scalar_b_address_registers_are_taken_once_a_launch():
+    # session 13 (docs/gpu_model.md §3.7, "After the A-and-B diagnostic"): 128x64x32 w4
+    # compiled to 164 registers with only B scalar and 168 with A and B scalar (H200,
+    # 3 programs an SM both). B only: 64 accumulator + 40 + 16 B values + 16 B addresses
+    # = 136 (3 programs; 120 and 4 programs without B's addresses)
+    off = GpuModelParams(scalar_b_extra_regs=0.0)
+    assert P.scalar_b_extra_regs == 1.0 and P.scalar_b_address_regs_cap == 16.0
+    b_only = dict(scalar_b_elems=32 * 64)
+    assert matmul_scalar_regs_per_thread(128, 64, 4, P, **b_only) == 136
+    assert matmul_scalar_regs_per_thread(128, 64, 4, off, **b_only) == 120
+    # A and B: the larger phase, A's 32 values and 32 addresses = 64 (168 as compiled), not
+    # A's plus B's addresses (32 + 16 + 32 + 16 = 96: 200, 2 programs)
+    both = dict(scalar_a_elems=128 * 32, scalar_b_elems=32 * 64)
+    assert matmul_scalar_regs_per_thread(128, 64, 4, P, **both) == 168
+    assert matmul_scalar_regs_per_thread(128, 64, 4, off, **both) == 168
+    # no scalar operand: eq. 2 unchanged
+    assert matmul_scalar_regs_per_thread(128, 128, 4, P) == matmul_regs_per_thread(
+        128, 128, 4, P) == 168
+
+
+def test_scalar_b_address_registers_are_capped():
+    # 32x64x32 w2, B only (32 B elements a thread): at most 16 addresses, 32 + 40 + 32 + 16 =
+    # 120 registers, 8 programs an SM as compiled (128 registers); uncapped 136 and 7
+    b_only = dict(scalar_b_elems=32 * 64)
+    assert matmul_scalar_regs_per_thread(32, 64, 2, P, **b_only) == 120
+    uncapped = GpuModelParams(scalar_b_address_regs_cap=float("inf"))
+    assert matmul_scalar_regs_per_thread(32, 64, 2, uncapped, **b_only) == 136
+    # B's addresses never make a program infeasible: 64x256x32 uncapped would need
+    # 128 + 40 + 64 + 64 = 296 and gets the 255 a thread may use (compiled 255, ran)
+    wide = dict(scalar_b_elems=32 * 256)
+    assert matmul_scalar_regs_per_thread(64, 256, 4, P, **wide) == 248
+    assert matmul_scalar_regs_per_thread(64, 256, 4, uncapped, **wide) == 255
+    # ... but one infeasible without them stays so: 128x256x128 w8, 128 + 40 + 128 = 296
+    assert matmul_scalar_regs_per_thread(128, 256, 8, P, scalar_b_elems=128 * 256) == 296
+    with pytest.raises(MeasureError, match="scalar_b_extra_regs"):
+        GpuModelParams(scalar_b_extra_regs=-1.0)
+    with pytest.raises(MeasureError, match="scalar_b_address_regs_cap"):
+        GpuModelParams(scalar_b_address_regs_cap=-1.0)
+
+
+def test_scalar_b_address_registers_pick_the_best_config_at_352x11000x6992():
+    # 352 x 11000 x 6992 fp16 (only B scalar; v6: the model's pick 128x64x32 measured 77.9%
+    # of the best, 128x128x32): 128x64x32 now runs 3 programs an SM as compiled, two rounds
+    # on the busiest SM, and falls behind 128x128x32 and 128x64x64
+    shape = {"M": 352, "N": 11000, "K": 6992}
+    on = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2)
+    off = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2,
+                              params=GpuModelParams(scalar_b_extra_regs=0.0))
+    r_on, r_off = on.measure(cfg(128, 64, 32, 4, 4)), off.measure(cfg(128, 64, 32, 4, 4))
+    assert (r_on.metrics["blocks_per_sm"], r_off.metrics["blocks_per_sm"]) == (3.0, 4.0)
+    assert r_on.metrics["time_s"] == pytest.approx(1.0402e-3, rel=1e-3)
+    assert r_off.metrics["time_s"] == pytest.approx(0.5216e-3, rel=1e-3)
+    best = on.measure(cfg(128, 128, 32, 4, 4)).metrics["time_s"]
+    assert best == pytest.approx(0.6617e-3, rel=1e-3)
+    assert best < on.measure(cfg(128, 64, 64, 4, 4)).metrics["time_s"] < r_on.metrics["time_s"]
+    # A and B scalar (2500 x 7000 x 3000): A's phase is the larger, nothing changes
+    ab = {"M": 2500, "N": 7000, "K": 3000}
+    t = [KernelModelMeasurer("matmul", ab, H200_MEASURED_L2, params=p).measure(
+        cfg(128, 64, 32, 4, 4)).metrics for p in (P, GpuModelParams(scalar_b_extra_regs=0.0))]
+    assert t[0]["blocks_per_sm"] == t[1]["blocks_per_sm"] == 3.0
+    assert t[0]["time_s"] == t[1]["time_s"]

@@ -51,6 +51,7 @@ from autotile.measure.gpu._time_model import (
     estimate_time,
     matmul_efficiency,
     matmul_regs_per_thread,
+    matmul_scalar_regs_per_thread,
     matmul_smem_bytes,
     occupancy,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "occupancy",
     "matmul_smem_bytes",
     "matmul_regs_per_thread",
+    "matmul_scalar_regs_per_thread",
     "matmul_efficiency",
     "KernelModelMeasurer",
     "KERNEL_MODEL_METRICS",

@@ -27,7 +27,7 @@ from autotile.measure.gpu._matmul_schedule import matmul_tile_schedule
 from autotile.measure.gpu._time_model import (
     estimate_time,
     matmul_efficiency,
-    matmul_regs_per_thread,
+    matmul_scalar_regs_per_thread,
     matmul_smem_bytes,
     matmul_smem_step_bytes,
     occupancy,
@@ -85,9 +85,10 @@ def _tile_matmul(self: Any, config: Any, c: dict[str, Any], *, descriptors: bool
     scalar_b = 0 if acc.b.is_async else bk * bn
     scalar_out = bm * bn if acc.c.vector_elems == 1 else 0
     smem = matmul_smem_bytes(bm, bn, bk, ns, isz, a_buffers=n_a, b_buffers=n_b)
-    # eq. 2; A's address registers (scalar_a_extra_regs) count after B's staged ones are free
-    regs = matmul_regs_per_thread(bm, bn, nw, p, staged_elems=scalar_a + max(
-        float(scalar_b), p.scalar_a_extra_regs * scalar_a))
+    # eq. 2: the larger of the phases of A's and B's values and addresses
+    regs = matmul_scalar_regs_per_thread(bm, bn, nw, p, scalar_a_elems=scalar_a,
+                                         scalar_b_elems=scalar_b,
+                                         max_regs_per_thread=hw.max_regs_per_thread)
     occ = occupancy(hw, num_warps=nw, smem_bytes=smem, regs_per_thread=regs)
     if occ.reason is not None:
         return _infeasible(self, config, occ.reason)

@@ -58,7 +58,8 @@ H200_FITTED_PARAMS = GpuModelParams(
     power_cap_s_per_byte=4.7560019149858295e-14,
     clock_exponent=0.0,  # fitted without eq. 5e (the wave-tail clock); keeps its numbers
     # fitted before A's address registers (eq. 2) and the partial-wave term (eq. 5') of
-    # session 11; keeps its numbers
+    # session 11 and B's address registers (eq. 2) of session 13; keeps its numbers
     scalar_a_extra_regs=0.0,
     tail_rate_exponent=0.0,
+    scalar_b_extra_regs=0.0,
 )

@@ -59,6 +59,7 @@ __all__ = [
     "Occupancy",
     "matmul_smem_bytes",
     "matmul_regs_per_thread",
+    "matmul_scalar_regs_per_thread",
     "matmul_efficiency",
     "matmul_instr_n",
     "matmul_smem_step_bytes",
@@ -92,6 +93,20 @@ SCALAR_A_WEIGHT = 0.3
 #: register per element, held across the K loop (docs/gpu_model.md §3.7, "After v5"; no
 #: SASS read). A scalar B's elements share one column and differ by multiples of ``N``.
 SCALAR_A_EXTRA_REGS = 1.0
+#: Registers per element of a scalar-loaded B tile besides the one its load writes (eq. 2):
+#: its address. For B too Triton's layout of an unvectorised load puts the 32 lanes along
+#: K (``order = [0, 1]`` in the TTGIR of the session-12 diagnostic, H200), so a thread's B
+#: elements lie in distinct columns whose offsets ``(pid_n * BLOCK_N + j) % N`` are not
+#: affine in ``j``. B's phase (values and addresses) joins eq. 2's maximum with A's instead
+#: of adding to it: the compiled registers of 128x64x32 are 164 with only B scalar and 168
+#: with A and B scalar (docs/gpu_model.md §3.7, "After the A-and-B diagnostic").
+SCALAR_B_EXTRA_REGS = 1.0
+#: At most this many of B's address registers a thread (eq. 2). Chosen on compiled
+#: residency alone (H200, session 12 and 13 register diagnostics, 100 (shape, config)
+#: pairs; any cap in 12-24 gives the same residency): without it 32x64x32 with 2 warps
+#: (32 B elements a thread) would compile to 136 registers and 7 programs an SM; it
+#: compiled to 128 and 8.
+SCALAR_B_ADDRESS_REGS_CAP = 16.0
 #: ``B_smem`` of eq. 5c: the shared-memory port of a Hopper SM, 128 B/clk [7], at the
 #: 1.83 GHz clock of the H100 and H200 profiles' tensor peak (989.4e12 / (132 x 4096)), so
 #: that the port and the tensor cores scale with the same clock under the power cap.
@@ -200,6 +215,18 @@ class GpuModelParams:
         thread loads lie in distinct rows of A, whose offsets
         ``((pid_m * BLOCK_M + i) % M) * K`` are not affine in ``i``
         (docs/gpu_model.md §3.7). 0 turns it off. Must be ``>= 0``.
+    scalar_b_extra_regs : float, default=SCALAR_B_EXTRA_REGS
+        ``x_B``: registers per element of a scalar-loaded B tile on top of the
+        one its load writes (eq. 2), at most ``scalar_b_address_regs_cap`` a
+        thread. B's phase ``e_B + min(x_B e_B, c)`` joins the maximum of
+        eq. 2 (``staged = max(e_A + e_B, (1 + x) e_A, e_B + min(x_B e_B,
+        c))``, per thread): the address overhead is taken once a launch, not
+        once per scalar operand. The registers it adds never make a program
+        infeasible (capped at ``max_regs_per_thread``). 0 turns it off. Must
+        be ``>= 0``.
+    scalar_b_address_regs_cap : float, default=SCALAR_B_ADDRESS_REGS_CAP
+        ``c``: the most address registers a thread holds for B (eq. 2).
+        ``inf`` means no cap. Must be ``>= 0``.
     tail_rate_exponent : float, default=TAIL_RATE_EXPONENT
         ``g`` of the partial-wave term of eq. 5 (matmul): after ``W >= 1``
         full waves of ``b`` resident programs per SM, the busiest SM runs
@@ -244,6 +271,8 @@ class GpuModelParams:
     max_clock_boost: float = 1.47
     scalar_a_weight: float = SCALAR_A_WEIGHT
     scalar_a_extra_regs: float = SCALAR_A_EXTRA_REGS
+    scalar_b_extra_regs: float = SCALAR_B_EXTRA_REGS
+    scalar_b_address_regs_cap: float = SCALAR_B_ADDRESS_REGS_CAP
     tail_rate_exponent: float = TAIL_RATE_EXPONENT
 
     def __post_init__(self) -> None:
@@ -270,7 +299,8 @@ class GpuModelParams:
         object.__setattr__(self, "overlap_decay", decay)
         for name in ("tile_overhead_elems", "k_overhead_elems", "pipeline_latency_s",
                      "power_cap_s_per_byte", "unpipelined_latency_s", "clock_exponent",
-                     "scalar_a_weight", "scalar_a_extra_regs", "tail_rate_exponent"):
+                     "scalar_a_weight", "scalar_a_extra_regs", "scalar_b_extra_regs",
+                     "tail_rate_exponent"):
             v = real(name, getattr(self, name), rule="finite and >= 0")
             if v < 0:
                 rule = "finite and >= 0" if name == "power_cap_s_per_byte" else ">= 0"
@@ -301,6 +331,11 @@ class GpuModelParams:
             raise MeasureError("smem_overlap_norm must be >= 1 (inf is max), got "
                                f"smem_overlap_norm={q}")
         object.__setattr__(self, "smem_overlap_norm", q)
+        cap = real("scalar_b_address_regs_cap", self.scalar_b_address_regs_cap, finite=False)
+        if not cap >= 0.0:
+            raise MeasureError("scalar_b_address_regs_cap must be >= 0 (inf: no cap), got "
+                               f"scalar_b_address_regs_cap={cap}")
+        object.__setattr__(self, "scalar_b_address_regs_cap", cap)
 
     def _check_warp_table(self, real: Any) -> tuple[tuple[int, float], ...]:
         """``warp_efficiency`` as a tuple of ``(int, float)`` pairs, checked."""
@@ -506,6 +541,57 @@ def matmul_regs_per_thread(block_m: int, block_n: int, num_warps: int,
     staged = math.ceil(staged_elems / (32 * num_warps))
     regs = acc + staged + params.reg_base_per_thread
     return -(-regs // REG_ALLOC_UNIT) * REG_ALLOC_UNIT
+
+
+def matmul_scalar_regs_per_thread(block_m: int, block_n: int, num_warps: int,
+                                  params: GpuModelParams, *, scalar_a_elems: float = 0,
+                                  scalar_b_elems: float = 0,
+                                  max_regs_per_thread: int = 255) -> int:
+    """Registers per thread of a matmul program with scalar-loaded operands (eq. 2).
+
+    The tiles staged in registers per K step, over the program's ``32 * num_warps``
+    threads, are the larger of three phases: both tiles' values ``e_A + e_B``; A's
+    values and addresses ``(1 + x) e_A`` (``x = scalar_a_extra_regs``); B's values and
+    at most ``c`` addresses a thread ``e_B + min(x_B e_B, 32 * num_warps * c)``
+    (``x_B = scalar_b_extra_regs``, ``c = scalar_b_address_regs_cap``). The registers
+    B's addresses add are capped at ``max_regs_per_thread``: they never make a program
+    infeasible (an address can be recomputed; the H200 ran every such config at 255
+    registers). Without scalar operands this is :func:`matmul_regs_per_thread`.
+
+    Parameters
+    ----------
+    block_m, block_n : int
+    num_warps : int
+    params : GpuModelParams
+    scalar_a_elems : float, default=0
+        ``e_A``: elements of the A tile loaded with scalar loads per K step
+        (``BLOCK_M * BLOCK_K``, or 0 when A is vectorised).
+    scalar_b_elems : float, default=0
+        ``e_B``: the same for B (``BLOCK_K * BLOCK_N`` or 0).
+    max_regs_per_thread : int, default=255
+        The hardware's limit (``HardwareProfile.max_regs_per_thread``).
+
+    Returns
+    -------
+    int
+        Registers per thread, a multiple of 8 (or ``max_regs_per_thread`` where B's
+        addresses reach it).
+
+    References
+    ----------
+    docs/gpu_model.md §3.7, "After v5" (A's addresses) and "After the A-and-B
+    diagnostic" (B's, session 13).
+    """
+    staged = scalar_a_elems + max(float(scalar_b_elems),
+                                  params.scalar_a_extra_regs * scalar_a_elems)
+    regs = matmul_regs_per_thread(block_m, block_n, num_warps, params, staged_elems=staged)
+    if scalar_b_elems > 0 and params.scalar_b_extra_regs > 0:
+        phase_b = scalar_b_elems + min(params.scalar_b_extra_regs * scalar_b_elems,
+                                       32 * num_warps * params.scalar_b_address_regs_cap)
+        with_b = matmul_regs_per_thread(block_m, block_n, num_warps, params,
+                                        staged_elems=max(staged, phase_b))
+        regs = max(regs, min(with_b, max_regs_per_thread))
+    return regs
 
 
 def matmul_efficiency(block_m: int, block_n: int, block_k: int, num_warps: int,
