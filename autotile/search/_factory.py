@@ -16,8 +16,8 @@ from autotile.search._params import Encoding
 from autotile.search._study_args import check_seed
 from autotile.space import Space
 
-__all__ = ["SEARCHERS", "DEFAULT_SEARCHER", "make_searcher", "check_searcher_options",
-           "encoding_for"]
+__all__ = ["SEARCHERS", "DEFAULT_SEARCHER", "make_searcher", "build_searcher",
+           "check_searcher_options", "encoding_for"]
 
 #: Searcher names accepted by :func:`make_searcher` (aliases: ``"xgb"`` for
 #: ``"model"``, ``"evo"`` for ``"evolutionary"``).
@@ -125,6 +125,37 @@ def make_searcher(
     >>> make_searcher("random", gemm_space(64), seed=0)
     <autotile.search._random.RandomSearcher object at ...>
     """
+    return build_searcher(name, space, seed, kwargs)
+
+
+def build_searcher(name: str, space: Space, seed: int | None,
+                   options: Mapping[str, Any]) -> BaseSampler:
+    """:func:`make_searcher` with the options as one mapping.
+
+    Callers that pass a user's ``searcher_kwargs`` on use this form: spread
+    into ``make_searcher(name, space, seed, **options)``, options holding
+    ``seed`` would fail in Python's call machinery ("got multiple values for
+    argument 'seed'") before :func:`check_searcher_options` could name the
+    problem.
+
+    Parameters
+    ----------
+    name, space, seed
+        As for :func:`make_searcher`.
+    options : Mapping[str, Any]
+        The searcher's options (``searcher_kwargs``).
+
+    Returns
+    -------
+    optuna.samplers.BaseSampler
+        The searcher.
+
+    Raises
+    ------
+    ValueError, TypeError, ImportError
+        As :func:`make_searcher`.
+    """
+    kwargs = dict(options)
     key = searcher_key(name)
     check_seed(seed)
     _require(key)

@@ -383,3 +383,14 @@ def test_seed_in_searcher_options_points_to_the_seed_argument():
     import numpy as np
 
     check_searcher_options("tpe", {"n_startup_trials": np.int64(4)})
+
+
+@pytest.mark.parametrize("own", ["seed", "space"])
+def test_seed_in_searcher_kwargs_of_tune_is_named_not_a_python_call_error(own, gemm8):
+    # session 13: tune(..., seed=0, searcher_kwargs={"seed": 3}) raised Python's
+    # "make_searcher() got multiple values for argument 'seed'" before the option check
+    space, _, measurer = gemm8
+    with pytest.raises(TypeError, match=rf"searcher 'tpe': '{own}' is not a searcher option; "
+                                        rf"pass {own}= itself"):
+        tune(space, measurer, searcher="tpe", budget=2, seed=0, progress=False,
+             storage=":memory:", searcher_kwargs={own: 3})
