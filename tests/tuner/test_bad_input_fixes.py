@@ -176,3 +176,30 @@ def test_check_max_elems_accepts_numpy_ints():
     k = autotune(CONFIGS, key=["n"], scorer=time_by_block,
                  check_max_elems=np.int64(100))(double_kernel)
     assert k.check_max_elems == 100 and type(k.check_max_elems) is int
+
+
+@pytest.mark.parametrize("make", [np.float32, np.float16, np.int64, np.float64])
+def test_scorer_returning_a_numpy_scalar_is_a_time(make):
+    # session 13: np.float32 (not a float subclass) was refused and every config failed
+    k = autotune(CONFIGS, key=["n"], disk_cache=False,
+                 scorer=lambda c, a: make(4 if c.kwargs["BLOCK"] == 16 else 2))(double_kernel)
+    out = np.zeros(N, np.float32)
+    k[grid_1d](_x(), out, N)
+    assert [(r.config.kwargs["BLOCK"], r.status, r.time_s) for r in k.history] == [
+        (16, "ok", 4.0), (32, "ok", 2.0)]
+    assert k.best_config.kwargs["BLOCK"] == 32
+    np.testing.assert_array_equal(out, 2 * _x())
+
+
+def test_scorer_returning_a_numpy_bool_fails_naming_the_value():
+    k = autotune(CONFIGS, key=["n"], disk_cache=False,
+                 scorer=lambda c, a: np.bool_(True) if c.kwargs["BLOCK"] == 16
+                 else time_by_block(c, a))(double_kernel)
+    k[grid_1d](_x(), np.zeros(N, np.float32), N)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert rec[16].status == "failed"
+    assert rec[16].reason == ("scorer raised TypeError: a scorer must return a MeasureResult "
+                              f"or a time in seconds, got {type(np.bool_(True)).__name__} "
+                              f"{np.bool_(True)!r}")
+    assert rec[32].status == "ok"
+
