@@ -347,6 +347,12 @@ class Autotuner(TunerCommon):
                 f"@autotune of {fn.__name__!r}: hardware must be a HardwareProfile (e.g. "
                 f"autotile.measure.H100_SXM), got {type(hardware).__name__} "
                 f"hardware={hardware!r}")
+        for what, value in (("scorer", scorer), ("small_args", small_args),
+                            ("reference", reference)):
+            if value is not None and not callable(value):  # else every candidate fails later
+                raise InvalidConfigError(
+                    f"@autotune of {fn.__name__!r}: {what} must be a callable or None, got "
+                    f"{type(value).__name__} {what}={value!r}")
         if scorer is None:
             scorer = default_scorer(fn, hardware)
         self.scorer = scorer

@@ -203,3 +203,12 @@ def test_scorer_returning_a_numpy_bool_fails_naming_the_value():
                               f"{np.bool_(True)!r}")
     assert rec[32].status == "ok"
 
+
+@pytest.mark.parametrize("what", ["scorer", "small_args", "reference"])
+def test_non_callable_scorer_small_args_or_reference_is_refused_at_decoration(what):
+    # session 13: scorer=3 was accepted and every candidate then failed "'int' object is
+    # not callable" at the first launch
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], disk_cache=False, **{what: 3})(double_kernel)
+    assert str(exc.value) == (f"@autotune of 'double_kernel': {what} must be a callable or "
+                              f"None, got int {what}=3")
