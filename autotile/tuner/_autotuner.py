@@ -476,7 +476,8 @@ class Autotuner(TunerCommon):
         Raises
         ------
         InvalidConfigError
-            If a keyword argument is also a tuned meta-parameter, an argument
+            If an argument of the call (by keyword or position) is also a tuned
+            meta-parameter, an argument
             named by ``reset_to_zero``/``restore_value`` is not an array, or the
             default GPU-model scorer of a library kernel gets a call with a
             problem dimension ``< 1`` whose grid is not empty (e.g. a matmul
@@ -485,7 +486,9 @@ class Autotuner(TunerCommon):
             If no candidate is valid (the message lists each reason).
         """
         named = self._bind(args, kwargs)
-        self._check_conflicts(kwargs, self._tuned_names)
+        # the names the call itself gives (positionally too; not the parameters' defaults)
+        given = {**dict.fromkeys(self.arg_names[:len(args)]), **kwargs}
+        self._check_conflicts(given, self._tuned_names)
         _check_buffers("reset_to_zero", self.reset_to_zero, named, self.fn.__name__)
         _check_buffers("restore_value", self.restore_value, named, self.fn.__name__)
         key = self.tuning_key(named)
@@ -495,7 +498,7 @@ class Autotuner(TunerCommon):
         if config is None:
             space = self._space_for(named) if self.space is not None else None
             if space is not None:
-                self._check_conflicts(kwargs, set(space.names))
+                self._check_conflicts(given, set(space.names))
             config = self._empty_launch_config(named, grid, space)
             if config is not None:
                 self.cache_source = "empty"

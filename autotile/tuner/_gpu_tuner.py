@@ -379,7 +379,9 @@ class GpuAutotuner(TunerCommon):
         if self.kernel is None:
             self.kernel = self.backend.kernel(self.fn)
         named = self._bind(args, kwargs)
-        conflicts = sorted(set(kwargs) & self._tuned_names)
+        # the names the call gives, by keyword or position (Triton's own launcher would
+        # fail on a positional one with "got multiple values for argument")
+        conflicts = sorted((set(kwargs) | set(self.arg_names[:len(args)])) & self._tuned_names)
         if conflicts:
             raise InvalidConfigError(
                 f"Conflicting meta-parameters: {', '.join(conflicts)}. Make sure that you "
