@@ -262,8 +262,9 @@ class LaunchConfig:
     ------
     InvalidConfigError
         If a key is not a str, names a launch option, a value is not
-        hashable, ``num_warps`` is not a positive power of two or
-        ``num_stages``/``num_ctas`` is below 1.
+        hashable, ``num_warps`` is not a positive power of two,
+        ``num_stages``/``num_ctas`` is below 1 or ``maxnreg`` is neither None
+        nor an int >= 1.
 
     Notes
     -----
@@ -316,6 +317,11 @@ class LaunchConfig:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InvalidConfigError(f"{name} must be an int >= 1, got {name}={v!r}")
             object.__setattr__(self, name, v)
+        mr = _plain(self.maxnreg)
+        if mr is not None and (isinstance(mr, bool) or not isinstance(mr, int) or mr < 1):
+            raise InvalidConfigError(f"maxnreg must be None or an int >= 1 (registers per "
+                                     f"thread), got maxnreg={mr!r}")
+        object.__setattr__(self, "maxnreg", mr)
         if self.pre_hook is not None and not callable(self.pre_hook):
             raise InvalidConfigError(
                 f"pre_hook must be callable or None, got {type(self.pre_hook).__name__}")
