@@ -24,6 +24,7 @@ from autotile.tuner._check import arrays_of, call_small_args, n_elems
 from autotile.tuner._config import (
     LaunchConfig,
     check_bench_budgets,
+    check_cache_dir,
     check_candidates,
     check_space_knobs,
     check_space_search,
@@ -369,10 +370,7 @@ class Autotuner(TunerCommon):
         self.check_max_elems = cme
         self.rtol, self.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
         self.cache_dir, self.disk_cache = cache_dir, bool(disk_cache)
-        if self.disk_cache and cache_dir is not None and Path(cache_dir).exists() \
-                and not Path(cache_dir).is_dir():
-            raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
-                                     f"{str(cache_dir)!r}, which is an existing file")
+        check_cache_dir(cache_dir, self.disk_cache)
         self.cache: dict[tuple[Any, ...], LaunchConfig] = {}
         self.histories: dict[tuple[Any, ...], list[TuningRecord]] = {}
         self.history: list[TuningRecord] = []

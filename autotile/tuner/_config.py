@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -43,6 +45,33 @@ def check_bench_budgets(warmup: Any, rep: Any) -> None:
         why = None if value is None else bench_ms_problem(name, value, positive=positive)
         if why is not None:
             raise InvalidConfigError(f"autotune(): {why}")
+
+
+def check_cache_dir(cache_dir: Any, disk_cache: bool) -> None:
+    """Check ``@autotune``'s ``cache_dir``: None, or a path that is not an existing file.
+
+    Parameters
+    ----------
+    cache_dir : str, os.PathLike or None
+        The disk cache directory; None: the default.
+    disk_cache : bool
+        Whether the disk cache is on (an existing file is refused only then).
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``cache_dir`` is neither None, a str nor a path (an int reached
+        ``pathlib`` as "expected str, bytes or os.PathLike object"), or is an
+        existing file while ``disk_cache`` is on.
+    """
+    if cache_dir is None:
+        return
+    if not isinstance(cache_dir, (str, os.PathLike)):
+        raise InvalidConfigError(f"cache_dir must be a directory path (str or path) or None, "
+                                 f"got {type(cache_dir).__name__} cache_dir={cache_dir!r}")
+    if disk_cache and Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+        raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
+                                 f"{str(cache_dir)!r}, which is an existing file")
 
 
 def check_space_search(searcher: Any, budget: Any, seed: Any,

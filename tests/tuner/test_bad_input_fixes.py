@@ -212,3 +212,30 @@ def test_non_callable_scorer_small_args_or_reference_is_refused_at_decoration(wh
         autotune(CONFIGS, key=["n"], disk_cache=False, **{what: 3})(double_kernel)
     assert str(exc.value) == (f"@autotune of 'double_kernel': {what} must be a callable or "
                               f"None, got int {what}=3")
+
+
+@pytest.mark.parametrize("bad", [3, 2.5, b"/tmp/x", ["/tmp"]])
+def test_cache_dir_that_is_not_a_path_is_refused_at_decoration(bad):
+    # session 13: cache_dir=3 reached pathlib: "expected str, bytes or os.PathLike object"
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], scorer=time_by_block, cache_dir=bad)(double_kernel)
+    assert str(exc.value) == ("cache_dir must be a directory path (str or path) or None, got "
+                              f"{type(bad).__name__} cache_dir={bad!r}")
+
+
+def test_cache_dir_that_is_an_existing_file_is_refused_on_both_paths(tmp_path):
+    from tests.tuner._fake_gpu import FakeBackend
+
+    f = tmp_path / "cache.json"
+    f.write_text("{}")
+    msg = f"cache_dir must be a directory, got cache_dir={str(f)!r}, which is an existing file"
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], scorer=time_by_block, cache_dir=f)(double_kernel)
+    assert str(exc.value) == msg
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], backend=FakeBackend(lambda meta: 1e-3), cache_dir=f,
+                 model_prior=False)(double_kernel)
+    assert str(exc.value) == msg
+    # with the disk cache off the path is never used
+    autotune(CONFIGS, key=["n"], scorer=time_by_block, cache_dir=f, disk_cache=False)(
+        double_kernel)
