@@ -65,9 +65,20 @@ def searcher_key(name: Any) -> str:
     Raises
     ------
     ValueError
-        If ``name`` is neither (the message lists both).
+        If ``name`` is neither (the message lists both), or is a sampler
+        class rather than an instance (the message says so).
     """
     key = _ALIASES.get(name.lower(), name.lower()) if isinstance(name, str) else name
+    if isinstance(name, type) and issubclass(name, BaseSampler):
+        try:
+            takes_space = "space" in inspect.signature(name).parameters
+        except (TypeError, ValueError):
+            takes_space = False
+        example = f"{name.__name__}({'space, ' if takes_space else ''}seed=0)"
+        raise ValueError(
+            f"searcher must be a searcher's name or a sampler object, got the class "
+            f"{name.__name__} itself; pass an instance (e.g. {example}) or a name, one of "
+            f"{SEARCHERS}")
     if key not in SEARCHERS:
         raise ValueError(
             f"searcher must be one of {SEARCHERS} (or an alias: {sorted(_ALIASES)}), "

@@ -114,9 +114,11 @@ def check_space_search(searcher: Any, budget: Any, seed: Any,
     except ValueError as exc:
         raise InvalidConfigError(str(exc)) from None
     if not isinstance(searcher, str):
+        got = (f"the class {searcher.__name__}" if isinstance(searcher, type)
+               else f"{type(searcher).__name__} object")
         raise InvalidConfigError(
             f"autotune(): searcher must be a searcher's name (str, e.g. 'model' or 'bandit'; "
-            f"its options go in searcher_kwargs=), got {type(searcher).__name__} object; to "
+            f"its options go in searcher_kwargs=), got {got}; to "
             f"tune with a searcher object, use autotile.search.tune")
     try:
         searcher_key(searcher)

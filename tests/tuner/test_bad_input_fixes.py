@@ -239,3 +239,17 @@ def test_cache_dir_that_is_an_existing_file_is_refused_on_both_paths(tmp_path):
     # with the disk cache off the path is never used
     autotune(CONFIGS, key=["n"], scorer=time_by_block, cache_dir=f, disk_cache=False)(
         double_kernel)
+
+
+def test_space_searcher_given_as_a_class_is_named_as_one():
+    # session 13: a searcher class was described as "got ABCMeta object"
+    from autotile.search import RandomSearcher
+
+    space = Space([PowerOfTwo("BLOCK", 16, 32), Choice("TAIL", ("mask",))])
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(key=["n"], space=space, searcher=RandomSearcher, budget=2,
+                 scorer=time_by_block)(double_kernel)
+    assert str(exc.value) == (
+        "autotune(): searcher must be a searcher's name (str, e.g. 'model' or 'bandit'; its "
+        "options go in searcher_kwargs=), got the class RandomSearcher; to tune with a "
+        "searcher object, use autotile.search.tune")
