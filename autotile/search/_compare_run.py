@@ -121,6 +121,7 @@ def run_one(space: Any, measurer: Any, label: str, searcher: str | SearcherFn, s
             values = searcher(space, measurer, budget, seed)
         else:
             from autotile.search import create_study
+            from autotile.search._optimize import nothing_measured_message
 
             run = Negated(measurer) if maximize else measurer
             study = create_study(space, run, searcher=searcher, seed=seed,
@@ -130,9 +131,14 @@ def run_one(space: Any, measurer: Any, label: str, searcher: str | SearcherFn, s
                 _chunks(study, budget, label, seed, maximize, report)
             nothing = not np.isfinite(study.history()).any()
             runtime = [w for w in recorded if issubclass(w.category, RuntimeWarning)]
-            # a chunk whose trials all failed warns; the run warns once, if it measured nothing
-            for w in [w for w in recorded if w not in runtime] + runtime[-1:] * nothing:
+            # a chunk whose trials all failed warns; the run warns once, if it measured
+            # nothing, counting the whole run's trials (not the last chunk's)
+            for w in [w for w in recorded if w not in runtime]:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            if nothing:
+                outcomes = [(r["status"], r["error"]) for r in study.to_records()]
+                warnings.warn(nothing_measured_message(study, outcomes), RuntimeWarning,
+                              stacklevel=2)
             values = -study.history() if maximize else study.history()
             cfg = study.best_config
             best_config = None if cfg is None else str(cfg)

@@ -21,7 +21,7 @@ from optuna.storages import BaseStorage
 
 from autotile.measure import Measurer
 from autotile.measure._fingerprint import differences, digest_of, jsonable
-from autotile.search._factory import encoding_for, make_searcher, searcher_key
+from autotile.search._factory import build_searcher, encoding_for, searcher_key
 from autotile.search._lock import StudyLock
 from autotile.search._optimize import optimize, quiet_optuna
 from autotile.search._params import MAX_CATEGORICAL_ORDERS, space_distributions
@@ -287,7 +287,7 @@ def create_study(
     if isinstance(searcher, BaseSampler):
         sampler, label = searcher, type(searcher).__name__
     else:
-        sampler, label = make_searcher(searcher, space, seed, **(searcher_kwargs or {})), searcher
+        sampler, label = build_searcher(searcher, space, seed, searcher_kwargs or {}), searcher
     if study_name is None:
         source = (getattr(getattr(measurer, "truth", None), "meta", None) or {}).get("source")
         study_name = default_study_name(space, label, objective, seed,

@@ -16,8 +16,8 @@ from autotile.search._params import Encoding
 from autotile.search._study_args import check_seed
 from autotile.space import Space
 
-__all__ = ["SEARCHERS", "DEFAULT_SEARCHER", "make_searcher", "check_searcher_options",
-           "encoding_for"]
+__all__ = ["SEARCHERS", "DEFAULT_SEARCHER", "make_searcher", "build_searcher",
+           "check_searcher_options", "encoding_for"]
 
 #: Searcher names accepted by :func:`make_searcher` (aliases: ``"xgb"`` for
 #: ``"model"``, ``"evo"`` for ``"evolutionary"``).
@@ -65,9 +65,20 @@ def searcher_key(name: Any) -> str:
     Raises
     ------
     ValueError
-        If ``name`` is neither (the message lists both).
+        If ``name`` is neither (the message lists both), or is a sampler
+        class rather than an instance (the message says so).
     """
     key = _ALIASES.get(name.lower(), name.lower()) if isinstance(name, str) else name
+    if isinstance(name, type) and issubclass(name, BaseSampler):
+        try:
+            takes_space = "space" in inspect.signature(name).parameters
+        except (TypeError, ValueError):
+            takes_space = False
+        example = f"{name.__name__}({'space, ' if takes_space else ''}seed=0)"
+        raise ValueError(
+            f"searcher must be a searcher's name or a sampler object, got the class "
+            f"{name.__name__} itself; pass an instance (e.g. {example}) or a name, one of "
+            f"{SEARCHERS}")
     if key not in SEARCHERS:
         raise ValueError(
             f"searcher must be one of {SEARCHERS} (or an alias: {sorted(_ALIASES)}), "
@@ -125,6 +136,37 @@ def make_searcher(
     >>> make_searcher("random", gemm_space(64), seed=0)
     <autotile.search._random.RandomSearcher object at ...>
     """
+    return build_searcher(name, space, seed, kwargs)
+
+
+def build_searcher(name: str, space: Space, seed: int | None,
+                   options: Mapping[str, Any]) -> BaseSampler:
+    """:func:`make_searcher` with the options as one mapping.
+
+    Callers that pass a user's ``searcher_kwargs`` on use this form: spread
+    into ``make_searcher(name, space, seed, **options)``, options holding
+    ``seed`` would fail in Python's call machinery ("got multiple values for
+    argument 'seed'") before :func:`check_searcher_options` could name the
+    problem.
+
+    Parameters
+    ----------
+    name, space, seed
+        As for :func:`make_searcher`.
+    options : Mapping[str, Any]
+        The searcher's options (``searcher_kwargs``).
+
+    Returns
+    -------
+    optuna.samplers.BaseSampler
+        The searcher.
+
+    Raises
+    ------
+    ValueError, TypeError, ImportError
+        As :func:`make_searcher`.
+    """
+    kwargs = dict(options)
     key = searcher_key(name)
     check_seed(seed)
     _require(key)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -161,7 +162,8 @@ class ModelGuidedSearcher(SpaceSearcher):
     ------
     ValueError
         If a count is < 1 (``n_sa_picks`` < 0), ``epsilon`` is outside
-        [0, 1], or ``bridge`` is not a bool.
+        [0, 1], ``bridge`` is not a bool, or ``temperature`` is not a pair of
+        finite numbers >= 0.
 
     References
     ----------
@@ -215,7 +217,7 @@ class ModelGuidedSearcher(SpaceSearcher):
         self.n_sa_iters = int(n_sa_iters)
         self.n_parallel = int(n_parallel)
         self.early_stop = int(early_stop)
-        self.temperature = (float(temperature[0]), float(temperature[1]))
+        self.temperature = _temperature_pair(temperature)
         self.n_moves = int(n_moves)
         self._codec = IndexCodec(space, bridge=bridge)
         self.bridge = self._codec.bridge
@@ -310,3 +312,19 @@ class ModelGuidedSearcher(SpaceSearcher):
                 break
         memory["points"] = points.tolist()
         return top.best()
+
+
+def _temperature_pair(temperature: Any) -> tuple[float, float]:
+    """``(start, end)`` as floats; ValueError naming the value unless two finite numbers >= 0.
+
+    A NaN start made every annealing step reject its move (``rng < exp(NaN)``
+    is False) without a word; a bare number failed with "'float' object is not
+    subscriptable".
+    """
+    ok = (isinstance(temperature, (tuple, list)) and len(temperature) == 2
+          and all(isinstance(t, numbers.Real) and not isinstance(t, bool)
+                  and math.isfinite(t) and t >= 0 for t in temperature))
+    if not ok:
+        raise ValueError(f"temperature must be a pair (start, end) of finite numbers >= 0, "
+                         f"got temperature={temperature!r}")
+    return float(temperature[0]), float(temperature[1])

@@ -275,6 +275,25 @@ def _report_run(study: Study, n_trials: int, timed_out: bool) -> None:
         return
     if any(status == "ok" for status, _ in outcomes):
         return
+    warnings.warn(nothing_measured_message(study, outcomes), RuntimeWarning, stacklevel=4)
+
+
+def nothing_measured_message(study: Study, outcomes: list[tuple[str, Any]]) -> str:
+    """The warning for a run whose trials all failed or were infeasible.
+
+    Parameters
+    ----------
+    study : Study
+        The study the run belongs to.
+    outcomes : list of (status, error)
+        Every trial of the run (``compare`` passes its whole run, not the last
+        chunk, so the count is the run's).
+
+    Returns
+    -------
+    str
+        The count, the distinct errors (the first few) and what to check.
+    """
     errors: list[str] = []
     for _, err in outcomes:
         text = str(err) if err else "no error recorded"
@@ -283,11 +302,11 @@ def _report_run(study: Study, n_trials: int, timed_out: bool) -> None:
     shown = "; ".join(repr(e) for e in errors[:_N_ERRORS_SHOWN])
     more = f" (and {len(errors) - _N_ERRORS_SHOWN} more)" if len(errors) > _N_ERRORS_SHOWN \
         else ""
-    warnings.warn(
+    return (
         f"study {study.study_name!r}: all {len(outcomes)} trials of this run failed or were "
         f"infeasible, so nothing was measured; distinct errors: {shown}{more}. Check that "
         f"the measurer was built for this space and reports the objective "
-        f"{study.objective!r}", RuntimeWarning, stacklevel=4)
+        f"{study.objective!r}")
 
 
 

@@ -148,7 +148,8 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
         ``.journal`` path, a URL lacks ``://`` after its scheme
         (``'sqlite:/runs.db'``), its scheme is not a dialect of
         :data:`_DIALECTS`, or an SQLite file's directory (the message names
-        ``storage`` as given) or a journal file's directory does not exist.
+        ``storage`` as given) or a journal file's directory does not exist, or
+        the file's path is a directory.
     """
     if storage is None:
         return DEFAULT_STORAGE
@@ -191,6 +192,7 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
                 f"storage must be a journal file in an existing directory, got "
                 f"storage={storage!r}" + (f" (directory {parent!r} does not exist)" if path
                                          else " (no path): write 'journal:///abs/path.log'"))
+        _refuse_directory(given, path)
         return f"journal://{path}"
     url: str = _postgres_driver(_check_scheme(storage))
     if url.startswith("sqlite:///~"):
@@ -202,7 +204,21 @@ def resolve_storage(storage: Any) -> str | BaseStorage:
             raise ValueError(
                 f"storage must be an SQLite file in an existing directory, got "
                 f"storage={given!r} (directory {parent!r} does not exist)")
+        if path and path != ":memory:":
+            _refuse_directory(given, path)
     return url
+
+
+def _refuse_directory(given: str, path: str) -> None:
+    """Raise ValueError when a storage file's path is a directory.
+
+    Without this, reading the file's first bytes (the corrupt-file check)
+    raised a bare ``IsADirectoryError``.
+    """
+    if os.path.isdir(path):
+        raise ValueError(
+            f"storage must be a file, but {path!r} is a directory, got storage={given!r}; "
+            f"name a file inside it, e.g. {os.path.join(path, 'studies.db')!r}")
 
 
 def _check_scheme(url: str) -> str:

@@ -24,6 +24,7 @@ from autotile.tuner._check import arrays_of, call_small_args, n_elems
 from autotile.tuner._config import (
     LaunchConfig,
     check_bench_budgets,
+    check_cache_dir,
     check_candidates,
     check_space_knobs,
     check_space_search,
@@ -347,6 +348,12 @@ class Autotuner(TunerCommon):
                 f"@autotune of {fn.__name__!r}: hardware must be a HardwareProfile (e.g. "
                 f"autotile.measure.H100_SXM), got {type(hardware).__name__} "
                 f"hardware={hardware!r}")
+        for what, value in (("scorer", scorer), ("small_args", small_args),
+                            ("reference", reference)):
+            if value is not None and not callable(value):  # else every candidate fails later
+                raise InvalidConfigError(
+                    f"@autotune of {fn.__name__!r}: {what} must be a callable or None, got "
+                    f"{type(value).__name__} {what}={value!r}")
         if scorer is None:
             scorer = default_scorer(fn, hardware)
         self.scorer = scorer
@@ -363,10 +370,7 @@ class Autotuner(TunerCommon):
         self.check_max_elems = cme
         self.rtol, self.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
         self.cache_dir, self.disk_cache = cache_dir, bool(disk_cache)
-        if self.disk_cache and cache_dir is not None and Path(cache_dir).exists() \
-                and not Path(cache_dir).is_dir():
-            raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
-                                     f"{str(cache_dir)!r}, which is an existing file")
+        check_cache_dir(cache_dir, self.disk_cache)
         self.cache: dict[tuple[Any, ...], LaunchConfig] = {}
         self.histories: dict[tuple[Any, ...], list[TuningRecord]] = {}
         self.history: list[TuningRecord] = []
@@ -470,7 +474,8 @@ class Autotuner(TunerCommon):
         Raises
         ------
         InvalidConfigError
-            If a keyword argument is also a tuned meta-parameter, an argument
+            If an argument of the call (by keyword or position) is also a tuned
+            meta-parameter, an argument
             named by ``reset_to_zero``/``restore_value`` is not an array, or the
             default GPU-model scorer of a library kernel gets a call with a
             problem dimension ``< 1`` whose grid is not empty (e.g. a matmul
@@ -479,7 +484,9 @@ class Autotuner(TunerCommon):
             If no candidate is valid (the message lists each reason).
         """
         named = self._bind(args, kwargs)
-        self._check_conflicts(kwargs, self._tuned_names)
+        # the names the call itself gives (positionally too; not the parameters' defaults)
+        given = {**dict.fromkeys(self.arg_names[:len(args)]), **kwargs}
+        self._check_conflicts(given, self._tuned_names)
         _check_buffers("reset_to_zero", self.reset_to_zero, named, self.fn.__name__)
         _check_buffers("restore_value", self.restore_value, named, self.fn.__name__)
         key = self.tuning_key(named)
@@ -489,7 +496,7 @@ class Autotuner(TunerCommon):
         if config is None:
             space = self._space_for(named) if self.space is not None else None
             if space is not None:
-                self._check_conflicts(kwargs, set(space.names))
+                self._check_conflicts(given, set(space.names))
             config = self._empty_launch_config(named, grid, space)
             if config is not None:
                 self.cache_source = "empty"

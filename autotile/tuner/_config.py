@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -43,6 +45,33 @@ def check_bench_budgets(warmup: Any, rep: Any) -> None:
         why = None if value is None else bench_ms_problem(name, value, positive=positive)
         if why is not None:
             raise InvalidConfigError(f"autotune(): {why}")
+
+
+def check_cache_dir(cache_dir: Any, disk_cache: bool) -> None:
+    """Check ``@autotune``'s ``cache_dir``: None, or a path that is not an existing file.
+
+    Parameters
+    ----------
+    cache_dir : str, os.PathLike or None
+        The disk cache directory; None: the default.
+    disk_cache : bool
+        Whether the disk cache is on (an existing file is refused only then).
+
+    Raises
+    ------
+    InvalidConfigError
+        If ``cache_dir`` is neither None, a str nor a path (an int reached
+        ``pathlib`` as "expected str, bytes or os.PathLike object"), or is an
+        existing file while ``disk_cache`` is on.
+    """
+    if cache_dir is None:
+        return
+    if not isinstance(cache_dir, (str, os.PathLike)):
+        raise InvalidConfigError(f"cache_dir must be a directory path (str or path) or None, "
+                                 f"got {type(cache_dir).__name__} cache_dir={cache_dir!r}")
+    if disk_cache and Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+        raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
+                                 f"{str(cache_dir)!r}, which is an existing file")
 
 
 def check_space_search(searcher: Any, budget: Any, seed: Any,
@@ -85,9 +114,11 @@ def check_space_search(searcher: Any, budget: Any, seed: Any,
     except ValueError as exc:
         raise InvalidConfigError(str(exc)) from None
     if not isinstance(searcher, str):
+        got = (f"the class {searcher.__name__}" if isinstance(searcher, type)
+               else f"{type(searcher).__name__} object")
         raise InvalidConfigError(
             f"autotune(): searcher must be a searcher's name (str, e.g. 'model' or 'bandit'; "
-            f"its options go in searcher_kwargs=), got {type(searcher).__name__} object; to "
+            f"its options go in searcher_kwargs=), got {got}; to "
             f"tune with a searcher object, use autotile.search.tune")
     try:
         searcher_key(searcher)
@@ -262,8 +293,9 @@ class LaunchConfig:
     ------
     InvalidConfigError
         If a key is not a str, names a launch option, a value is not
-        hashable, ``num_warps`` is not a positive power of two or
-        ``num_stages``/``num_ctas`` is below 1.
+        hashable, ``num_warps`` is not a positive power of two,
+        ``num_stages``/``num_ctas`` is below 1 or ``maxnreg`` is neither None
+        nor an int >= 1.
 
     Notes
     -----
@@ -316,6 +348,11 @@ class LaunchConfig:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InvalidConfigError(f"{name} must be an int >= 1, got {name}={v!r}")
             object.__setattr__(self, name, v)
+        mr = _plain(self.maxnreg)
+        if mr is not None and (isinstance(mr, bool) or not isinstance(mr, int) or mr < 1):
+            raise InvalidConfigError(f"maxnreg must be None or an int >= 1 (registers per "
+                                     f"thread), got maxnreg={mr!r}")
+        object.__setattr__(self, "maxnreg", mr)
         if self.pre_hook is not None and not callable(self.pre_hook):
             raise InvalidConfigError(
                 f"pre_hook must be callable or None, got {type(self.pre_hook).__name__}")

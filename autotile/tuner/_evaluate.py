@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,6 +36,11 @@ def _err(exc: BaseException) -> str:
 
 def _grid_tuple(g: Any) -> tuple[Any, ...]:
     return tuple(g) if isinstance(g, (tuple, list)) else (g,)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _shapes(named: Mapping[str, Any]) -> str:
@@ -71,7 +77,8 @@ def as_measure_result(config: LaunchConfig, out: Any) -> MeasureResult:
     """
     if isinstance(out, MeasureResult):
         return out
-    if isinstance(out, (int, float)) and not isinstance(out, bool):
+    # numbers.Real: NumPy scalars too (np.float32 is no float subclass); bools are no times
+    if isinstance(out, numbers.Real) and not isinstance(out, (bool, np.bool_)):
         t = float(out)
         if math.isfinite(t) and t >= 0:
             return MeasureResult(str(config), "ok", {"time_s": t})
@@ -81,7 +88,7 @@ def as_measure_result(config: LaunchConfig, out: Any) -> MeasureResult:
                              f"scorer returned time_s={t}; a time in seconds must be finite "
                              f"and >= 0 (inf: the config cannot run)")
     raise TypeError(f"a scorer must return a MeasureResult or a time in seconds, got "
-                    f"{type(out).__name__}")
+                    f"{type(out).__name__} {_short(out)}")
 
 
 class Evaluator:

@@ -67,7 +67,6 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,6 +79,7 @@ from autotile.tuner._compile_ahead import CompilePool
 from autotile.tuner._config import (
     LaunchConfig,
     check_bench_budgets,
+    check_cache_dir,
     check_space_search,
 )
 from autotile.tuner._disk_cache import source_hash
@@ -246,10 +246,7 @@ class GpuAutotuner(TunerCommon):
         self.reference, self.check = reference, bool(check)
         self.rtol, self.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
         self.cache_dir, self.disk_cache = cache_dir, bool(disk_cache)
-        if self.disk_cache and cache_dir is not None and Path(cache_dir).exists() \
-                and not Path(cache_dir).is_dir():
-            raise InvalidConfigError(f"cache_dir must be a directory, got cache_dir="
-                                     f"{str(cache_dir)!r}, which is an existing file")
+        check_cache_dir(cache_dir, self.disk_cache)
         self.model_prior = bool(model_prior)
         if prune_factor is not None and not (isinstance(prune_factor, (int, float))
                                              and prune_factor >= 1):
@@ -379,7 +376,9 @@ class GpuAutotuner(TunerCommon):
         if self.kernel is None:
             self.kernel = self.backend.kernel(self.fn)
         named = self._bind(args, kwargs)
-        conflicts = sorted(set(kwargs) & self._tuned_names)
+        # the names the call gives, by keyword or position (Triton's own launcher would
+        # fail on a positional one with "got multiple values for argument")
+        conflicts = sorted((set(kwargs) | set(self.arg_names[:len(args)])) & self._tuned_names)
         if conflicts:
             raise InvalidConfigError(
                 f"Conflicting meta-parameters: {', '.join(conflicts)}. Make sure that you "

@@ -383,3 +383,31 @@ def test_seed_in_searcher_options_points_to_the_seed_argument():
     import numpy as np
 
     check_searcher_options("tpe", {"n_startup_trials": np.int64(4)})
+
+
+@pytest.mark.parametrize("own", ["seed", "space"])
+def test_seed_in_searcher_kwargs_of_tune_is_named_not_a_python_call_error(own, gemm8):
+    # session 13: tune(..., seed=0, searcher_kwargs={"seed": 3}) raised Python's
+    # "make_searcher() got multiple values for argument 'seed'" before the option check
+    space, _, measurer = gemm8
+    with pytest.raises(TypeError, match=rf"searcher 'tpe': '{own}' is not a searcher option; "
+                                        rf"pass {own}= itself"):
+        tune(space, measurer, searcher="tpe", budget=2, seed=0, progress=False,
+             storage=":memory:", searcher_kwargs={own: 3})
+
+
+@pytest.mark.parametrize("cls, example", [("RandomSearcher", "RandomSearcher(space, seed=0)"),
+                                          ("TPESampler", "TPESampler(seed=0)")])
+def test_a_searcher_class_instead_of_an_instance_is_named(cls, example, gemm8):
+    # session 13: the class itself got "searcher must be one of (...), got <class ...>"
+    import autotile.search
+
+    klass = getattr(autotile.search, cls, None) or getattr(optuna.samplers, cls)
+    space, _, measurer = gemm8
+    with pytest.raises(ValueError) as exc:
+        tune(space, measurer, searcher=klass, budget=2, seed=0, progress=False,
+             storage=":memory:")
+    assert str(exc.value) == (
+        f"searcher must be a searcher's name or a sampler object, got the class {cls} "
+        f"itself; pass an instance (e.g. {example}) or a name, one of ('grid', 'random', "
+        f"'model', 'evolutionary', 'bandit', 'tpe', 'cmaes', 'gp', 'nsga2', 'qmc')")

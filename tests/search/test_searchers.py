@@ -70,6 +70,24 @@ def test_bad_arguments(small_space):
         make_searcher("evo", small_space, cost_model="rf", featurizer=3)
 
 
+@pytest.mark.parametrize("temperature", [float("nan"), 1.0, (float("nan"), 0.0), (1.0,),
+                                         (1.0, -0.5), (float("inf"), 0.0), ("1", 0), (True, 0)])
+def test_bad_temperature_is_refused_naming_it(small_space, temperature):
+    # session 13: 1.0 failed with "'float' object is not subscriptable"; (nan, 0) was taken
+    # and every annealing step then rejected its move without a word
+    with pytest.raises(ValueError) as exc:
+        make_searcher("model", small_space, seed=0, temperature=temperature)
+    assert str(exc.value) == ("temperature must be a pair (start, end) of finite numbers >= 0, "
+                              f"got temperature={temperature!r}")
+
+
+def test_temperature_as_a_list_or_numpy_numbers_is_taken(small_space):
+    import numpy as np
+
+    s = make_searcher("model", small_space, seed=0, temperature=[np.float32(2), 0])
+    assert s.temperature == (2.0, 0.0) and type(s.temperature[0]) is float
+
+
 @pytest.mark.parametrize("tabu", [True, False])
 def test_model_guided_tabu_restarts_on_a_known_plateau(small_space, tabu):
     from autotile.search._base import History

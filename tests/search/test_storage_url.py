@@ -92,3 +92,20 @@ def test_an_sqlite_file_that_cannot_be_created_is_a_clear_error():
 
     with pytest.raises(ValueError, match="cannot be opened or created"):
         open_storage("/proc/autotile_x.db")
+
+
+@pytest.mark.parametrize("form", ["{d}", "sqlite:///{d}", "journal://{d}"])
+@pytest.mark.parametrize("name", ["runs.db", "runs.log"])
+def test_a_storage_path_that_is_a_directory_is_refused_naming_it(
+        tmp_path: Path, form: str, name: str) -> None:
+    # session 13: a directory named runs.db reached the corrupt-file check, which raised a
+    # bare IsADirectoryError while reading its first bytes
+    d = tmp_path / name
+    d.mkdir()
+    given = form.format(d=d)
+    with pytest.raises(ValueError) as exc:
+        create_study(gemm_space(8), ScheduleMeasurer(gemm_space(8)), storage=given, seed=0)
+    assert str(exc.value) == (
+        f"storage must be a file, but {str(d)!r} is a directory, got storage={given!r}; "
+        f"name a file inside it, e.g. {str(d / 'studies.db')!r}")
+    assert d.is_dir() and not any(d.iterdir())

@@ -254,6 +254,27 @@ def test_all_failed_run_warns_with_the_errors(small_space):
     assert str(rec[0].message).count("boom") <= 3
 
 
+def test_all_failed_compare_run_warns_once_with_the_whole_runs_count(small_space):
+    # session 13: compare runs a study in chunks and replayed the last chunk's warning,
+    # "all 6 trials of this run" for a run of 10 failed trials
+    from autotile.search import compare
+
+    class Broken(ToyMeasurer):
+        def _measure(self, config):
+            raise RuntimeError("boom")
+
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = compare(small_space, Broken(small_space), ["random"], budget=10, seeds=1,
+                      optimum=0.0, progress=False)
+    msgs = [str(w.message) for w in rec if issubclass(w.category, RuntimeWarning)]
+    assert msgs == [
+        "study 'toy-random-cost-seed0': all 10 trials of this run failed or were "
+        "infeasible, so nothing was measured; distinct errors: 'RuntimeError: boom'. Check "
+        "that the measurer was built for this space and reports the objective 'cost'"]
+    assert np.isinf(res.histories["random"]).all()
+
+
 @pytest.mark.parametrize("value, error", [
     ("fast", "metrics must be real numbers, got cost='fast' (str)"),
     (None, "metrics must be real numbers, got cost=None (NoneType)"),

@@ -349,6 +349,10 @@ def test_argument_errors():
     k = _double([Config({"BLOCK": 16, "TAIL": "mask"}), Config({"BLOCK": 32, "TAIL": "mask"})])
     with pytest.raises(InvalidConfigError, match="Conflicting meta-parameters: BLOCK"):
         k[grid_1d](_x(), np.zeros(N, np.float32), N, BLOCK=16)
+    # session 13: a tuned name given positionally was Python's "got multiple values" deep in
+    # the launch; it is the same conflict
+    with pytest.raises(InvalidConfigError, match=r"^Conflicting meta-parameters: BLOCK\. "):
+        k[grid_1d](_x(), np.zeros(N, np.float32), N, 16)
     big = _double([Config({"BLOCK": 16, "TAIL": "mask"}), Config({"BLOCK": 32, "TAIL": "mask"})],
                   check_max_elems=100)
     with pytest.raises(InvalidConfigError, match="pass small_args="):

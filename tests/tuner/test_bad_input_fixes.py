@@ -176,3 +176,80 @@ def test_check_max_elems_accepts_numpy_ints():
     k = autotune(CONFIGS, key=["n"], scorer=time_by_block,
                  check_max_elems=np.int64(100))(double_kernel)
     assert k.check_max_elems == 100 and type(k.check_max_elems) is int
+
+
+@pytest.mark.parametrize("make", [np.float32, np.float16, np.int64, np.float64])
+def test_scorer_returning_a_numpy_scalar_is_a_time(make):
+    # session 13: np.float32 (not a float subclass) was refused and every config failed
+    k = autotune(CONFIGS, key=["n"], disk_cache=False,
+                 scorer=lambda c, a: make(4 if c.kwargs["BLOCK"] == 16 else 2))(double_kernel)
+    out = np.zeros(N, np.float32)
+    k[grid_1d](_x(), out, N)
+    assert [(r.config.kwargs["BLOCK"], r.status, r.time_s) for r in k.history] == [
+        (16, "ok", 4.0), (32, "ok", 2.0)]
+    assert k.best_config.kwargs["BLOCK"] == 32
+    np.testing.assert_array_equal(out, 2 * _x())
+
+
+def test_scorer_returning_a_numpy_bool_fails_naming_the_value():
+    k = autotune(CONFIGS, key=["n"], disk_cache=False,
+                 scorer=lambda c, a: np.bool_(True) if c.kwargs["BLOCK"] == 16
+                 else time_by_block(c, a))(double_kernel)
+    k[grid_1d](_x(), np.zeros(N, np.float32), N)
+    rec = {r.config.kwargs["BLOCK"]: r for r in k.history}
+    assert rec[16].status == "failed"
+    assert rec[16].reason == ("scorer raised TypeError: a scorer must return a MeasureResult "
+                              f"or a time in seconds, got {type(np.bool_(True)).__name__} "
+                              f"{np.bool_(True)!r}")
+    assert rec[32].status == "ok"
+
+
+@pytest.mark.parametrize("what", ["scorer", "small_args", "reference"])
+def test_non_callable_scorer_small_args_or_reference_is_refused_at_decoration(what):
+    # session 13: scorer=3 was accepted and every candidate then failed "'int' object is
+    # not callable" at the first launch
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], disk_cache=False, **{what: 3})(double_kernel)
+    assert str(exc.value) == (f"@autotune of 'double_kernel': {what} must be a callable or "
+                              f"None, got int {what}=3")
+
+
+@pytest.mark.parametrize("bad", [3, 2.5, b"/tmp/x", ["/tmp"]])
+def test_cache_dir_that_is_not_a_path_is_refused_at_decoration(bad):
+    # session 13: cache_dir=3 reached pathlib: "expected str, bytes or os.PathLike object"
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], scorer=time_by_block, cache_dir=bad)(double_kernel)
+    assert str(exc.value) == ("cache_dir must be a directory path (str or path) or None, got "
+                              f"{type(bad).__name__} cache_dir={bad!r}")
+
+
+def test_cache_dir_that_is_an_existing_file_is_refused_on_both_paths(tmp_path):
+    from tests.tuner._fake_gpu import FakeBackend
+
+    f = tmp_path / "cache.json"
+    f.write_text("{}")
+    msg = f"cache_dir must be a directory, got cache_dir={str(f)!r}, which is an existing file"
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], scorer=time_by_block, cache_dir=f)(double_kernel)
+    assert str(exc.value) == msg
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(CONFIGS, key=["n"], backend=FakeBackend(lambda meta: 1e-3), cache_dir=f,
+                 model_prior=False)(double_kernel)
+    assert str(exc.value) == msg
+    # with the disk cache off the path is never used
+    autotune(CONFIGS, key=["n"], scorer=time_by_block, cache_dir=f, disk_cache=False)(
+        double_kernel)
+
+
+def test_space_searcher_given_as_a_class_is_named_as_one():
+    # session 13: a searcher class was described as "got ABCMeta object"
+    from autotile.search import RandomSearcher
+
+    space = Space([PowerOfTwo("BLOCK", 16, 32), Choice("TAIL", ("mask",))])
+    with pytest.raises(InvalidConfigError) as exc:
+        autotune(key=["n"], space=space, searcher=RandomSearcher, budget=2,
+                 scorer=time_by_block)(double_kernel)
+    assert str(exc.value) == (
+        "autotune(): searcher must be a searcher's name (str, e.g. 'model' or 'bandit'; its "
+        "options go in searcher_kwargs=), got the class RandomSearcher; to tune with a "
+        "searcher object, use autotile.search.tune")

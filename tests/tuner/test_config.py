@@ -41,6 +41,22 @@ def test_invalid_configs_name_the_rule(kwargs, opts, match):
         Config(kwargs, **opts)
 
 
+@pytest.mark.parametrize("maxnreg", [-1, 0, 2.5, "64", True])
+def test_bad_maxnreg_is_refused_naming_it(maxnreg):
+    # session 13: maxnreg=-1 was accepted and passed on to the launch
+    with pytest.raises(InvalidConfigError) as exc:
+        Config({"BLOCK": 32}, maxnreg=maxnreg)
+    assert str(exc.value) == ("maxnreg must be None or an int >= 1 (registers per thread), "
+                              f"got maxnreg={maxnreg!r}")
+
+
+def test_maxnreg_numpy_int_is_a_plain_int_and_round_trips():
+    cfg = Config({"BLOCK": 32}, maxnreg=np.int64(128))
+    assert cfg.maxnreg == 128 and type(cfg.maxnreg) is int
+    assert Config.from_json(cfg.to_json()) == cfg
+    assert Config({"BLOCK": 32}).maxnreg is None
+
+
 def test_config_is_frozen():
     cfg = Config({"BLOCK": 16})
     with pytest.raises(AttributeError):

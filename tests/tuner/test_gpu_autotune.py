@@ -464,3 +464,18 @@ def test_a_challenger_within_the_winners_round_noise_is_not_retimed():
     assert rec[64].time_s == pytest.approx(1.0 * ms) and rec[16].time_s == 0.97 * ms
     # 16's first pass (taken at another moment) does not decide against the winner
     assert k.best_config.kwargs["BLOCK"] == 64
+
+
+@pytest.mark.parametrize("how", ["keyword", "position"])
+def test_gpu_path_refuses_a_tuned_name_given_by_the_call(how):
+    # session 13: only keywords were checked; a positional BLOCK reached the launch
+    be = FakeBackend(_time)
+    k = autotune(configs=CONFIGS, key=["n"], backend=be, model_prior=False,
+                 disk_cache=False)(double_kernel)
+    x, y = _data()
+    with pytest.raises(InvalidConfigError, match=r"^Conflicting meta-parameters: BLOCK\. "):
+        if how == "keyword":
+            k[grid](x, y, 200, BLOCK=64)
+        else:
+            k[grid](x, y, 200, 64)
+    assert be.benched == []
