@@ -139,7 +139,9 @@ def score(feat: dict[str, Any], meas: dict[str, dict[int, float]], consts: tuple
 
 #: ``--part lead``: chain cycles per element a thread loads one at a time
 #: (``_records_model.ELEMENTWISE_LOAD_CYCLES``), tried.
-SCALAR_CYCLES = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0)
+SCALAR_CYCLES = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0)
+#: ``--part lead``: ALU_CYCLES_PER_WARP_OP values tried with them.
+ALU_CYCLES = (2.0, 2.5, 3.0, 3.5, 4.0)
 
 
 def flag_check(feat: dict[str, Any]) -> int:
@@ -180,21 +182,25 @@ def flag_check(feat: dict[str, Any]) -> int:
     return bad
 
 
-def lead(feat: dict[str, Any], meas: dict[str, dict[int, float]]) -> None:
+def lead(feat: dict[str, Any], meas: dict[str, dict[int, float]],
+         alus: tuple[float, ...] = ALU_CYCLES) -> None:
     """ALU chain cycles 2-4 x element-wise load cycles: in-sample, then leave one out.
 
     The element-wise loads are the records' own (``ew_elems``, :func:`flag_check`),
-    charged ``ELEMENTWISE_LOAD_CYCLES`` per element a thread loads.
+    charged ``ELEMENTWISE_LOAD_CYCLES`` per element a thread loads; ``alus`` are the
+    ``ALU_CYCLES_PER_WARP_OP`` values tried (the model's own is added). Ties keep the
+    model's own pair.
     """
     from autotile.measure.gpu import _records_model as rm
 
     flag_check(feat)
     own = rm.ELEMENTWISE_LOAD_CYCLES, rm.ALU_CYCLES_PER_WARP_OP
+    alus = tuple(sorted(set(alus) | {own[1]}))
     res: dict[tuple[float, float], dict[str, float]] = {}
     try:
         for sc in SCALAR_CYCLES:
             rm.ELEMENTWISE_LOAD_CYCLES = sc
-            for alu in (2.0, 3.0, 4.0):
+            for alu in alus:
                 res[(sc, alu)] = score(feat, meas, (alu, 50.0, 8.0))
                 print(f"element-wise {sc:4.1f} cycles, ALU {alu}: "
                       f"{_summary(list(res[(sc, alu)].values()))}")
@@ -223,6 +229,9 @@ def main() -> None:
     ap.add_argument("--part", required=True, choices=("features", "eval", "grid", "lead"))
     ap.add_argument("--sets", nargs="+", default=["v1", "v2", "v3", "v4", "v5"])
     ap.add_argument("--cache", default="/tmp/records_layer_norm_warps.json")
+    ap.add_argument("--alu", nargs="+", type=float, default=None,
+                    help="--part lead: the ALU_CYCLES_PER_WARP_OP values tried "
+                         "(default ALU_CYCLES)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "benchmarks" / "h200"))
     from autotile.measure.gpu import _records_model as rm
@@ -238,7 +247,7 @@ def main() -> None:
         print(_summary(list(score(feat, meas, MODEL, verbose=True).values())))
         return
     if args.part == "lead":
-        lead(feat, meas)
+        lead(feat, meas, tuple(args.alu) if args.alu else ALU_CYCLES)
         return
     res = {g: score(feat, meas, g) for g in GRID}
     for g in GRID:
