@@ -1,4 +1,4 @@
-"""Model v13's candidates: the ALU chain cycles and the element-wise loads, judged together.
+"""Candidates for the records model: the ALU chain cycles and the element-wise loads, together.
 
 Layer norm's zero-shot ``num_warps`` picks (issue #13: >= 90 % of the best measured
 config on each of the 20 timed layer-norm cases of the v1-v7 kernels runs,
@@ -19,7 +19,9 @@ highest median, then model v12's own, then the first in :data:`GRID` (the fewest
 cycles, then the smallest element-wise cost). Held out: (1) leave one records set out (the
 choice made on the other sets' targets and all layer-norm cases, scored on the set
 left out); (2) leave one layer-norm case out (the choice made on the other cases,
-admissible on every scored set, scored on the case left out).
+admissible on every scored set, scored on the case left out). Session 13, on v5-v13
+(36 set-kernels): every pair with fewer than 4 ALU cycles loses v7 layer norm's pick,
+so none is admissible and nothing was adopted (docs/results/records_model.md).
 
     python benchmarks/h200/records_layer_norm_warps.py --part features \\
         --sets v1 v2 v3 v4 v5 v6 v7 --cache /tmp/records_layer_norm_warps.json

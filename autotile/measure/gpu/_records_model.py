@@ -197,7 +197,11 @@ SPAN_FREE_BYTES = 512.0
 #: records against it.
 ELEMENTWISE_DIVISOR = 16
 #: Cycles a thread's chain spends per element it loads one at a time (a load that
-#: Triton cannot vectorise, :func:`elementwise_buffers`), beyond its ALU work.
+#: Triton cannot vectorise, :func:`elementwise_buffers`), beyond its ALU work. 0: off.
+#: Session 13 tried 4-32 (``benchmarks/h200/records_alu_elementwise.py``): with
+#: :data:`ALU_CYCLES_PER_WARP_OP` at 4 it moves no layer-norm pick of the v1-v7 kernels
+#: runs; the pairs with fewer ALU cycles that fix layer norm lose targets of the records
+#: checks (docs/gpu_model.md section 4.1, "Session 13").
 ELEMENTWISE_LOAD_CYCLES = 0.0
 #: Programs of a launch whose element trace :func:`launch_features` reads for
 #: :func:`elementwise_buffers`: the first two and the last one.
