@@ -23,9 +23,10 @@ case left out.
     python benchmarks/h200/records_layer_norm_warps.py --part grid
     python benchmarks/h200/records_layer_norm_warps.py --part lead
 
-``--part lead`` probes the lead (not the model): the chain at 2-4 cycles per ALU warp
-instruction plus, on the cases whose N is not a multiple of 16 (taken from the case, not
-from the records), a chain cost per element a thread loads one at a time.
+``--part lead`` probes the lead: the chain at 2-4 cycles per ALU warp instruction plus
+0-16 cycles per element a thread loads one at a time (``ELEMENTWISE_LOAD_CYCLES``), on
+the loads the records flag as ones Triton cannot vectorise (``ew_elems``; it first
+checks that flag against the case's N % 16 != 0).
 """
 
 from __future__ import annotations
@@ -47,9 +48,11 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT / "benchmarks" / "h200" / "data"
 KERNEL = "layer_norm"
 #: The variants of ``--part grid``: (ALU_CYCLES_PER_WARP_OP, REDUCE_ISSUE_SLOTS,
-#: LOAD_ISSUE_SLOTS); the model's own is (4, 50, 8).
+#: LOAD_ISSUE_SLOTS); the model's own (:data:`MODEL`) is one of them.
 GRID = list(itertools.product((1.0, 2.0, 3.0, 4.0), (25.0, 50.0, 75.0, 100.0, 150.0),
                               (8.0, 16.0)))
+#: The model's own (ALU_CYCLES_PER_WARP_OP, REDUCE_ISSUE_SLOTS, LOAD_ISSUE_SLOTS), read
+#: from ``_records_model`` by :func:`main`.
 MODEL = (4.0, 50.0, 8.0)
 NAMES = ("ALU_CYCLES_PER_WARP_OP", "REDUCE_ISSUE_SLOTS", "LOAD_ISSUE_SLOTS")
 
@@ -134,57 +137,81 @@ def score(feat: dict[str, Any], meas: dict[str, dict[int, float]], consts: tuple
     return res
 
 
-#: ``--part lead``: extra chain cycles per element-wise load of a thread, tried.
-SCALAR_CYCLES = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0)
+#: ``--part lead``: chain cycles per element a thread loads one at a time
+#: (``_records_model.ELEMENTWISE_LOAD_CYCLES``), tried.
+SCALAR_CYCLES = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0)
+#: ``--part lead``: ALU_CYCLES_PER_WARP_OP values tried with them.
+ALU_CYCLES = (2.0, 2.5, 3.0, 3.5, 4.0)
 
 
-def _lead_model() -> None:
-    """Patch :func:`launch_time` (this process only) with the lead's element-wise loads.
+def flag_check(feat: dict[str, Any]) -> int:
+    """Print each case whose records-derived element-wise flag disagrees with N % 16.
 
-    A launch whose features carry ``_elementwise`` (set by :func:`lead` from the
-    case: N not a multiple of 16, so Triton's divisibility specialisation cannot
-    prove the rows 16-byte aligned) adds to the program's chain ``_SCALAR_CYCLES``
-    cycles per element each thread loads one at a time (the largest load op's
-    elements, 2-byte ones, per thread, times the load ops). Not the model: a probe.
+    The flag is :func:`launch_features`' ``ew_elems`` > 0 (loads Triton cannot
+    vectorise, from the records: ``_records_model.elementwise_buffers``), for every
+    config of the case; the case's N comes from its id.
+
+    Returns
+    -------
+    int
+        Cases whose configs disagree with ``N % 16 != 0`` (0 when all agree).
+
+    Raises
+    ------
+    SystemExit
+        If the cache predates the flag (no ``ew_elems``): rerun ``--part features``.
     """
-    import inspect
-
-    from autotile.measure.gpu import _records_model as rm
-
-    src = inspect.getsource(rm.launch_time)
-    old = """    issue_s = (f["alu"] * ALU_CYCLES_PER_WARP_OP
-               + f["sfu"] * SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock\n"""
-    if old not in src:
-        raise RuntimeError("launch_time's issue_s line changed: update the lead's patch")
-    new = old + ("    if f.get('_elementwise'):\n"
-                 "        issue_s += n_steps * (inflight / 2.0) / (32 * nw) * _SCALAR_CYCLES"
-                 " / clock\n")
-    exec(src.replace(old, new), rm.__dict__)  # noqa: S102 - a probe of this script only
-
-
-def lead(feat: dict[str, Any], meas: dict[str, dict[int, float]]) -> None:
-    """ALU chain cycles 2-4 x element-wise load cycles: in-sample, then leave one out."""
     import re
 
+    cases: dict[str, set[bool]] = {}
+    for k, v in feat.items():
+        if any("ew_elems" not in f for f in v["launches"]):
+            raise SystemExit(f"{k}: cached without ew_elems; rerun --part features")
+        cases.setdefault(k.split("|")[0], set()).update(
+            f["ew_elems"] > 0 for f in v["launches"])
+    bad = 0
+    for case, flags in sorted(cases.items()):
+        n = int(re.search(r"xN(\d+)", case).group(1))  # type: ignore[union-attr]
+        ok = flags == {n % 16 != 0}
+        bad += not ok
+        if not ok or n % 16:
+            print(f"{case}: N % 16 = {n % 16}, element-wise from the records: "
+                  f"{sorted(flags)}{'' if ok else '  DISAGREES'}")
+    print(f"flag from the records agrees with N % 16 != 0 on {len(cases) - bad} of "
+          f"{len(cases)} cases")
+    return bad
+
+
+def lead(feat: dict[str, Any], meas: dict[str, dict[int, float]],
+         alus: tuple[float, ...] = ALU_CYCLES) -> None:
+    """ALU chain cycles 2-4 x element-wise load cycles: in-sample, then leave one out.
+
+    The element-wise loads are the records' own (``ew_elems``, :func:`flag_check`),
+    charged ``ELEMENTWISE_LOAD_CYCLES`` per element a thread loads; ``alus`` are the
+    ``ALU_CYCLES_PER_WARP_OP`` values tried (the model's own is added). Ties keep the
+    model's own pair.
+    """
     from autotile.measure.gpu import _records_model as rm
 
-    _lead_model()
-    for k, v in feat.items():
-        n = int(re.search(r"xN(\d+)", k).group(1))  # type: ignore[union-attr]
-        for f in v["launches"]:
-            f["_elementwise"] = n % 16 != 0
+    flag_check(feat)
+    own = rm.ELEMENTWISE_LOAD_CYCLES, rm.ALU_CYCLES_PER_WARP_OP
+    alus = tuple(sorted(set(alus) | {own[1]}))
     res: dict[tuple[float, float], dict[str, float]] = {}
-    for sc in SCALAR_CYCLES:
-        rm._SCALAR_CYCLES = sc
-        for alu in (2.0, 3.0, 4.0):
-            res[(sc, alu)] = score(feat, meas, (alu, 50.0, 8.0))
-            print(f"element-wise {sc:4.1f} cycles, ALU {alu}: "
-                  f"{_summary(list(res[(sc, alu)].values()))}")
+    try:
+        for sc in SCALAR_CYCLES:
+            rm.ELEMENTWISE_LOAD_CYCLES = sc
+            for alu in alus:
+                res[(sc, alu)] = score(feat, meas, (alu, 50.0, 8.0))
+                print(f"element-wise {sc:4.1f} cycles, ALU {alu}: "
+                      f"{_summary(list(res[(sc, alu)].values()))}")
+    finally:
+        rm.ELEMENTWISE_LOAD_CYCLES = own[0]
+    base = own
     held = []
-    for case in res[(0.0, 4.0)]:
+    for case in res[base]:
         def key(g: tuple[float, float], case: str = case) -> tuple[int, float, bool]:
             e = np.array([v for c, v in res[g].items() if c != case])
-            return int((e >= 0.9).sum()), float(np.median(e)), g == (0.0, 4.0)
+            return int((e >= 0.9).sum()), float(np.median(e)), g == base
         best = max(res, key=key)
         held.append(res[best][case])
         print(f"left out {case}: chose {best}, held out {res[best][case]:.3f}")
@@ -202,8 +229,15 @@ def main() -> None:
     ap.add_argument("--part", required=True, choices=("features", "eval", "grid", "lead"))
     ap.add_argument("--sets", nargs="+", default=["v1", "v2", "v3", "v4", "v5"])
     ap.add_argument("--cache", default="/tmp/records_layer_norm_warps.json")
+    ap.add_argument("--alu", nargs="+", type=float, default=None,
+                    help="--part lead: the ALU_CYCLES_PER_WARP_OP values tried "
+                         "(default ALU_CYCLES)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "benchmarks" / "h200"))
+    from autotile.measure.gpu import _records_model as rm
+
+    global MODEL
+    MODEL = tuple(float(getattr(rm, n)) for n in NAMES)
     if args.part == "features":
         features(args)
         return
@@ -213,7 +247,7 @@ def main() -> None:
         print(_summary(list(score(feat, meas, MODEL, verbose=True).values())))
         return
     if args.part == "lead":
-        lead(feat, meas)
+        lead(feat, meas, tuple(args.alu) if args.alu else ALU_CYCLES)
         return
     res = {g: score(feat, meas, g) for g in GRID}
     for g in GRID:

@@ -46,7 +46,8 @@ __all__ = ["records_model", "RecordsEstimate", "estimate_launch", "launch_featur
            "SFU_CYCLES_PER_WARP_OP", "SHORT_READ_PENALTY", "SHORT_WRITE_PENALTY",
            "SOFT_MAX_EXPONENT", "soft_max", "REDUCE_LATENCY_S", "reduce_latency_s",
            "LOAD_ISSUE_SLOTS", "REDUCE_ISSUE_SLOTS", "SPAN_DRAIN_PROGRAMS", "SPAN_FREE_BYTES",
-           "span_drain_s"]
+           "span_drain_s", "ELEMENTWISE_DIVISOR", "elementwise_buffers",
+           "ELEMENTWISE_LOAD_CYCLES"]
 
 #: Fewest programs of a launch that the model runs (plus the last one); the window
 #: grows to :data:`WINDOW_TRACE_ROWS` trace rows, so that reuse between programs
@@ -188,6 +189,23 @@ SPAN_DRAIN_PROGRAMS = 10.0
 #: instruction's footprint, 32 threads x 16 bytes (a 128-bit load each). A choice,
 #: not fitted: the transposes' tile rows never exceed it, so their term is 0.
 SPAN_FREE_BYTES = 512.0
+#: Element offsets Triton must be able to prove a load's rows start and end on for
+#: it to vectorise the load (16: Triton's specialisation of integer arguments
+#: divisible by 16, ``tt.divisibility = 16``; an argument that is not, such as a row
+#: stride of 1800 elements, gets divisibility 1 and its loads go one element at a
+#: time, whatever the data's real alignment). :func:`elementwise_buffers` tests the
+#: records against it.
+ELEMENTWISE_DIVISOR = 16
+#: Cycles a thread's chain spends per element it loads one at a time (a load that
+#: Triton cannot vectorise, :func:`elementwise_buffers`), beyond its ALU work. 0: off.
+#: Session 13 tried 4-32 (``benchmarks/h200/records_alu_elementwise.py``): with
+#: :data:`ALU_CYCLES_PER_WARP_OP` at 4 it moves no layer-norm pick of the v1-v7 kernels
+#: runs; the pairs with fewer ALU cycles that fix layer norm lose targets of the records
+#: checks (docs/gpu_model.md section 4.1, "Session 13").
+ELEMENTWISE_LOAD_CYCLES = 0.0
+#: Programs of a launch whose element trace :func:`launch_features` reads for
+#: :func:`elementwise_buffers`: the first two and the last one.
+_ELEMENTWISE_PROGRAMS = 2
 #: For refits only (``benchmarks/h200/records_fit.py``): a callable that
 #: :func:`launch_features` calls with the window's lockstep replay
 #: (``tr, order, key, inv, ids, hw, share, scale, W``) and whose dict it adds to
@@ -326,6 +344,70 @@ def _mean_run_bytes(trace: Any, rows: np.ndarray, by_op: bool = True) -> float:
     return float(_SECTOR_BYTES * n_sec / max(n_runs, 1))
 
 
+def elementwise_buffers(trace: Any) -> set[int]:
+    """Buffers some load of which Triton cannot vectorise: rows off its 16-element grid.
+
+    Triton specialises a kernel's integer arguments divisible by 16 and vectorises
+    a load only where it can prove its contiguous runs of elements start (and, for
+    the mask, end) on a multiple of that many elements; otherwise each thread loads
+    its elements one at a time. This emulates it from the records: for each read
+    op of each program, the element offsets (relative to the buffer's base) at which
+    a contiguous run of accessed elements starts or ends (ops of one element, scalar
+    loads, left out); a buffer is element-wise
+    when the gcd of those offsets over all of its read ops and programs is not a
+    multiple of :data:`ELEMENTWISE_DIVISOR`. A row kernel with row stride ``N``
+    starts its rows at ``row * N``: element-wise exactly when ``N % 16 != 0``.
+
+    Parameters
+    ----------
+    trace : AccessTrace
+        An ``"element"`` trace (one row per active lane: ``offset_bytes``,
+        ``size_bytes`` the itemsize, ``program``, ``op``, ``buffer``,
+        ``is_write``), of a few programs of the launch.
+
+    Returns
+    -------
+    set of int
+        Buffer ids (``trace.buffer``) with an element-wise read; empty without reads.
+
+    Raises
+    ------
+    ValueError
+        If ``trace`` is not an element trace.
+    """
+    if trace.granularity != "element":
+        raise ValueError(f"elementwise_buffers needs an 'element' trace, "
+                         f"got {trace.granularity!r}")
+    reads = ~np.asarray(trace.is_write)
+    if not reads.any():
+        return set()
+    size = np.asarray(trace.size_bytes, np.int64)[reads]
+    elem = np.asarray(trace.offset_bytes, np.int64)[reads] // np.maximum(size, 1)
+    prog = np.asarray(trace.program, np.int64)[reads]
+    op = np.asarray(trace.op, np.int64)[reads]
+    buf = np.asarray(trace.buffer, np.int64)[reads]
+    order = np.lexsort((elem, op, prog))
+    elem, op, prog, buf = elem[order], op[order], prog[order], buf[order]
+    same = (prog[1:] == prog[:-1]) & (op[1:] == op[:-1])
+    # an op of one element (a scalar load) has nothing to vectorise: left out
+    first = np.ones(elem.size, bool)
+    first[1:] = ~same
+    group = np.cumsum(first) - 1
+    multi = np.bincount(group)[group] > 1
+    # a run starts where the previous row is another op or not the previous element
+    start = np.ones(elem.size, bool)
+    start[1:] = ~(same & (elem[1:] <= elem[:-1] + 1))
+    end = np.ones(elem.size, bool)
+    end[:-1] = start[1:]
+    out: set[int] = set()
+    for b in np.unique(buf).tolist():
+        mine = multi & (buf == b)
+        edges = np.concatenate([elem[start & mine], elem[end & mine] + 1])
+        if edges.size and int(np.gcd.reduce(edges)) % ELEMENTWISE_DIVISOR:
+            out.add(int(b))
+    return out
+
+
 #: Programs of the window whose load groups :func:`_load_groups` counts (the
 #: programs are alike: the window's assumption).
 _GROUP_SAMPLE = 64
@@ -440,7 +522,9 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         ``span_w`` (mean contiguous span of one buffer over all of a program's ops,
         bytes; 0 with no reads or writes), ``n_steps``
         (load ops per program), ``n_groups`` (dependent load steps per program:
-        :func:`_load_groups`). With :data:`_WINDOW_HOOK` set (refits only)
+        :func:`_load_groups`), ``ew_elems`` (mean elements per program read from
+        buffers that Triton loads one element at a time: :func:`elementwise_buffers`;
+        0 when every load vectorises). With :data:`_WINDOW_HOOK` set (refits only)
         also what it returns.
     """
     n_prog = launch.n_programs
@@ -461,6 +545,17 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     alu = _counts(r, "alu_ops", W)
     sfu = _counts(r, "sfu_ops", W)
     red = _counts(r, "reductions", W)
+    # loads Triton cannot vectorise (rows off the 16-element grid), from an element
+    # trace of a few programs; their elements per program, from the window's counts
+    few = sorted({*range(min(_ELEMENTWISE_PROGRAMS, n_prog)), n_prog - 1})
+    with tl.backend_rules("nvidia"), tl.recording(trace="element") as rec_e:
+        launch.run(programs=few, sanitize_overflow=sanitize_overflow)
+    te = rec_e.last.trace
+    ew_names = {te.buffer_names[b] for b in elementwise_buffers(te)} if te is not None \
+        else set()
+    ew_cols = [j for j, nm in enumerate(r.buffer_names) if nm in ew_names]
+    ew_elems = float(np.asarray(r.elems_read, np.int64)[:, ew_cols].sum(axis=1).mean()) \
+        if ew_cols else 0.0
     dot_smem = int(_counts(r, "dot_operand_bytes", W).max(initial=0))
     scratch = int(_counts(r, "scratch_bytes", W).max(initial=0))
     smem = dot_smem * max(ns, 1) + scratch
@@ -529,7 +624,7 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         "regs_cap": float(regs_cap), "occupancy": float(occ.occupancy), "bps": float(bps),
         "read_b": read_b, "write_b": write_b, "hit_rate": hit_rate, "inflight": inflight,
         "run_r": run_r, "run_w": run_w, "span_r": span_r, "span_w": span_w,
-        "n_steps": n_steps, "n_groups": n_groups, **extra}
+        "n_steps": n_steps, "n_groups": n_groups, "ew_elems": ew_elems, **extra}
 
 
 def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams,
@@ -597,6 +692,9 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
     # one warp instruction per cycle; an SM runs bps programs at once
     issue_s = (f["alu"] * ALU_CYCLES_PER_WARP_OP
                + f["sfu"] * SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock
+    # ... and the elements its threads load one at a time (Triton could not vectorise
+    # the load: elementwise_buffers; features cached before the flag lack ew_elems)
+    issue_s += f.get("ew_elems", 0.0) * ELEMENTWISE_LOAD_CYCLES / (32 * nw) / clock
     # ... and no faster than the SM's pipes retire the program's ops when it has them
     # to itself (its share of compute_s): a wide block's short per-thread chain still
     # needs the SM's SFU/ALU lanes for all of its elements
