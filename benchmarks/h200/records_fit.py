@@ -102,6 +102,7 @@ def _features_of(set_name: str, name: str) -> list[dict[str, object]]:
     from autotile.measure import H200_MEASURED_L2, KernelModelMeasurer
     from autotile.measure.gpu import _records_model as rm
 
+    rm.ELEMENTWISE_TRACE = True  # cache ew_elems for records_alu_elementwise.py
     spec, shape, dtype = SETS[set_name][name]
     m = KernelModelMeasurer(spec, shape, H200_MEASURED_L2, dtype=dtype)
     from records_l2_curves import window_curves

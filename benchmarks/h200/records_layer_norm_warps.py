@@ -65,6 +65,7 @@ def features(args: argparse.Namespace) -> None:
     from autotile.measure.gpu import _records_model as rm
     from autotile.tuner._perf_model import PerfModel
 
+    rm.ELEMENTWISE_TRACE = True  # ew_elems in every cached launch (the flag check)
     seen: list[dict[str, float]] = []
     orig = rm.launch_time
 

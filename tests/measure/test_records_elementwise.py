@@ -39,6 +39,25 @@ def _names(trace):
     return {trace.buffer_names[b] for b in rm.elementwise_buffers(trace)}
 
 
+@pytest.fixture(autouse=True)
+def _element_trace_on(monkeypatch):
+    # launch_features runs the element trace only when asked (the term is off)
+    monkeypatch.setattr(rm, "ELEMENTWISE_TRACE", True)
+
+
+def test_the_element_trace_is_skipped_while_the_term_is_off(monkeypatch):
+    monkeypatch.setattr(rm, "ELEMENTWISE_TRACE", None)
+    hw, params = H200_MEASURED_L2, GpuModelParams()
+    _, f = rm.launch_features(_launch(1800), hw, params)
+    assert "ew_elems" not in f
+    rm.launch_time(f, hw, params, "float16")  # no term, no feature needed
+    monkeypatch.setattr(rm, "ELEMENTWISE_LOAD_CYCLES", 16.0)
+    with pytest.raises(ValueError, match="lack ew_elems"):
+        rm.launch_time(f, hw, params, "float16")
+    _, g = rm.launch_features(_launch(1800), hw, params)  # the term on: traced
+    assert g["ew_elems"] == 3600.0
+
+
 def test_rows_on_the_16_element_grid_vectorise():
     hw, params = H200_MEASURED_L2, GpuModelParams()
     assert _names(_element_trace(_launch(2048), [0, 1, 1023])) == set()

@@ -203,6 +203,10 @@ ELEMENTWISE_DIVISOR = 16
 #: runs; the pairs with fewer ALU cycles that fix layer norm lose targets of the records
 #: checks (docs/gpu_model.md section 4.1, "Session 13").
 ELEMENTWISE_LOAD_CYCLES = 0.0
+#: Whether :func:`launch_features` runs the element trace for ``ew_elems``: None
+#: (the default) only when :data:`ELEMENTWISE_LOAD_CYCLES` is non-zero, so the zero-shot
+#: prior pays nothing for a term that is off; the evaluation scripts set it to True.
+ELEMENTWISE_TRACE: bool | None = None
 #: Programs of a launch whose element trace :func:`launch_features` reads for
 #: :func:`elementwise_buffers`: the first two and the last one.
 _ELEMENTWISE_PROGRAMS = 2
@@ -524,7 +528,8 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         (load ops per program), ``n_groups`` (dependent load steps per program:
         :func:`_load_groups`), ``ew_elems`` (mean elements per program read from
         buffers that Triton loads one element at a time: :func:`elementwise_buffers`;
-        0 when every load vectorises). With :data:`_WINDOW_HOOK` set (refits only)
+        0 when every load vectorises; present only when the element trace ran, see
+        :data:`ELEMENTWISE_TRACE`). With :data:`_WINDOW_HOOK` set (refits only)
         also what it returns.
     """
     n_prog = launch.n_programs
@@ -547,15 +552,20 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
     red = _counts(r, "reductions", W)
     # loads Triton cannot vectorise (rows off the 16-element grid), from an element
     # trace of a few programs; their elements per program, from the window's counts
-    few = sorted({*range(min(_ELEMENTWISE_PROGRAMS, n_prog)), n_prog - 1})
-    with tl.backend_rules("nvidia"), tl.recording(trace="element") as rec_e:
-        launch.run(programs=few, sanitize_overflow=sanitize_overflow)
-    te = rec_e.last.trace
-    ew_names = {te.buffer_names[b] for b in elementwise_buffers(te)} if te is not None \
-        else set()
-    ew_cols = [j for j, nm in enumerate(r.buffer_names) if nm in ew_names]
-    ew_elems = float(np.asarray(r.elems_read, np.int64)[:, ew_cols].sum(axis=1).mean()) \
-        if ew_cols else 0.0
+    trace_ew = (ELEMENTWISE_TRACE if ELEMENTWISE_TRACE is not None
+                else ELEMENTWISE_LOAD_CYCLES != 0)
+    ew: dict[str, float] = {}
+    if trace_ew:
+        few = sorted({*range(min(_ELEMENTWISE_PROGRAMS, n_prog)), n_prog - 1})
+        with tl.backend_rules("nvidia"), tl.recording(trace="element") as rec_e:
+            launch.run(programs=few, sanitize_overflow=sanitize_overflow)
+        te = rec_e.last.trace
+        ew_names = {te.buffer_names[b] for b in elementwise_buffers(te)} \
+            if te is not None else set()
+        ew_cols = [j for j, nm in enumerate(r.buffer_names) if nm in ew_names]
+        ew["ew_elems"] = float(
+            np.asarray(r.elems_read, np.int64)[:, ew_cols].sum(axis=1).mean()) \
+            if ew_cols else 0.0
     dot_smem = int(_counts(r, "dot_operand_bytes", W).max(initial=0))
     scratch = int(_counts(r, "scratch_bytes", W).max(initial=0))
     smem = dot_smem * max(ns, 1) + scratch
@@ -624,7 +634,7 @@ def launch_features(launch: Any, hw: HardwareProfile, params: GpuModelParams,
         "regs_cap": float(regs_cap), "occupancy": float(occ.occupancy), "bps": float(bps),
         "read_b": read_b, "write_b": write_b, "hit_rate": hit_rate, "inflight": inflight,
         "run_r": run_r, "run_w": run_w, "span_r": span_r, "span_w": span_w,
-        "n_steps": n_steps, "n_groups": n_groups, "ew_elems": ew_elems, **extra}
+        "n_steps": n_steps, "n_groups": n_groups, **ew, **extra}
 
 
 def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams,
@@ -693,8 +703,13 @@ def launch_time(f: dict[str, float], hw: HardwareProfile, params: GpuModelParams
     issue_s = (f["alu"] * ALU_CYCLES_PER_WARP_OP
                + f["sfu"] * SFU_CYCLES_PER_WARP_OP) / (32 * nw) / clock
     # ... and the elements its threads load one at a time (Triton could not vectorise
-    # the load: elementwise_buffers; features cached before the flag lack ew_elems)
-    issue_s += f.get("ew_elems", 0.0) * ELEMENTWISE_LOAD_CYCLES / (32 * nw) / clock
+    # the load: elementwise_buffers)
+    if ELEMENTWISE_LOAD_CYCLES:
+        if "ew_elems" not in f:
+            raise ValueError("launch_time: ELEMENTWISE_LOAD_CYCLES is set but the features "
+                             "lack ew_elems (computed without the element trace: set "
+                             "ELEMENTWISE_TRACE = True before launch_features)")
+        issue_s += f["ew_elems"] * ELEMENTWISE_LOAD_CYCLES / (32 * nw) / clock
     # ... and no faster than the SM's pipes retire the program's ops when it has them
     # to itself (its share of compute_s): a wide block's short per-thread chain still
     # needs the SM's SFU/ALU lanes for all of its elements
