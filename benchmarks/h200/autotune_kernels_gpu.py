@@ -211,14 +211,14 @@ CASES_V8: list[tuple[str, dict[str, int], str]] = [
     ("attention", {"heads": 40, "N": 2304, "d": 128}, "float16"),
     ("attention", {"heads": 5, "N": 16384, "d": 64}, "bfloat16"),
 ]
-#: The ninth check (session 13), fixed after the v8 run and the fused softmax's cap
-#: (6e118f2: the unaligned bound off above 16384-element blocks, chosen on v8 alone) and
-#: before its predictions and any layer-norm model change of the session: softmax fp32
-#: with unaligned 32768-element blocks at two small batches (2048 x 26010, 896 x 30500)
-#: and an unaligned 16384 block at a larger one (4608 x 13900); layer norm at a small batch with an unaligned 8192
-#: block (1280 x 6600 fp16), an aligned 16384 block (3328 x 11264 bf16) and an
-#: unaligned 4096 block (12288 x 2600 bf16); attention causal fp16 at head dimension
-#: 64, bf16 at 128 and a long sequence (24576) in fp16. Shapes in no earlier case list.
+#: The ninth check (session 13), fixed after the v8 run and the fused softmax's cap (6e118f2: the
+#: unaligned bound off above 16384-element blocks, chosen on v8 alone) and before its predictions
+#: and any layer-norm model change of the session: softmax fp32 with unaligned 32768-element blocks
+#: at two small batches (2048 x 26010, 896 x 30500) and an unaligned 16384 block at a larger one
+#: (4608 x 13900); layer norm at a small batch with an unaligned 8192 block (1280 x 6600 fp16), an
+#: aligned 16384 block (3328 x 11264 bf16) and an unaligned 4096 block (12288 x 2600 bf16);
+#: attention causal fp16 at head dimension 64, bf16 at 128 and a long sequence (24576) in fp16.
+#: Shapes in no earlier case list.
 CASES_V9: list[tuple[str, dict[str, int], str]] = [
     ("softmax", {"M": 2048, "N": 26010}, "float32"),
     ("softmax", {"M": 896, "N": 30500}, "float32"),
