@@ -114,6 +114,18 @@ EIGHT_V7_SHAPES = "320x9800x8000:float16,800x1680x32080:float16," \
                   "448x12880x6000:bfloat16,7000x1208x2600:float16," \
                   "3760x4240x3440:float16,496x5200x20000:bfloat16"
 
+#: The eighth run's eight shapes, fixed (with the model's zero-shot predictions,
+#: ``benchmarks/h200/data/autotune_gpu_v8_predictions.csv``) before it, after the model
+#: change of session 13 after v7 (eq. 5c's port at the capped clock, eq. 4's c_mn = 24):
+#: none in an earlier data file; small M (272, 400, 480), deep K (16800-24000), N >> M,
+#: M >> N (20000 x 600, 14400 x 880), no size a multiple of 128, only B unvectorised at
+#: 20000 x 600 x 4400 and 1100 x 3000 x 19040 (N % 16 = 8), A and B at 4600 x 2920 x 3400
+#: (N % 16 = K % 16 = 8), fp16 and bf16; 831 GFLOP in all: ``--shapes eight_v8``.
+EIGHT_V8_SHAPES = "400x11200x7200:float16,272x6000x24000:bfloat16," \
+                  "20000x600x4400:float16,14400x880x5600:bfloat16," \
+                  "1100x3000x19040:float16,480x8800x16800:bfloat16," \
+                  "4600x2920x3400:bfloat16,2200x6640x2800:float16"
+
 T0 = time.perf_counter()
 
 
@@ -136,6 +148,8 @@ def parse_shapes(text: str) -> list[tuple[int, int, int, str]]:
         text = EIGHT_V6_SHAPES
     elif text == "eight_v7":
         text = EIGHT_V7_SHAPES
+    elif text == "eight_v8":
+        text = EIGHT_V8_SHAPES
     out = []
     for item in text.split(","):
         dims, _, dtype = item.strip().partition(":")

@@ -79,6 +79,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.h200.zero_shot import DATA, read_summary  # noqa: E402
 from benchmarks.h200.zero_shot_loso import (  # noqa: E402
+    before_after_v7,
     loso_criterion,
     measured,
     model_times,
@@ -292,10 +293,9 @@ def residency_agreement(candidate: str, xs: tuple[Any, ...]) -> int:
     """
     import csv
 
-    from autotile.measure import GpuModelParams
     from benchmarks.h200.diag_matmul_regs import model_occupancy
 
-    base = GpuModelParams(scalar_b_extra_regs=0.0)  # the model before session 13
+    base = before_after_v7(scalar_b_extra_regs=0.0)  # the model before session 13
     rows = []
     for run in DIAG_RUNS:
         with (DATA / run / "diag_matmul_regs.csv").open() as f:
@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     varied = [s for s in meas if any(int(v) % 16 for v in s.split(":")[0].split("x")[1:])]
     # the model before session 13 (B's address registers off): every candidate is scored
     # against it; address_once's (1, 16) is the shipped model since session 13
-    base = GpuModelParams(scalar_b_extra_regs=0.0)
+    base = before_after_v7(scalar_b_extra_regs=0.0)
     const = {s: score(model_times(s, base), meas[s]) for s in meas if s not in varied}
     sc: dict[tuple[Any, float, float], dict[str, tuple[float, float, float]]] = {}
     for g in ([shipped] if shipped not in grid else []) + grid:

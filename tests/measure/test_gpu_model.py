@@ -42,7 +42,9 @@ def test_occupancy_limiters_and_infeasible_reasons():
 
 def test_efficiency_shape():
     big = matmul_efficiency(128, 128, 64, 8, P)
-    assert big == pytest.approx(0.85 / 1.25 / 1.125)
+    # c_mn = 24 since session 13 (after v7): 1 + 24 (2 / 128) = 1.375
+    assert P.tile_overhead_elems == 24.0
+    assert big == pytest.approx(0.85 / 1.375 / 1.125)
     assert matmul_efficiency(64, 64, 64, 8, P) < big  # small tile, and 64 < 16 * 8 fallback
     assert matmul_efficiency(128, 128, 64, 2, P) < matmul_efficiency(128, 128, 64, 4, P)
 
@@ -141,10 +143,11 @@ def test_smem_port_term_is_a_roofline_on_the_step_bytes():
     off = estimate_time(hw, dataclasses.replace(P, smem_bytes_per_s_per_sm=math.inf),
                         smem_step_bytes=1e5, **kw)   # B_smem = inf: off
     assert off.smem_s == 0.0 and off.compute_s == pytest.approx(2e-4)
-    # the default is the port, 128 B/clk at 1.83 GHz: 2 x 100 x 1e5 B / 234.24e9 B/s
+    # the default is the port, 128 B/clk at the 1.33 GHz under the power cap (session 13,
+    # after v7): 2 x 100 x 1e5 B / 170.24e9 B/s = 117 us, below the 200 us of compute
     port = estimate_time(hw, P, smem_step_bytes=1e5, **kw)
-    assert P.smem_bytes_per_s_per_sm == pytest.approx(234.24e9)
-    assert port.smem_s == pytest.approx(2e7 / 234.24e9) and port.compute_s == pytest.approx(2e-4)
+    assert P.smem_bytes_per_s_per_sm == pytest.approx(170.24e9)
+    assert port.smem_s == pytest.approx(2e7 / 170.24e9) and port.compute_s == pytest.approx(2e-4)
     p = GpuModelParams(smem_bytes_per_s_per_sm=1e11)
     # 2 rounds x 100 steps x 1e5 B / 1e11 B/s = 200 us = compute: not above it
     assert estimate_time(hw, p, smem_step_bytes=1e5, **kw).compute_s == pytest.approx(2e-4)
@@ -178,3 +181,44 @@ def test_partial_wave_after_full_waves_runs_below_the_sms_full_rate():
         with pytest.raises(MeasureError, match=r"tail_rate_exponent must be finite and >= 0, "
                                                r"got tail_rate_exponent="):
             estimate_time(hw, P, n_programs=396, **{**kw, "tail_rate_exponent": bad})
+
+
+def test_port_at_the_capped_clock_and_c_mn_24_rank_the_v7_misses():
+    # session 13, after v7 (docs/gpu_model.md §3.7): at 448 x 12880 x 6000 bf16 (H200, v7)
+    # 128x256x64 w8 measured 142.6 us and 64x128x64 181.9 us; the model before the change
+    # (port at 1.83 GHz, c_mn = 16) put them at 159.9 and 156.6 us and picked 64x128x64
+    # (78.4 % of the best). With 128 B/clk at 1.33 GHz and c_mn = 24: 171.9 and 177.6 us.
+    from autotile.measure import KernelModelMeasurer
+    from autotile.measure.gpu import H200_MEASURED_L2
+    from autotile.measure.gpu._time_model import (
+        CAPPED_SM_CLOCK_HZ,
+        SMEM_PORT_BYTES_PER_S_PER_SM,
+        SMEM_PORT_CAPPED_BYTES_PER_S_PER_SM,
+        TILE_OVERHEAD_ELEMS,
+    )
+
+    assert SMEM_PORT_CAPPED_BYTES_PER_S_PER_SM == pytest.approx(128 * CAPPED_SM_CLOCK_HZ)
+    assert P.smem_bytes_per_s_per_sm == pytest.approx(170.24e9)
+    assert P.tile_overhead_elems == TILE_OVERHEAD_ELEMS == 24.0
+
+    def times(shape, dtype, params, configs):
+        m = KernelModelMeasurer("matmul", shape, H200_MEASURED_L2, params=params, dtype=dtype)
+        return [m.measure(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=w,
+                               num_stages=s)).metrics["time_s"] for bm, bn, bk, w, s in configs]
+
+    before = GpuModelParams(smem_bytes_per_s_per_sm=SMEM_PORT_BYTES_PER_S_PER_SM,
+                            tile_overhead_elems=16.0)
+    shape, pair = {"M": 448, "N": 12880, "K": 6000}, [(128, 256, 64, 8, 3), (64, 128, 64, 4, 4)]
+    wide, narrow = times(shape, "bfloat16", P, pair)
+    assert (wide, narrow) == (pytest.approx(171.88e-6, rel=1e-3),
+                              pytest.approx(177.59e-6, rel=1e-3))
+    wide0, narrow0 = times(shape, "bfloat16", before, pair)
+    assert (wide0, narrow0) == (pytest.approx(159.90e-6, rel=1e-3),
+                                pytest.approx(156.64e-6, rel=1e-3))
+    # 320 x 9800 x 8000 fp16 (B scalar): 128x128x32 measured 633.2 us, 128x64x64 760.4 us;
+    # now 759.2 against 760.9 us predicted (a narrow call), before 752.3 against 751.6
+    pair = [(128, 128, 32, 4, 4), (128, 64, 64, 4, 4)]
+    sq, tall = times({"M": 320, "N": 9800, "K": 8000}, "float16", P, pair)
+    assert sq == pytest.approx(759.18e-6, rel=1e-3) and tall == pytest.approx(760.86e-6, rel=1e-3)
+    sq0, tall0 = times({"M": 320, "N": 9800, "K": 8000}, "float16", before, pair)
+    assert sq0 > tall0

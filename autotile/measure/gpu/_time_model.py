@@ -111,6 +111,20 @@ SCALAR_B_ADDRESS_REGS_CAP = 16.0
 #: 1.83 GHz clock of the H100 and H200 profiles' tensor peak (989.4e12 / (132 x 4096)), so
 #: that the port and the tensor cores scale with the same clock under the power cap.
 SMEM_PORT_BYTES_PER_S_PER_SM = SMEM_BYTES_PER_CLK_PER_SM * 1.83e9
+#: SM clock of a compute-bound matmul under the H200's 700 W cap: the energy probe measured
+#: 1,290-1,392 MHz (docs/gpu_model.md §3.5); 1.33 GHz is taken as its middle.
+CAPPED_SM_CLOCK_HZ = 1.33e9
+#: The default ``B_smem`` of eq. 5c since session 13 (after v7): the port's 128 B/clk [7] at
+#: the clock under the power cap, 170 GB/s. Over the 50 H200 matmul shapes with tutorial-03
+#: timings the measured efficiency of large launches follows shared-memory bytes per FLOP
+#: (about 0.72 of the port bound at 1.83 GHz for every 4- and 8-warp tile), and this
+#: value is selected by leave-one-shape-out among 1.83, 1.56 and 1.33 GHz
+#: (docs/gpu_model.md §3.7, "After v7").
+SMEM_PORT_CAPPED_BYTES_PER_S_PER_SM = SMEM_BYTES_PER_CLK_PER_SM * CAPPED_SM_CLOCK_HZ
+#: ``c_mn`` of eq. 4 since session 13 (after v7): selected by leave-one-shape-out over the
+#: 50 H200 matmul shapes on 16-32 together with the capped port (16 before; the H200
+#: calibration ``H200_FITTED_PARAMS`` fits 36.9).
+TILE_OVERHEAD_ELEMS = 24.0
 #: ``g`` of the partial-wave term of eq. 5: a program of a partial wave after full waves
 #: runs at ``(k / b) ** g`` of the rate of ``k / b`` of the SM; selected by leave-one-shape-
 #: out over the 34 H200 matmul shapes on the grid 0, 0.25, 0.5, 0.75, 1 (every fold
@@ -129,8 +143,9 @@ class GpuModelParams:
     ----------
     peak_efficiency : float, default=0.85
         Fraction of the tensor-core peak reached by the best tile (eq. 4).
-    tile_overhead_elems : float, default=16.0
-        ``c_mn`` in the tile-shape factor ``1 / (1 + c_mn (1/BLOCK_M + 1/BLOCK_N))``.
+    tile_overhead_elems : float, default=TILE_OVERHEAD_ELEMS
+        ``c_mn`` in the tile-shape factor ``1 / (1 + c_mn (1/BLOCK_M + 1/BLOCK_N))``
+        (24 since session 13; 16 before).
     k_overhead_elems : float, default=8.0
         ``c_k`` in the K factor ``1 / (1 + c_k / BLOCK_K)``.
     warp_efficiency : tuple of (int, float)
@@ -157,12 +172,13 @@ class GpuModelParams:
     sm_load_bytes_per_s : float, default=inf
         ``B_sm`` in eq. 5b: operand bytes per second one SM can load from
         L2 into shared memory. ``inf`` switches the bandwidth part off.
-    smem_bytes_per_s_per_sm : float, default=SMEM_PORT_BYTES_PER_S_PER_SM
+    smem_bytes_per_s_per_sm : float, default=SMEM_PORT_CAPPED_BYTES_PER_S_PER_SM
         ``B_smem`` in eq. 5c: shared-memory bytes per second one SM serves
         (tile writes plus the tensor-core operand reads of
         :func:`matmul_smem_step_bytes`); the default is the hardware port,
-        128 B/clk [7] at 1.83 GHz (234 GB/s), the clock of the H100 and H200
-        profiles' tensor peak. ``inf`` switches eq. 5c off.
+        128 B/clk [7], at the 1.33 GHz an H200 SM holds under its power cap
+        (170 GB/s; 1.83 GHz, the clock of the profiles' tensor peak, 234 GB/s,
+        before session 13's change after v7). ``inf`` switches eq. 5c off.
     smem_overlap_norm : float, default=inf
         ``q`` in eq. 5c': the tensor-core time ``c`` and the shared-memory
         port time ``s`` combine as ``(c**q + s**q) ** (1/q)``, a smooth
@@ -251,7 +267,7 @@ class GpuModelParams:
     """
 
     peak_efficiency: float = 0.85
-    tile_overhead_elems: float = 16.0
+    tile_overhead_elems: float = TILE_OVERHEAD_ELEMS
     k_overhead_elems: float = 8.0
     warp_efficiency: tuple[tuple[int, float], ...] = (
         (1, 0.3), (2, 0.55), (4, 0.9), (8, 1.0), (16, 0.95))
@@ -262,7 +278,7 @@ class GpuModelParams:
     count_writes: bool = True
     pipeline_latency_s: float = 0.0
     sm_load_bytes_per_s: float = math.inf
-    smem_bytes_per_s_per_sm: float = SMEM_PORT_BYTES_PER_S_PER_SM
+    smem_bytes_per_s_per_sm: float = SMEM_PORT_CAPPED_BYTES_PER_S_PER_SM
     smem_overlap_norm: float = math.inf
     power_cap_s_per_byte: float = 0.0
     scalar_elems_per_s_per_sm: float = SCALAR_ELEMS_PER_S_PER_SM
