@@ -12,7 +12,7 @@ import numpy as np
 from autotile.search._base import History, SpaceSearcher
 from autotile.search._codec import IndexCodec
 from autotile.search._model import ModelScorer, best_first, local_candidates, spread_ties
-from autotile.search._parzen import multivariate_parzen
+from autotile.search._parzen import N_STARTUP, multivariate_parzen
 from autotile.search._prior import Prior, Source
 from autotile.space import Config, Space
 
@@ -187,13 +187,14 @@ class BanditSearcher(SpaceSearcher):
         it changes (dedispersion W6600 0.563 to 0.724, above the best
         anchor) but lowered convolution A4000 (0.640 to 0.594), so it is not
         the default (``docs/results/searchers.md``).
-    parzen : {"independent", "multivariate"}, default="independent"
+    parzen : {"independent", "multivariate"}, default="multivariate"
         The ``"parzen"`` arm's estimator: ``"independent"``, TPE's per-knob
         estimator (above, with ``gamma``); ``"multivariate"``, Optuna's
         multivariate TPE (:func:`autotile.search._parzen.multivariate_parzen`:
         one product kernel per trial, Optuna's ``gamma`` and weights, failed
         trials left out), whose candidates keep the good configs' knob
-        values together.
+        values together; before 10 finite values (Optuna's
+        ``n_startup_trials``) the per-knob one.
 
     Raises
     ------
@@ -232,7 +233,7 @@ class BanditSearcher(SpaceSearcher):
         gamma: float = 0.15,
         descent_patience: int = 8,
         bridge: bool = False,
-        parzen: str = "independent",
+        parzen: str = "multivariate",
     ) -> None:
         super().__init__(space, seed)
         arms = _check_arms(arms)
@@ -449,7 +450,14 @@ class BanditSearcher(SpaceSearcher):
 
     def _parzen_mv(self, history: History, rng: np.random.Generator,
                    memory: dict[str, Any] | None = None) -> int | None:
-        """Optuna's multivariate TPE over the knobs (:func:`multivariate_parzen`)."""
+        """Optuna's multivariate TPE over the knobs (:func:`multivariate_parzen`).
+
+        Before :data:`N_STARTUP` finite values (Optuna's TPE is still random
+        there) the per-knob estimator (:meth:`_parzen`) proposes, so the
+        first trials are those of ``parzen="independent"``.
+        """
+        if int(np.isfinite(history.value_array()).sum()) < N_STARTUP:
+            return self._parzen(history, rng, memory)
         return multivariate_parzen(self._codec, history, rng)
 
     # -- the descent ------------------------------------------------------------------

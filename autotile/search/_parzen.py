@@ -10,7 +10,11 @@ import numpy.typing as npt
 from autotile.search._base import History
 from autotile.search._codec import IndexCodec
 
-__all__ = ["multivariate_parzen", "tpe_gamma", "tpe_weights"]
+__all__ = ["multivariate_parzen", "tpe_gamma", "tpe_weights", "N_STARTUP"]
+
+#: Finite trials before :func:`multivariate_parzen` is used by the bandit's Parzen arm
+#: (Optuna's ``n_startup_trials``); before them the arm keeps the per-knob estimator.
+N_STARTUP = 10
 
 #: Candidates drawn from ``l(x)`` per proposal (Optuna's ``n_ei_candidates``).
 N_EI_CANDIDATES = 24

@@ -289,3 +289,9 @@ def test_parzen_estimator_is_checked_and_reaches_the_arm(small_space):
         BanditSearcher(small_space, parzen="mv")
     s = make_searcher("bandit", small_space, seed=0, parzen="multivariate")
     assert s.parzen == "multivariate" and s._proposers["parzen"] == s._parzen_mv
+    # before 10 finite values the multivariate arm proposes as the per-knob one
+    runs = [[t.user_attrs["config"] for t in _study(
+        small_space, BanditSearcher(small_space, seed=2, parzen=p), 40).optuna_study.trials]
+        for p in ("independent", "multivariate")]
+    first = next(k for k, (a, b) in enumerate(zip(*runs)) if a != b)
+    assert first == 13  # trial 14: the first multivariate Parzen trial that differs
