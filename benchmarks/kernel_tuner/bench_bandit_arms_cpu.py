@@ -2,8 +2,9 @@
 
 Runs ``BanditSearcher(space, seed=s, **kwargs)`` for the default portfolio
 (model-guided, Parzen, random), the descent portfolio (descent, Parzen,
-random; tried on 2026-12-02, not the default) and the multivariate Parzen arm
-(``parzen="multivariate"``; ``--variants`` picks some) on the 246,960-schedule GEMM table
+random; tried on 2026-12-02, not the default), and the default portfolio with
+the Parzen arm's estimator set (``parzen="multivariate"`` or
+``"independent"``); ``--variants`` picks some. Spaces: the 246,960-schedule GEMM table
 (misses, budget 200) and on the RTX 3090 gemm file of the tuning-caches dataset (its methodology
 budget, 1411), seed by seed alternately, after a short warm-up run of each,
 and prints the mean ``time.process_time`` per trial (searcher, study and
@@ -13,7 +14,7 @@ read; ``bench_searcher_cpu.py`` gives the absolute figures with the anchors.
 Usage::
 
     python benchmarks/kernel_tuner/bench_bandit_arms_cpu.py [--seeds 5] [--file-seeds 3]
-        [--variants default,descent,multivariate]
+        [--variants default,descent,multivariate,independent]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ VARIANTS = {
     "default": ("default (model, parzen, random)", {}),
     "descent": ("descent (descent, parzen, random)", {"arms": ("descent", "parzen", "random")}),
     "multivariate": ("multivariate Parzen (model, parzen, random)", {"parzen": "multivariate"}),
+    "independent": ("per-knob Parzen (model, parzen, random)", {"parzen": "independent"}),
 }
 
 
