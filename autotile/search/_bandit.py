@@ -12,10 +12,14 @@ import numpy as np
 from autotile.search._base import History, SpaceSearcher
 from autotile.search._codec import IndexCodec
 from autotile.search._model import ModelScorer, best_first, local_candidates, spread_ties
+from autotile.search._parzen import N_STARTUP, multivariate_parzen
 from autotile.search._prior import Prior, Source
 from autotile.space import Config, Space
 
-__all__ = ["BanditSearcher", "ARMS"]
+__all__ = ["BanditSearcher", "ARMS", "PARZEN_ESTIMATORS"]
+
+#: The Parzen arm's estimators (``BanditSearcher(parzen=...)``).
+PARZEN_ESTIMATORS = ("independent", "multivariate")
 
 #: The techniques :class:`BanditSearcher` chooses between.
 ARMS = ("model", "evolutionary", "local", "global", "parzen", "random", "prior", "descent")
@@ -183,6 +187,22 @@ class BanditSearcher(SpaceSearcher):
         it changes (dedispersion W6600 0.563 to 0.724, above the best
         anchor) but lowered convolution A4000 (0.640 to 0.594), so it is not
         the default (``docs/results/searchers.md``).
+    parzen : {"independent", "multivariate"}, default="independent"
+        The ``"parzen"`` arm's estimator: ``"independent"``, TPE's per-knob
+        estimator (above, with ``gamma``); ``"multivariate"``, Optuna's
+        multivariate TPE (:func:`autotile.search._parzen.multivariate_parzen`:
+        one product kernel per trial, Optuna's ``gamma`` and weights, failed
+        trials left out), whose candidates keep the good configs' knob
+        values together; before 10 finite values (Optuna's
+        ``n_startup_trials``) the per-knob one. Chosen on development seeds
+        100-139; on the check seeds 0-9 of
+        ``benchmarks/kernel_tuner/bench_default_searcher.py`` it raised mean
+        P(t) on 8 of the 11 spaces (pnpoly 0.557 to 0.726, dedispersion
+        MI250X 0.539 to 0.719, W6600 0.563 to 0.716, above its best anchor),
+        left convolution W6600 (budget 9) unchanged, and lowered the
+        246,960 table's two objectives (budgets 15 and 20: 0.415 to 0.404,
+        0.357 to 0.315), so it is not the default
+        (``docs/results/searchers.md``).
 
     Raises
     ------
@@ -191,8 +211,8 @@ class BanditSearcher(SpaceSearcher):
         unknown or repeated arm, or ``"prior"`` without ``prior``; if a
         count (``n_init``, ``n_centres``, ``n_global``, ``window``,
         ``descent_patience``) is not an int >= 1, ``C`` or ``refit_growth``
-        is negative, ``gamma`` is outside (0, 1), or ``bridge`` is not a
-        bool.
+        is negative, ``gamma`` is outside (0, 1), ``bridge`` is not a
+        bool, or ``parzen`` is not one of :data:`PARZEN_ESTIMATORS`.
 
     References
     ----------
@@ -221,6 +241,7 @@ class BanditSearcher(SpaceSearcher):
         gamma: float = 0.15,
         descent_patience: int = 8,
         bridge: bool = False,
+        parzen: str = "independent",
     ) -> None:
         super().__init__(space, seed)
         arms = _check_arms(arms)
@@ -233,6 +254,8 @@ class BanditSearcher(SpaceSearcher):
             raise ValueError(f"C must be >= 0, got C={C!r}")
         if not 0.0 < gamma < 1.0:
             raise ValueError(f"gamma must be in (0, 1), got gamma={gamma!r}")
+        if parzen not in PARZEN_ESTIMATORS:
+            raise ValueError(f"parzen must be one of {PARZEN_ESTIMATORS}, got parzen={parzen!r}")
         if not refit_growth >= 0.0:
             raise ValueError(f"refit_growth must be >= 0, got refit_growth={refit_growth!r}")
         if prior is None and "prior" in arms:
@@ -254,12 +277,14 @@ class BanditSearcher(SpaceSearcher):
         self.n_global = int(n_global)
         self.gamma = float(gamma)
         self.descent_patience = int(descent_patience)
+        self.parzen = parzen
         self._codec = IndexCodec(space, bridge=bridge)
         self.bridge = self._codec.bridge
         self._scorer = ModelScorer(space, cost_model, featurizer, self._codec)
         # the arms proposed here, by name (a mapping, no chain of name tests)
         self._proposers = {
-            "random": self._random_arm, "prior": self._prior_arm, "parzen": self._parzen,
+            "random": self._random_arm, "prior": self._prior_arm,
+            "parzen": {"independent": self._parzen, "multivariate": self._parzen_mv}[parzen],
             "descent": self._descent, "local": self._local_arm, "global": self._global_arm}
         # whole searchers as arms: each keeps its own plan in its own memory
         self._subs: dict[str, SpaceSearcher] = {}
@@ -430,6 +455,18 @@ class BanditSearcher(SpaceSearcher):
         keep = np.flatnonzero(ok)[:n_cand]
         best = keep[log_ratio[keep] == log_ratio[keep].max()]
         return int(cand[best[int(rng.integers(best.size))]])
+
+    def _parzen_mv(self, history: History, rng: np.random.Generator,
+                   memory: dict[str, Any] | None = None) -> int | None:
+        """Optuna's multivariate TPE over the knobs (:func:`multivariate_parzen`).
+
+        Before :data:`N_STARTUP` finite values (Optuna's TPE is still random
+        there) the per-knob estimator (:meth:`_parzen`) proposes, so the
+        first trials are those of ``parzen="independent"``.
+        """
+        if int(np.isfinite(history.value_array()).sum()) < N_STARTUP:
+            return self._parzen(history, rng, memory)
+        return multivariate_parzen(self._codec, history, rng)
 
     # -- the descent ------------------------------------------------------------------
     def _descent_state(self, history: History, memory: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,10 @@
-"""CPU per trial of two bandit portfolios, interleaved in one process.
+"""CPU per trial of bandit variants, interleaved in one process.
 
-Runs ``BanditSearcher(space, seed=s, arms=...)`` for the default portfolio
-(model-guided, Parzen, random) and the descent portfolio (descent, Parzen,
-random; tried on 2026-12-02, not the default) on the 246,960-schedule GEMM table
+Runs ``BanditSearcher(space, seed=s, **kwargs)`` for the default portfolio
+(model-guided, Parzen, random), the descent portfolio (descent, Parzen,
+random; tried on 2026-12-02, not the default), and the default portfolio with
+the Parzen arm's estimator set (``parzen="multivariate"`` or
+``"independent"``); ``--variants`` picks some. Spaces: the 246,960-schedule GEMM table
 (misses, budget 200) and on the RTX 3090 gemm file of the tuning-caches dataset (its methodology
 budget, 1411), seed by seed alternately, after a short warm-up run of each,
 and prints the mean ``time.process_time`` per trial (searcher, study and
@@ -12,6 +14,7 @@ read; ``bench_searcher_cpu.py`` gives the absolute figures with the anchors.
 Usage::
 
     python benchmarks/kernel_tuner/bench_bandit_arms_cpu.py [--seeds 5] [--file-seeds 3]
+        [--variants default,descent,multivariate,independent]
 """
 
 from __future__ import annotations
@@ -30,8 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = ROOT.parent / "shared" / "datasets" / "tuning-caches"
-PORTFOLIOS = {"default (model, parzen, random)": ("model", "parzen", "random"),
-              "descent (descent, parzen, random)": ("descent", "parzen", "random")}
+VARIANTS = {
+    "default": ("default (model, parzen, random)", {}),
+    "descent": ("descent (descent, parzen, random)", {"arms": ("descent", "parzen", "random")}),
+    "multivariate": ("multivariate Parzen (model, parzen, random)", {"parzen": "multivariate"}),
+    "independent": ("per-knob Parzen (model, parzen, random)", {"parzen": "independent"}),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=5, help="seeds on the GEMM table")
     ap.add_argument("--file-seeds", type=int, default=3, help="seeds on the gemm file")
     ap.add_argument("--path", type=Path, default=DATASET, help="tuning-caches folder")
+    ap.add_argument("--variants", default="default,descent",
+                    help=f"comma-separated, of {', '.join(VARIANTS)}")
     args = ap.parse_args(argv)
+    picked = [v for v in args.variants.split(",") if v]
+    unknown = [v for v in picked if v not in VARIANTS]
+    if unknown or not picked:
+        ap.error(f"--variants must name some of {', '.join(VARIANTS)}, got {args.variants!r}")
+    portfolios = dict(VARIANTS[v] for v in picked)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = gemm_space(64)
     truth = GroundTruth.load(ROOT / "autotile" / "data" / "gemm64_truth.npz")
@@ -56,14 +70,14 @@ def main(argv: list[str] | None = None) -> int:
                methodology_budget(rec.truth.column(rec.objective)), args.file_seeds)]
     print(f"load average at the start {os.getloadavg()[0]:.1f}")
     for name, sp, m, budget, n in spaces:
-        for arms in PORTFOLIOS.values():  # warm-up: imports and shared tables
-            create_study(sp, m, searcher=BanditSearcher(sp, seed=99, arms=arms),
+        for kw in portfolios.values():  # warm-up: imports and shared tables
+            create_study(sp, m, searcher=BanditSearcher(sp, seed=99, **kw),
                          storage=":memory:").optimize(20, progress=False)
-        per: dict[str, list[float]] = {k: [] for k in PORTFOLIOS}
+        per: dict[str, list[float]] = {k: [] for k in portfolios}
         for seed in range(n):
-            for label, arms in PORTFOLIOS.items():
+            for label, kw in portfolios.items():
                 c0 = time.process_time()
-                study = create_study(sp, m, searcher=BanditSearcher(sp, seed=seed, arms=arms),
+                study = create_study(sp, m, searcher=BanditSearcher(sp, seed=seed, **kw),
                                      seed=seed, storage=":memory:")
                 study.optimize(budget, progress=False)
                 per[label].append(1e3 * (time.process_time() - c0) / budget)
